@@ -1,0 +1,249 @@
+//! Code analysis with tree-sitter: comments are told apart from code, and the calls that start programs are
+//! found by their syntax rather than by a regex.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Language, Node, Parser};
+
+use crate::text::Lines;
+
+/// A language airlock parses with a real grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grammar {
+    Shell,
+    Python,
+    JavaScript,
+}
+
+impl Grammar {
+    /// The grammar for a language name or a fenced block's info string.
+    pub fn for_language(lang: &str) -> Option<Self> {
+        match lang.to_ascii_lowercase().as_str() {
+            "shell" | "sh" | "bash" | "zsh" | "console" | "shell-session" | "terminal" | "ksh" => {
+                Some(Self::Shell)
+            }
+            "python" | "py" | "python3" => Some(Self::Python),
+            "javascript" | "js" | "node" | "typescript" | "ts" | "jsx" | "tsx" | "mjs" => {
+                Some(Self::JavaScript)
+            }
+            _ => None,
+        }
+    }
+
+    fn language(self) -> Language {
+        match self {
+            Self::Shell => tree_sitter_bash::LANGUAGE.into(),
+            Self::Python => tree_sitter_python::LANGUAGE.into(),
+            Self::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        }
+    }
+}
+
+/// What the parser learned about a piece of code.
+#[derive(Debug, Default)]
+pub struct CodeInfo {
+    /// The code with every comment replaced by spaces (line breaks kept), so rules only see code.
+    pub code: String,
+    /// Comments with their 1-based line.
+    pub comments: Vec<(u32, String)>,
+    /// Calls that start a program or evaluate code: (line, callee), e.g. `subprocess.run`, `execSync`, `curl`.
+    pub exec_sites: Vec<(u32, String)>,
+    /// Shell commands in the code (every simple command), for the exec-heavy judgement.
+    pub command_count: usize,
+}
+
+thread_local! {
+    static PARSERS: RefCell<Vec<(Grammar, Parser)>> = const { RefCell::new(Vec::new()) };
+}
+
+const PY_EXEC: [&str; 14] = [
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.Popen",
+    "subprocess.check_output",
+    "subprocess.check_call",
+    "subprocess.getoutput",
+    "os.system",
+    "os.popen",
+    "os.execv",
+    "os.execvp",
+    "os.spawnv",
+    "pty.spawn",
+    "eval",
+    "exec",
+];
+const JS_EXEC: [&str; 11] = [
+    "exec",
+    "execSync",
+    "spawn",
+    "spawnSync",
+    "execFile",
+    "execFileSync",
+    "fork",
+    "eval",
+    "Function",
+    "execa",
+    "$",
+];
+
+fn with_parser<T>(grammar: Grammar, f: impl FnOnce(&mut Parser) -> T) -> Option<T> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        if !parsers.iter().any(|(g, _)| *g == grammar) {
+            let mut parser = Parser::new();
+            parser.set_language(&grammar.language()).ok()?;
+            parsers.push((grammar, parser));
+        }
+        let (_, parser) = parsers.iter_mut().find(|(g, _)| *g == grammar)?;
+        Some(f(parser))
+    })
+}
+
+/// Parses `text` and returns its comments blanked out plus the exec sites. Lines are offset by `first_line - 1`.
+pub fn analyze(grammar: Option<Grammar>, text: &str, first_line: u32) -> CodeInfo {
+    let Some(grammar) = grammar else {
+        return fallback(text, first_line);
+    };
+    let tree = with_parser(grammar, |p| p.parse(text, None)).flatten();
+    let Some(tree) = tree else {
+        return fallback(text, first_line);
+    };
+    let lines = Lines::new(text);
+    let line = |byte: usize| lines.line_of(byte) + first_line - 1;
+    let mut code = text.as_bytes().to_vec();
+    let mut info = CodeInfo::default();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if kind == "comment" {
+            let (s, e) = (node.start_byte(), node.end_byte());
+            info.comments.push((line(s), text[s..e].to_owned()));
+            for b in &mut code[s..e] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            continue;
+        }
+        match (grammar, kind) {
+            (Grammar::Python, "call") => record_call(&node, text, "function", &PY_EXEC, &line, &mut info),
+            (Grammar::JavaScript, "call_expression" | "new_expression") => {
+                let field = if kind == "call_expression" {
+                    "function"
+                } else {
+                    "constructor"
+                };
+                record_call(&node, text, field, &JS_EXEC, &line, &mut info);
+            }
+            (Grammar::Shell, "command") => {
+                info.command_count += 1;
+                if let Some(name) = node.child_by_field_name("name") {
+                    let callee = &text[name.start_byte()..name.end_byte()];
+                    if matches!(
+                        callee,
+                        "eval"
+                            | "exec"
+                            | "source"
+                            | "."
+                            | "sh"
+                            | "bash"
+                            | "zsh"
+                            | "python"
+                            | "python3"
+                            | "node"
+                            | "perl"
+                    ) {
+                        info.exec_sites.push((line(node.start_byte()), callee.to_owned()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    info.code =
+        String::from_utf8(code).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    info.exec_sites.sort();
+    info
+}
+
+fn record_call(
+    node: &Node<'_>,
+    text: &str,
+    field: &str,
+    known: &[&str],
+    line: &dyn Fn(usize) -> u32,
+    info: &mut CodeInfo,
+) {
+    let Some(callee) = node.child_by_field_name(field) else {
+        return;
+    };
+    let name = &text[callee.start_byte()..callee.end_byte()];
+    let last = name.rsplit('.').next().unwrap_or(name);
+    if known.contains(&name)
+        || known.contains(&last) && name.contains("child_process")
+        || known.contains(&last) && known == JS_EXEC
+    {
+        info.exec_sites.push((line(node.start_byte()), name.to_owned()));
+    }
+}
+
+/// Without a grammar: lines starting with `#` or `//` count as comments.
+fn fallback(text: &str, first_line: u32) -> CodeInfo {
+    let mut info = CodeInfo::default();
+    let mut code = String::with_capacity(text.len());
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let trimmed = raw.trim_start();
+        if trimmed.starts_with('#') || trimmed.starts_with("//") || trimmed.starts_with("REM ") {
+            info.comments.push((
+                first_line + u32::try_from(i).unwrap_or(0),
+                raw.trim_end().to_owned(),
+            ));
+            code.extend(raw.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        } else {
+            code.push_str(raw);
+        }
+    }
+    info.code = code;
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_comments_are_blanked_and_calls_found() {
+        let info = analyze(
+            Some(Grammar::Python),
+            "# cat ~/.ssh/id_rsa\nimport subprocess\nsubprocess.run(['ls'])\n",
+            1,
+        );
+        assert!(!info.code.contains(".ssh"));
+        assert_eq!(info.comments[0].0, 1);
+        assert_eq!(info.exec_sites, vec![(3, "subprocess.run".to_owned())]);
+    }
+
+    #[test]
+    fn shell_commands_are_counted() {
+        let info = analyze(
+            Some(Grammar::Shell),
+            "#!/bin/sh\necho hi # note\nls | wc -l\neval \"$x\"\n",
+            10,
+        );
+        assert_eq!(info.command_count, 4);
+        assert_eq!(info.exec_sites, vec![(13, "eval".to_owned())]);
+        assert!(!info.code.contains("note"));
+    }
+
+    #[test]
+    fn javascript_child_process_calls() {
+        let info = analyze(
+            Some(Grammar::JavaScript),
+            "const cp = require('child_process');\ncp.execSync('id');\n// exec('x')\n",
+            1,
+        );
+        assert_eq!(info.exec_sites, vec![(2, "cp.execSync".to_owned())]);
+    }
+}

@@ -1,0 +1,301 @@
+//! The inventory: every file of a skill, sorted by what it is.
+
+use std::io::Read;
+use std::path::Path;
+
+use airlock_types::{FileKind, Finding, FindingContext, Inventory, InventoryEntry, Severity};
+
+use crate::text::visible;
+use crate::ScanError;
+
+const HOOK_CONFIGS: [&str; 11] = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".cursor/hooks.json",
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
+    "hooks/hooks.json",
+    ".devcontainer/devcontainer.json",
+];
+
+const MANIFESTS: [&str; 13] = [
+    "package.json",
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "requirements.txt",
+    "Pipfile",
+    "Gemfile",
+    "Cargo.toml",
+    "build.rs",
+    "go.mod",
+    "composer.json",
+    "Makefile",
+    "Dockerfile",
+];
+
+const ASSET_EXTENSIONS: [&str; 24] = [
+    "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf", "ttf", "otf", "woff", "woff2", "csv", "json",
+    "yaml", "yml", "toml", "xml", "html", "css", "txt", "docx", "xlsx", "pptx",
+];
+
+/// Script language by extension.
+pub fn language_of(path: &str) -> Option<&'static str> {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    Some(match ext.as_str() {
+        "sh" | "bash" | "zsh" | "ksh" | "fish" => "shell",
+        "py" | "pyw" => "python",
+        "js" | "mjs" | "cjs" | "jsx" => "javascript",
+        "ts" | "tsx" | "mts" => "typescript",
+        "rb" => "ruby",
+        "pl" | "pm" => "perl",
+        "ps1" | "psm1" => "powershell",
+        "bat" | "cmd" => "batch",
+        "php" => "php",
+        "lua" => "lua",
+        "go" => "go",
+        "rs" => "rust",
+        _ => return None,
+    })
+}
+
+fn language_of_shebang(head: &[u8]) -> Option<&'static str> {
+    let first = head.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(first).ok()?;
+    let rest = line.strip_prefix("#!")?;
+    Some(if rest.contains("python") {
+        "python"
+    } else if rest.contains("node") || rest.contains("deno") || rest.contains("bun") {
+        "javascript"
+    } else if rest.contains("perl") {
+        "perl"
+    } else if rest.contains("ruby") {
+        "ruby"
+    } else {
+        "shell"
+    })
+}
+
+fn is_binary_magic(head: &[u8]) -> bool {
+    head.starts_with(b"\x7fELF")
+        || head.starts_with(b"MZ")
+        || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+        || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
+        || head.starts_with(&[0xca, 0xfe, 0xba, 0xbe])
+        || head.starts_with(b"\0asm")
+}
+
+/// Classifies one file from its path and first bytes.
+pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if name == "SKILL.md" {
+        return (FileKind::SkillMd, None);
+    }
+    if rel.contains(".github/workflows/") && (name.ends_with(".yml") || name.ends_with(".yaml")) {
+        return (FileKind::Workflow, None);
+    }
+    if HOOK_CONFIGS
+        .iter()
+        .any(|h| rel == *h || rel.ends_with(&format!("/{h}")))
+    {
+        return (FileKind::AgentHookConfig, None);
+    }
+    if MANIFESTS.contains(&name) || name.starts_with("requirements") && name.ends_with(".txt") {
+        return (FileKind::PackageManifest, None);
+    }
+    if is_binary_magic(head) {
+        return (FileKind::Binary, None);
+    }
+    if let Some(lang) = language_of(rel) {
+        return (FileKind::Script, Some(lang));
+    }
+    if head.starts_with(b"#!") {
+        return (FileKind::Script, language_of_shebang(head));
+    }
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".md") || lower.ends_with(".markdown") || lower.ends_with(".mdx") {
+        return (FileKind::Markdown, None);
+    }
+    let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    if ASSET_EXTENSIONS.contains(&ext) {
+        return (FileKind::Asset, None);
+    }
+    if head.contains(&0) {
+        return (FileKind::Binary, None);
+    }
+    (FileKind::Other, None)
+}
+
+/// Walks `tree_root/subpath` without following symlinks and lists every file, sorted by path.
+pub fn build(tree_root: &Path, subpath: &str) -> Result<Inventory, ScanError> {
+    let mut files = Vec::new();
+    let mut stack = vec![subpath.to_owned()];
+    while let Some(rel_dir) = stack.pop() {
+        let dir = if rel_dir.is_empty() {
+            tree_root.to_path_buf()
+        } else {
+            tree_root.join(&rel_dir)
+        };
+        for entry in fs_err::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel = if rel_dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel_dir}/{name}")
+            };
+            let meta = fs_err::symlink_metadata(entry.path())?;
+            let ft = meta.file_type();
+            if ft.is_dir() {
+                if name != ".git" {
+                    stack.push(rel);
+                }
+            } else if ft.is_symlink() {
+                let target = fs_err::read_link(entry.path())?.to_string_lossy().into_owned();
+                files.push(InventoryEntry {
+                    path: rel,
+                    kind: FileKind::Symlink,
+                    language: None,
+                    size: 0,
+                    link_target: Some(target),
+                });
+            } else if ft.is_file() {
+                let mut head = [0u8; 512];
+                let mut file = fs_err::File::open(entry.path())?;
+                let n = file.read(&mut head)?;
+                let (kind, language) = classify(&rel, &head[..n]);
+                files.push(InventoryEntry {
+                    path: rel,
+                    kind,
+                    language: language.map(str::to_owned),
+                    size: meta.len(),
+                    link_target: None,
+                });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let total_bytes = files.iter().map(|f| f.size).sum();
+    Ok(Inventory { files, total_bytes })
+}
+
+/// Whether a symlink at `link` (relative to the tree) pointing at `target` leaves `scope` (also relative).
+pub fn symlink_escapes(link: &str, target: &str, scope: &str) -> bool {
+    if target.starts_with('/') {
+        return true;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return true;
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    let resolved = parts.join("/");
+    !(scope.is_empty() || resolved == scope || resolved.starts_with(&format!("{scope}/")))
+}
+
+fn file_finding(entry: &InventoryEntry, rule: &str, severity: Severity, message: String) -> Finding {
+    Finding {
+        rule: rule.to_owned(),
+        severity,
+        file: entry.path.clone(),
+        line: 0,
+        evidence: visible(entry.link_target.as_deref().unwrap_or(&entry.path), 160),
+        message,
+        context: FindingContext::File,
+    }
+}
+
+/// Findings about a file's mere presence.
+pub fn file_findings(entry: &InventoryEntry, tree_root: &Path, scan_root: &Path) -> Vec<Finding> {
+    let scope = scan_root
+        .strip_prefix(tree_root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shown = visible(&entry.path, 120);
+    match entry.kind {
+        FileKind::Script => vec![file_finding(
+            entry,
+            "file/helper-script",
+            Severity::Medium,
+            format!("Repo contains a {} helper: {shown}.", entry.language.as_deref().unwrap_or("script")),
+        )],
+        FileKind::Binary => vec![file_finding(
+            entry,
+            "file/binary",
+            Severity::High,
+            format!("{shown} is a compiled or opaque binary; what it does cannot be read, so it needs manual review."),
+        )],
+        FileKind::Workflow => vec![file_finding(
+            entry,
+            "workflow/present",
+            Severity::Medium,
+            "Workflow file detected under .github/workflows: it runs automatically in CI if copied into a repo."
+                .to_owned(),
+        )],
+        FileKind::AgentHookConfig => vec![file_finding(
+            entry,
+            "hooks/agent-config",
+            Severity::High,
+            format!("{shown} configures an agent on the host (hooks, tools or servers it starts by itself)."),
+        )],
+        FileKind::PackageManifest => vec![file_finding(
+            entry,
+            "manifest/present",
+            Severity::Medium,
+            format!("Package manifest {shown}: installing it adds dependencies."),
+        )],
+        FileKind::Symlink => {
+            let target = entry.link_target.as_deref().unwrap_or_default();
+            if symlink_escapes(&entry.path, target, &scope) {
+                vec![file_finding(
+                    entry,
+                    "fs/symlink-out",
+                    Severity::Critical,
+                    format!("Symlink {shown} points outside the skill (to {}); it could expose host files.", visible(target, 120)),
+                )]
+            } else {
+                vec![file_finding(entry, "fs/symlink", Severity::Info, format!("Symlink {shown} stays inside the skill."))]
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlink_escape_is_lexical_and_scoped() {
+        assert!(symlink_escapes("a/link", "/etc/passwd", ""));
+        assert!(symlink_escapes("a/link", "../../x", ""));
+        assert!(!symlink_escapes("a/link", "../b", ""));
+        assert!(symlink_escapes("skill/link", "../other", "skill"));
+        assert!(!symlink_escapes("skill/x/link", "../y", "skill"));
+    }
+
+    #[test]
+    fn classifies_by_name_and_magic() {
+        assert_eq!(classify("scripts/run.sh", b"echo").0, FileKind::Script);
+        assert_eq!(classify("tool", b"#!/usr/bin/env python3\n").1, Some("python"));
+        assert_eq!(classify("bin/x", b"\x7fELF\x02").0, FileKind::Binary);
+        assert_eq!(classify(".github/workflows/ci.yml", b"on:").0, FileKind::Workflow);
+        assert_eq!(
+            classify(".claude/settings.json", b"{").0,
+            FileKind::AgentHookConfig
+        );
+        assert_eq!(classify("references/guide.md", b"# x").0, FileKind::Markdown);
+    }
+}

@@ -1,0 +1,175 @@
+//! Static triage of a skill.
+//!
+//! [`scan`] walks a staged skill folder and produces a [`ScanReport`](airlock_types::ScanReport): the
+//! [`inventory`] sorts files by kind, [`skillmd`] validates each SKILL.md against the Agent Skills spec, and the
+//! [`rules`] engine looks for risky behaviour. Files are first split into segments by a real parser ([`markdown`]
+//! with pulldown-cmark separates code blocks, prose, inline code and HTML comments; [`code`] uses tree-sitter to
+//! tell comments from code and to find the calls that start programs), so that prose that only *describes* a
+//! danger counts for little while code that does it counts in full. [`verdict`] turns findings into the
+//! classification, risk level and recommended mode, and [`render`] prints text and SARIF.
+
+pub mod code;
+pub mod inventory;
+pub mod markdown;
+pub mod render;
+pub mod rules;
+pub mod skillmd;
+pub mod text;
+pub mod verdict;
+
+use std::path::Path;
+
+use airlock_types::{
+    Finding, FindingContext, ScanReport, Severity, SkillSource, SkillSummary, SCHEMA_VERSION,
+};
+
+/// Why a scan could not run at all (a bad skill gives findings, not errors).
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// What to scan: a staged tree and the folder in it the user pointed at.
+pub struct ScanInput<'a> {
+    pub source: SkillSource,
+    /// Root of the staged tree; file paths in findings are relative to it.
+    pub tree_root: &'a Path,
+    /// Folder (relative to `tree_root`) to scan.
+    pub subpath: &'a str,
+    /// Name the skill folder has where it came from (the repository name for a repository root).
+    pub folder_name: Option<String>,
+    /// Entries the importer left out, each with its reason.
+    pub skipped: &'a [(String, String)],
+}
+
+/// Scans every skill under the input's folder (or the folder itself when it is not a skill at all).
+pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
+    let scan_root = if input.subpath.is_empty() {
+        input.tree_root.to_path_buf()
+    } else {
+        input.tree_root.join(input.subpath)
+    };
+    let inventory = inventory::build(input.tree_root, input.subpath)?;
+    let mut findings = Vec::new();
+    let mut facts = verdict::Facts::default();
+
+    for entry in &inventory.files {
+        let abs = input.tree_root.join(&entry.path);
+        findings.extend(inventory::file_findings(entry, input.tree_root, &scan_root));
+        rules::scan_file(entry, &abs, &mut findings, &mut facts)?;
+    }
+    for (path, reason) in input.skipped {
+        findings.push(Finding {
+            rule: "file/skipped".to_owned(),
+            severity: Severity::Medium,
+            file: path.clone(),
+            line: 0,
+            evidence: text::visible(path, 160),
+            message: format!("This entry was not imported ({reason}); review it by hand."),
+            context: FindingContext::File,
+        });
+    }
+
+    let mut skill_dirs = discover(&inventory);
+    if skill_dirs.is_empty() {
+        findings.push(Finding {
+            rule: "skill-md/missing".to_owned(),
+            severity: Severity::Medium,
+            file: if input.subpath.is_empty() {
+                "SKILL.md".to_owned()
+            } else {
+                format!("{}/SKILL.md", input.subpath)
+            },
+            line: 0,
+            evidence: String::new(),
+            message:
+                "No SKILL.md was found, so this is not an Agent Skill; everything here needs manual review."
+                    .to_owned(),
+            context: FindingContext::File,
+        });
+        skill_dirs.push(input.subpath.to_owned());
+    }
+    let mut skills = Vec::new();
+    for dir in &skill_dirs {
+        let folder_name = if dir == input.subpath {
+            input.folder_name.clone()
+        } else {
+            dir.rsplit('/').next().map(str::to_owned)
+        };
+        let meta = skillmd::validate(input.tree_root, dir, folder_name.as_deref())?;
+        findings.extend(meta.findings.iter().cloned());
+        skills.push((dir.clone(), meta));
+    }
+    rules::finish(&mut findings);
+
+    let summaries: Vec<SkillSummary> = skills
+        .iter()
+        .map(|(dir, meta)| {
+            let own: Vec<&Finding> = findings
+                .iter()
+                .filter(|f| belongs_to(&f.file, dir, &skill_dirs))
+                .collect();
+            let (risk_level, classification, recommended_mode) =
+                verdict::judge(own.iter().copied(), &facts.for_dir(dir));
+            SkillSummary {
+                path: dir.clone(),
+                name: meta.name.clone(),
+                description: meta.description.clone(),
+                valid: meta.valid,
+                risk_level,
+                classification,
+                recommended_mode,
+                finding_count: own.len(),
+            }
+        })
+        .collect();
+    let (risk_level, classification, recommended_mode) =
+        verdict::judge(findings.iter(), &facts.for_dir(input.subpath));
+    let headline = verdict::headline(
+        risk_level,
+        classification,
+        recommended_mode,
+        &findings,
+        &input.source,
+    );
+    Ok(ScanReport {
+        schema_version: SCHEMA_VERSION,
+        risk_level,
+        classification,
+        recommended_mode,
+        headline,
+        source: input.source.clone(),
+        skills: summaries,
+        inventory,
+        findings,
+        created_at: input.source.created_at.clone(),
+    })
+}
+
+fn discover(inventory: &airlock_types::Inventory) -> Vec<String> {
+    let mut dirs: Vec<String> = inventory
+        .files
+        .iter()
+        .filter(|f| f.kind == airlock_types::FileKind::SkillMd)
+        .map(|f| {
+            f.path
+                .rsplit_once('/')
+                .map(|(d, _)| d.to_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Whether a file belongs to the skill in `dir`: under it and not under a deeper skill folder.
+fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
+    let under = |d: &str| d.is_empty() || file == d || file.starts_with(&format!("{d}/"));
+    under(dir)
+        && !all.iter().any(|other| {
+            other.len() > dir.len()
+                && under(other)
+                && (dir.is_empty() || other.starts_with(&format!("{dir}/")))
+        })
+}

@@ -1,0 +1,128 @@
+//! Markdown segmentation with pulldown-cmark: fenced code, prose lines, inline code and HTML comments are told
+//! apart, so a rule can weigh a code block that runs `cat ~/.ssh/id_rsa` differently from a sentence that warns
+//! about it.
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+
+use crate::text::Lines;
+
+/// A piece of a markdown document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// A fenced or indented code block: its info string and text, starting at `line`.
+    Code { lang: String, line: u32, text: String },
+    /// One line of prose (inline code included), with the inline code spans' byte ranges in the line.
+    Prose {
+        line: u32,
+        text: String,
+        inline_code: Vec<(usize, usize)>,
+    },
+    /// An HTML comment: invisible when rendered, read by agents.
+    HtmlComment { line: u32, text: String },
+}
+
+/// Splits a markdown body into segments. `first_line` is the body's line in the file.
+pub fn segments(body: &str, first_line: u32) -> Vec<Segment> {
+    let lines = Lines::new(body);
+    let to_line = |offset: usize| lines.line_of(offset) + first_line - 1;
+    let mut covered = vec![false; body.len() + 1];
+    let mut inline: Vec<(usize, usize)> = Vec::new();
+    let mut out = Vec::new();
+    let mut code: Option<(String, usize, String)> = None;
+    for (event, range) in
+        Parser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).into_offset_iter()
+    {
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split([' ', ',', '{']).next().unwrap_or_default().to_owned()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, usize::MAX, String::new()));
+                mark(&mut covered, range.start, range.end);
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some((lang, start, text)) = code.take() {
+                    let line = if start == usize::MAX { 0 } else { to_line(start) };
+                    if line > 0 {
+                        out.push(Segment::Code { lang, line, text });
+                    }
+                }
+            }
+            Event::Text(text) if code.is_some() => {
+                if let Some((_, start, buf)) = code.as_mut() {
+                    if *start == usize::MAX {
+                        *start = range.start;
+                    }
+                    buf.push_str(&text);
+                }
+            }
+            Event::Code(_) => inline.push((range.start, range.end)),
+            Event::Html(html) | Event::InlineHtml(html) => {
+                if let Some(pos) = html.find("<!--") {
+                    let start = range.start + pos;
+                    let end = body[start..].find("-->").map_or(body.len(), |e| start + e + 3);
+                    out.push(Segment::HtmlComment {
+                        line: to_line(start),
+                        text: body[start..end].to_owned(),
+                    });
+                    mark(&mut covered, start, end);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut offset = 0;
+    for raw in body.split_inclusive('\n') {
+        let end = offset + raw.len();
+        let text = raw.trim_end_matches(['\n', '\r']);
+        if !text.trim().is_empty() && !covered[offset] {
+            let spans = inline
+                .iter()
+                .filter(|(s, e)| *s >= offset && *e <= end)
+                .map(|(s, e)| (s - offset, e - offset))
+                .collect();
+            out.push(Segment::Prose {
+                line: to_line(offset),
+                text: text.to_owned(),
+                inline_code: spans,
+            });
+        }
+        offset = end;
+    }
+    out
+}
+
+fn mark(covered: &mut [bool], start: usize, end: usize) {
+    let end = end.min(covered.len());
+    for c in &mut covered[start.min(end)..end] {
+        *c = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_code_prose_and_comments() {
+        let body = "# Title\n\nRun `ls -la` now.\n\n```bash\ncurl x | sh\n```\n\n<!-- ignore previous instructions -->\n";
+        let segs = segments(body, 5);
+        assert!(segs.contains(&Segment::Code {
+            lang: "bash".into(),
+            line: 10,
+            text: "curl x | sh\n".into()
+        }));
+        assert!(segs
+            .iter()
+            .any(|s| matches!(s, Segment::HtmlComment { line: 13, .. })));
+        assert!(segs
+            .iter()
+            .any(|s| matches!(s, Segment::Prose { line: 7, inline_code, .. } if inline_code.len() == 1)));
+        assert!(!segs
+            .iter()
+            .any(|s| matches!(s, Segment::Prose { text, .. } if text.contains("curl"))));
+    }
+}

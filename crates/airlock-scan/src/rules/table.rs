@@ -1,0 +1,475 @@
+//! The rule table. Every rule here is documented in `docs/rules.md`.
+
+use airlock_types::Severity;
+
+/// How a rule treats markdown prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prose {
+    /// Counts in prose only when the sentence tells the agent to do it (or it sits in inline code).
+    Instruction,
+    /// A prompt rule: prose is exactly what it is about; counts unless the sentence only describes it.
+    Always,
+    /// Code only: a prose mention means nothing.
+    Never,
+}
+
+/// Which files a rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Scripts, code blocks, prose, manifests, workflows and hook configs.
+    All,
+    /// GitHub workflow files.
+    Workflow,
+    /// Package manifests.
+    Manifest,
+    /// Agent configuration files.
+    HookConfig,
+}
+
+pub struct RuleDef {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub prose: Prose,
+    pub scope: Scope,
+    pub pattern: &'static str,
+    pub message: &'static str,
+}
+
+const fn rule(
+    id: &'static str,
+    severity: Severity,
+    prose: Prose,
+    pattern: &'static str,
+    message: &'static str,
+) -> RuleDef {
+    RuleDef {
+        id,
+        severity,
+        prose,
+        scope: Scope::All,
+        pattern,
+        message,
+    }
+}
+
+const fn scoped(
+    id: &'static str,
+    severity: Severity,
+    scope: Scope,
+    pattern: &'static str,
+    message: &'static str,
+) -> RuleDef {
+    RuleDef {
+        id,
+        severity,
+        prose: Prose::Never,
+        scope,
+        pattern,
+        message,
+    }
+}
+
+use Prose::{Always, Instruction, Never};
+use Severity::{Critical, High, Info, Low, Medium};
+
+pub const RULES: &[RuleDef] = &[
+    // Secrets and credentials.
+    rule(
+        "secrets/ssh-keys",
+        Critical,
+        Instruction,
+        r"(?i)(~|\$HOME|\$\{HOME\}|/home/[^/\s]+|/root|/Users/[^/\s]+|expanduser\([^)]*)/?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b",
+        "Touches SSH keys; a skill has no reason to read them.",
+    ),
+    rule(
+        "secrets/cloud-credentials",
+        Critical,
+        Instruction,
+        r"(?i)\.aws/(credentials|config)\b|\.config/gcloud\b|application_default_credentials\.json|\.azure/|\.kube/config\b|\.docker/config\.json",
+        "Reads cloud or cluster credentials.",
+    ),
+    rule(
+        "secrets/token-files",
+        Critical,
+        Instruction,
+        r"(?i)(^|[\s'\x22`/(=~])\.(netrc|npmrc|pypirc|git-credentials)\b|\.config/gh/hosts\.yml|\.cargo/credentials",
+        "Reads a file that holds registry or git tokens.",
+    ),
+    rule(
+        "secrets/browser-data",
+        Critical,
+        Instruction,
+        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|\.mozilla/firefox|Google/Chrome|google-chrome/|BraveSoftware|key4\.db|logins\.json|Local State\b",
+        "Reads browser profiles, cookies or saved passwords.",
+    ),
+    rule(
+        "secrets/keychain",
+        Critical,
+        Instruction,
+        r"(?i)\bsecurity\s+(find-generic-password|find-internet-password|dump-keychain)|login\.keychain|secret-tool\s+lookup|gnome-keyring|kwallet|CredRead|cmdkey\s+/list",
+        "Queries the system keychain for stored passwords.",
+    ),
+    rule(
+        "secrets/system-files",
+        Critical,
+        Instruction,
+        r"/etc/(shadow|gshadow|sudoers)\b",
+        "Reads system password or privilege files.",
+    ),
+    rule(
+        "secrets/dotenv",
+        High,
+        Instruction,
+        r"(?i)(^|[\s'\x22`/(=])\.env(\.local|\.production|\.development)?($|[\s'\x22`)])|load_dotenv\(|dotenv\.config\(|require\(['\x22]dotenv",
+        "Loads a .env file, where projects keep their secrets.",
+    ),
+    rule(
+        "secrets/env-dump",
+        High,
+        Instruction,
+        r"(?i)\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|os\.environ\s*\)|os\.environ\.(copy|items|keys|values)\(|dict\(\s*os\.environ|JSON\.stringify\(\s*process\.env|Object\.(keys|entries|values)\(\s*process\.env|\.\.\.process\.env\b|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
+        "Dumps the whole environment, which carries tokens and keys.",
+    ),
+    rule(
+        "secrets/env-secret",
+        Medium,
+        Instruction,
+        r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_KEY|CREDENTIAL|AUTH)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)[A-Z_]*\}?",
+        "Reads a secret-looking environment variable.",
+    ),
+    rule(
+        "secrets/env-read",
+        Low,
+        Never,
+        r"os\.environ\b|os\.getenv\(|process\.env\b|System\.getenv|ENV\[",
+        "References environment variables in helper code.",
+    ),
+    // Home directory and paths outside the workspace.
+    rule(
+        "fs/home-sweep",
+        Critical,
+        Instruction,
+        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?['\x22\s)]|\$HOME\b|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\))|~/(Documents|Desktop|Downloads|Library|Pictures|Mail)\b",
+        "Walks or archives the user's home directory.",
+    ),
+    rule(
+        "fs/home-path",
+        Medium,
+        Instruction,
+        r"(^|[\s'\x22`=(])~/|\$HOME\b|\$\{HOME\}|expanduser\(|os\.homedir\(|Path\.home\(|/home/[a-z_][a-z0-9_-]*/|/Users/[A-Za-z][^/\s]*/|(^|[\s'\x22])/root/",
+        "Uses a path in the home directory, outside the skill's workspace.",
+    ),
+    rule(
+        "fs/outside-workspace",
+        Medium,
+        Instruction,
+        r"(^|[\s'\x22=>])/(etc|var|boot|sys|Library|System)/[A-Za-z]|(>|\bcp\b|\bmv\b|\binstall\b|\bln\b|\btee\b)\s+[^\n]*/usr/(local/)?(s?bin|lib)/",
+        "Touches a system path outside the workspace.",
+    ),
+    // Persistence.
+    rule(
+        "persist/shell-rc",
+        Critical,
+        Instruction,
+        r"(^|[\s'\x22/~])\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b",
+        "Touches a shell startup file: code there runs in every new terminal.",
+    ),
+    rule(
+        "persist/scheduler",
+        Critical,
+        Instruction,
+        r"(?i)\bcrontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\b|CurrentVersion\\+Run|\.config/autostart",
+        "Installs something that starts again later (cron, launch agent, systemd, autostart).",
+    ),
+    rule(
+        "persist/authorized-keys",
+        Critical,
+        Instruction,
+        r"authorized_keys\b",
+        "Touches SSH authorized_keys, which grants remote logins.",
+    ),
+    rule(
+        "persist/git-hooks",
+        High,
+        Instruction,
+        r"\.git/hooks\b|core\.hooksPath",
+        "Installs git hooks that run on later git commands.",
+    ),
+    // Installs.
+    rule(
+        "install/pipe-to-shell",
+        High,
+        Instruction,
+        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\biex\s*\(|Invoke-Expression|\|\s*iex\b",
+        "Downloads a script and pipes it straight into a shell or interpreter.",
+    ),
+    rule(
+        "install/package",
+        Medium,
+        Instruction,
+        r"\b(pip3?|pipx|uv\s+pip|poetry|pdm)\s+(install|add)\b|\bnpm\s+(i|install|add)\b|\b(pnpm|yarn|bun)\s+(add|install)\b|\bnpx\s+-?[a-z@]|\bcargo\s+install\b|\bgo\s+(install|get)\b|\bgem\s+install\b|\b(apt|apt-get|yum|dnf|apk|brew|pacman|zypper|choco|winget)\s+(-\S+\s+)*(install|add|-S)\b|\bconda\s+install\b|\bdeno\s+install\b",
+        "Installs packages.",
+    ),
+    rule(
+        "install/missing-packages",
+        Medium,
+        Always,
+        r"(?i)install\s+(any\s+|all\s+)?(missing|required|needed|necessary)\s+(packages|dependencies|modules|libraries|tools)",
+        "Prompt instructs the agent to install missing packages.",
+    ),
+    // Network.
+    rule(
+        "net/http-client",
+        High,
+        Instruction,
+        r"(?i)\bcurl\s+-?[a-z\x22'$h]|\bwget\s|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
+        "Uses the network.",
+    ),
+    rule(
+        "net/upload",
+        High,
+        Instruction,
+        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=",
+        "Uploads a local file over the network.",
+    ),
+    rule(
+        "net/exfil-endpoint",
+        Critical,
+        Instruction,
+        r"(?i)webhook\.site|requestbin|pipedream\.net|ngrok(-free)?\.(io|app)|pastebin\.com|transfer\.sh|discord(app)?\.com/api/webhooks|hooks\.slack\.com/services|interactsh|burpcollaborator|oast\.(fun|pro|live)",
+        "Names a known data-collection endpoint (webhook catcher, paste site, tunnel).",
+    ),
+    rule(
+        "net/raw-ip",
+        Medium,
+        Never,
+        r"\b(([1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5])\.)(([0-9]{1,3})\.){2}[0-9]{1,3}(:[0-9]{2,5})?\b",
+        "Hard-codes an IP address as an endpoint.",
+    ),
+    rule(
+        "net/endpoint",
+        Low,
+        Never,
+        r"(?i)\b(https?|wss?|ftp)://[a-z0-9.-]+",
+        "Hard-codes a network endpoint.",
+    ),
+    // Execution, privilege, destruction.
+    rule(
+        "exec/subprocess",
+        Medium,
+        Never,
+        r"\bsubprocess\.|\bos\.(system|popen|exec[lv]p?e?|spawn[lv]p?e?)\(|child_process|\bexecSync\(|\bspawnSync\(|Runtime\.getRuntime\(\)\.exec|\bshell_exec\(|\bproc_open\(|\bsystem\(",
+        "Starts other programs from helper code.",
+    ),
+    rule(
+        "exec/dynamic-eval",
+        Medium,
+        Never,
+        r"\beval\s*\(|\bexec\s*\(\s*[a-zA-Z_]|new\s+Function\s*\(|\beval\s+[\x22'$]|\bcompile\([^\n]*['\x22]exec['\x22]",
+        "Evaluates code built at run time, which hides what really runs.",
+    ),
+    rule(
+        "priv/sudo",
+        High,
+        Instruction,
+        r"(?i)(^|[\s;&|(`])sudo\s|(^|[\s;&|])su\s+-|\bdoas\s|\bpkexec\b|chown\s+(-R\s+)?root|chmod\s+[ugoa]*\+s\b|chmod\s+[0-7]?[4-7][0-7]{3}\b|\bsetcap\s",
+        "Asks for root or sets privileged file modes.",
+    ),
+    rule(
+        "priv/host-socket",
+        Critical,
+        Instruction,
+        r"/var/run/docker\.sock|/run/docker\.sock|docker\s+run[^\n]*--privileged|docker\s+run[^\n]*-v\s*/:/|/run/user/[0-9]+/bus|SSH_AUTH_SOCK",
+        "Reaches a host control socket (Docker, D-Bus, SSH agent): an escape from any sandbox.",
+    ),
+    rule(
+        "destruct/delete",
+        High,
+        Instruction,
+        r"\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(-[a-zA-Z]+\s+)*(/|~|~/|\$HOME|\$\{HOME\}|/\*|\*|\.\.)(\s|$|;)|--no-preserve-root|shutil\.rmtree\(\s*(os\.path\.expanduser|['\x22]/['\x22]|Path\.home)|\bmkfs(\.[a-z0-9]+)?\s|\bdd\s+[^\n]*of=/dev/|>\s*/dev/(sd|nvme|disk)|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|chmod\s+-R\s+0?777\s+/",
+        "Deletes or overwrites data broadly (home, root, disks), or forks without bound.",
+    ),
+    rule(
+        "destruct/git-history",
+        Medium,
+        Instruction,
+        r"git\s+push\s+[^\n]*(-f\b|--force)|git\s+reset\s+--hard|git\s+clean\s+-[a-z]*f|git\s+filter-branch",
+        "Rewrites or discards git history or uncommitted work.",
+    ),
+    // Obfuscation.
+    rule(
+        "obfusc/encoded-exec",
+        High,
+        Instruction,
+        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|eval\s+[\x22']?\$\(\s*echo|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
+        "Decodes a hidden payload and runs it.",
+    ),
+    rule(
+        "obfusc/encoded-blob",
+        Medium,
+        Never,
+        r"[A-Za-z0-9+/]{200,}={0,2}|(\\x[0-9a-fA-F]{2}){24,}",
+        "Holds a long encoded blob whose content cannot be read as is.",
+    ),
+    // Prompt injection.
+    rule(
+        "prompt/ignore-instructions",
+        High,
+        Always,
+        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)",
+        "Tells the agent to ignore its earlier instructions: a prompt-injection pattern.",
+    ),
+    rule(
+        "prompt/conceal",
+        High,
+        Always,
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?user|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b",
+        "Tells the agent to hide what it does from the user.",
+    ),
+    rule(
+        "prompt/role-override",
+        Medium,
+        Always,
+        r"(?i)\byou\s+are\s+now\s+(in\s+)?(a|an|the|developer|unrestricted|jailbroken|DAN)\b|new\s+system\s+prompt|<\s*/?\s*system\s*>|\[\s*system\s*\]|\bdeveloper\s+mode\s+enabled|\bjailbreak",
+        "Tries to replace the agent's role or system prompt.",
+    ),
+    rule(
+        "prompt/disable-safety",
+        High,
+        Always,
+        r"(?i)--dangerously-skip-permissions|bypassPermissions|--yolo\b|--full-auto\b|approval[_-]policy\s*=\s*['\x22]?never|(disable|turn\s+off|skip)\s+(the\s+)?(sandbox|permission\s+prompts?|safety\s+checks|confirmations?)",
+        "Tells the agent to switch off its permission prompts or sandbox.",
+    ),
+    // Workflows.
+    scoped(
+        "workflow/dangerous-trigger",
+        High,
+        Scope::Workflow,
+        r"\bpull_request_target\b|\bworkflow_run\b",
+        "Uses a trigger that runs with repository secrets on code from forks.",
+    ),
+    scoped(
+        "workflow/secrets",
+        Medium,
+        Scope::Workflow,
+        r"\$\{\{\s*secrets\.[A-Za-z_]+",
+        "Reads repository secrets in a workflow.",
+    ),
+    scoped(
+        "workflow/untrusted-input",
+        High,
+        Scope::Workflow,
+        r"\$\{\{\s*github\.event\.(issue|pull_request|comment|review|head_commit)\.[a-z_.]*(title|body|message|name|ref)",
+        "Puts attacker-controlled event text into a workflow step (script injection).",
+    ),
+    // Package manifests.
+    scoped(
+        "manifest/lifecycle-script",
+        High,
+        Scope::Manifest,
+        r#""(preinstall|install|postinstall|prepare|prepublish|preuninstall|postuninstall)"\s*:|\bcmdclass\s*=|\[tool\.setuptools\.cmdclass\]|^\s*build\s*=\s*"build\.rs""#,
+        "Defines a script that runs automatically when the package is installed.",
+    ),
+    // Agent configuration.
+    scoped(
+        "hooks/auto-command",
+        Critical,
+        Scope::HookConfig,
+        r#""(hooks|PreToolUse|PostToolUse|SessionStart|UserPromptSubmit|Stop|Notification)"\s*:|"runOn"\s*:\s*"folderOpen"|"postCreateCommand"|"postStartCommand"|"initializeCommand""#,
+        "Registers a command the agent or editor runs automatically on the host.",
+    ),
+    scoped(
+        "hooks/mcp-server",
+        High,
+        Scope::HookConfig,
+        r#""mcpServers"\s*:|\[mcp_servers"#,
+        "Registers an MCP server: a program the agent starts on the host.",
+    ),
+    scoped(
+        "hooks/broad-permissions",
+        High,
+        Scope::HookConfig,
+        r#""(allow|permissions)"\s*:[^\n]*"Bash(\(\*\))?""|"defaultMode"\s*:\s*"bypassPermissions""#,
+        "Pre-approves all shell commands for the agent.",
+    ),
+];
+
+/// Rule ids that are written by code rather than the table (inventory, validation, parsers).
+pub const BUILTIN: &[(&str, Severity, &str)] = &[
+    ("file/helper-script", Medium, "Repo contains a helper script."),
+    (
+        "file/binary",
+        High,
+        "A compiled or opaque binary that cannot be reviewed.",
+    ),
+    (
+        "file/skipped",
+        Medium,
+        "An entry the importer did not stage (submodule, special file, bad name).",
+    ),
+    (
+        "fs/symlink-out",
+        Critical,
+        "A symlink that points outside the skill.",
+    ),
+    ("fs/symlink", Info, "A symlink that stays inside the skill."),
+    ("workflow/present", Medium, "A GitHub workflow file."),
+    (
+        "hooks/agent-config",
+        High,
+        "An agent or editor configuration file.",
+    ),
+    (
+        "manifest/present",
+        Medium,
+        "A package manifest that adds dependencies.",
+    ),
+    (
+        "exec/call",
+        Medium,
+        "A call that starts a program, found by the language parser.",
+    ),
+    (
+        "prompt/hidden-text",
+        High,
+        "Invisible characters: zero-width, bidi controls or Unicode tags.",
+    ),
+    (
+        "prompt/html-comment",
+        Low,
+        "An HTML comment, invisible when rendered but read by agents.",
+    ),
+    ("skill-md/missing", Medium, "No SKILL.md."),
+    ("skill-md/not-utf8", Medium, "SKILL.md is not UTF-8."),
+    ("skill-md/frontmatter-missing", Medium, "No frontmatter."),
+    (
+        "skill-md/frontmatter-invalid",
+        Medium,
+        "Frontmatter is not valid YAML.",
+    ),
+    ("skill-md/name-missing", Medium, "No `name`."),
+    ("skill-md/name-invalid", Low, "`name` breaks the naming rule."),
+    ("skill-md/name-mismatch", Low, "`name` differs from the folder."),
+    ("skill-md/description-missing", Medium, "No `description`."),
+    (
+        "skill-md/description-too-long",
+        Low,
+        "`description` over 1024 characters.",
+    ),
+    (
+        "skill-md/compatibility-too-long",
+        Low,
+        "`compatibility` over 500 characters.",
+    ),
+    ("skill-md/metadata-invalid", Low, "`metadata` is not a mapping."),
+    (
+        "skill-md/unknown-field",
+        Info,
+        "A field the spec does not define.",
+    ),
+    (
+        "skill-md/unrestricted-shell",
+        Medium,
+        "`allowed-tools` pre-approves any shell command.",
+    ),
+];

@@ -1,0 +1,173 @@
+//! From findings to the blunt verdict: classification, risk level and recommended run mode.
+
+use airlock_types::{Classification, Finding, FindingContext, RiskLevel, RunMode, Severity, SkillSource};
+
+use crate::text::visible;
+
+/// Counts gathered while scanning, per file, that are not findings themselves.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    files: Vec<FileFacts>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct FileFacts {
+    file: String,
+    script: bool,
+    exec_sites: usize,
+    commands: usize,
+    shell_blocks: usize,
+}
+
+/// Totals for one skill folder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals {
+    pub scripts: usize,
+    pub exec_sites: usize,
+    pub commands: usize,
+    pub shell_blocks: usize,
+}
+
+impl Facts {
+    fn entry(&mut self, file: &str) -> &mut FileFacts {
+        if let Some(i) = self.files.iter().position(|f| f.file == file) {
+            return &mut self.files[i];
+        }
+        self.files.push(FileFacts {
+            file: file.to_owned(),
+            ..FileFacts::default()
+        });
+        let last = self.files.len() - 1;
+        &mut self.files[last]
+    }
+
+    pub fn script(&mut self, file: &str) {
+        self.entry(file).script = true;
+    }
+
+    pub fn add(&mut self, file: &str, exec_sites: usize, commands: usize) {
+        let e = self.entry(file);
+        e.exec_sites += exec_sites;
+        e.commands += commands;
+    }
+
+    pub fn shell_block(&mut self, file: &str) {
+        self.entry(file).shell_blocks += 1;
+    }
+
+    /// Totals for files under `dir` ("" for everything).
+    pub fn for_dir(&self, dir: &str) -> Totals {
+        let prefix = format!("{dir}/");
+        self.files
+            .iter()
+            .filter(|f| dir.is_empty() || f.file.starts_with(&prefix))
+            .fold(Totals::default(), |mut t, f| {
+                t.scripts += usize::from(f.script);
+                t.exec_sites += f.exec_sites;
+                t.commands += f.commands;
+                t.shell_blocks += f.shell_blocks;
+                t
+            })
+    }
+}
+
+const MANUAL_REVIEW_RULES: [&str; 7] = [
+    "file/binary",
+    "obfusc/encoded-exec",
+    "prompt/hidden-text",
+    "skill-md/missing",
+    "skill-md/frontmatter-missing",
+    "skill-md/frontmatter-invalid",
+    "file/skipped",
+];
+
+const EXEC_CATEGORIES: [&str; 5] = ["exec/", "net/http", "install/", "priv/", "destruct/"];
+
+/// The verdict for a set of findings.
+pub fn judge<'a>(
+    findings: impl Iterator<Item = &'a Finding>,
+    totals: &Totals,
+) -> (RiskLevel, Classification, RunMode) {
+    let mut risk = RiskLevel::Low;
+    let mut manual = false;
+    let mut heavy_code = 0;
+    let mut any_exec = false;
+    for f in findings {
+        risk = risk.max(RiskLevel::from_severity(f.severity));
+        if MANUAL_REVIEW_RULES.contains(&f.rule.as_str()) && f.severity >= Severity::Medium {
+            manual = true;
+        }
+        let exec_like = EXEC_CATEGORIES.iter().any(|c| f.rule.starts_with(c));
+        if exec_like && f.severity >= Severity::Medium {
+            any_exec = true;
+            if f.severity >= Severity::High && f.context == FindingContext::Code {
+                heavy_code += 1;
+            }
+        }
+    }
+    let classification = if manual || risk == RiskLevel::Block {
+        Classification::NeedsManualReview
+    } else if totals.exec_sites >= 8 || totals.commands >= 40 || heavy_code >= 3 {
+        Classification::ExecHeavy
+    } else if totals.scripts > 0 || totals.shell_blocks > 0 || any_exec {
+        Classification::PromptWithShellHelpers
+    } else {
+        Classification::PromptOnly
+    };
+    let mode = if risk == RiskLevel::Block {
+        RunMode::Inspect
+    } else {
+        RunMode::Sandbox
+    };
+    (risk, classification, mode)
+}
+
+/// Blunt sentences for the top of a report, most important first.
+pub fn headline(
+    risk: RiskLevel,
+    classification: Classification,
+    mode: RunMode,
+    findings: &[Finding],
+    source: &SkillSource,
+) -> Vec<String> {
+    let verdict = match risk {
+        RiskLevel::Low => "Low risk",
+        RiskLevel::Medium => "Medium risk",
+        RiskLevel::High => "High risk",
+        RiskLevel::Block => "Blocked",
+    };
+    let advice = match mode {
+        RunMode::Inspect => "do not run it; inspect only",
+        RunMode::DryRun => "dry run recommended",
+        RunMode::Sandbox => "try it in a sandbox run (network off)",
+    };
+    let mut lines = vec![format!("{verdict}: {}, {advice}.", classification.label())];
+    for f in findings.iter().filter(|f| f.severity >= Severity::Medium).take(3) {
+        let place = if f.line > 0 {
+            format!("{}:{}", f.file, f.line)
+        } else {
+            f.file.clone()
+        };
+        lines.push(format!(
+            "{} ({})",
+            f.message.trim_end_matches('.'),
+            visible(&place, 120)
+        ));
+    }
+    if findings.iter().all(|f| f.severity < Severity::Medium) {
+        lines.push("No executable helpers or risky instructions found.".to_owned());
+    }
+    if let (false, Some(commit)) = (source.pinned, &source.commit) {
+        let from = source.requested_ref.as_deref().unwrap_or("HEAD");
+        let mut pin = format!(
+            "Moving ref `{}` resolved to commit {}",
+            visible(from, 80),
+            commit.short()
+        );
+        if let Some(url) = &source.pinned_url {
+            pin.push_str(&format!("; pin it next time with {}", visible(url, 200)));
+        }
+        lines.push(pin);
+    }
+    lines
+}

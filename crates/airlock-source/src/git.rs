@@ -1,0 +1,385 @@
+//! Git sources: a bare clone into the data directory, then the tree of one commit written out object by object.
+//!
+//! No checkout happens, so nothing in the repository (hooks, `.gitattributes` filters, LFS, submodules) can run
+//! or redirect anything. Configuration is isolated from the user's git config.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock_types::{CommitSha, SourceKind};
+
+use crate::spec::{clean_subpath, redact, GitHubTarget, RedactedUrl};
+use crate::stage::{publish, short_hash, staging_dir, SafeTree, StagedSource};
+use crate::{make_source, ImportOptions, PinInfo, SourceError, SourceSpec};
+
+fn fetch_err(url: &str, err: impl std::fmt::Display) -> SourceError {
+    SourceError::Fetch {
+        url: redact(url),
+        reason: err.to_string(),
+    }
+}
+
+/// The clone URL for a GitHub repository under the configured base.
+fn github_clone_url(base: &str, target: &GitHubTarget) -> String {
+    let base = base.trim_end_matches('/');
+    let plain = format!("{base}/{}/{}", target.owner, target.repo);
+    if let Some(dir) = base
+        .strip_prefix("file://")
+        .or_else(|| (!base.contains("://")).then_some(base))
+    {
+        let dir = Path::new(dir).join(&target.owner);
+        if !dir.join(&target.repo).exists() && dir.join(format!("{}.git", target.repo)).exists() {
+            return format!("{plain}.git");
+        }
+    }
+    plain
+}
+
+/// The browsable URL of a pinned folder, under the same base as the input.
+fn github_pinned_url(base: &str, target: &GitHubTarget, sha: &CommitSha, subpath: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let web = if base.starts_with("http://") || base.starts_with("https://") {
+        base
+    } else {
+        "https://github.com"
+    };
+    let mut url = format!("{web}/{}/{}/tree/{sha}", target.owner, target.repo);
+    if !subpath.is_empty() {
+        url.push('/');
+        url.push_str(subpath);
+    }
+    url
+}
+
+pub(crate) fn import_github(
+    target: &GitHubTarget,
+    spec: &SourceSpec,
+    options: &ImportOptions,
+) -> Result<StagedSource, SourceError> {
+    let url = github_clone_url(&options.github_base, target);
+    let repo = clone(&url, options)?;
+    let (commit, requested_ref, rest_path) = match &target.rest {
+        None => head_commit(&repo, &url)?,
+        Some(rest) => split_ref_and_path(&repo, &url, rest)?,
+    };
+    let mut subpath = clean_subpath(&spec.display_input(), &rest_path)?;
+    if target.file {
+        // A /blob/ URL names a file: the skill is the folder that holds it.
+        subpath = subpath
+            .rsplit_once('/')
+            .map(|(dir, _)| dir.to_owned())
+            .unwrap_or_default();
+    }
+    let pinned = requested_ref.is_none();
+    let pinned_url = Some(github_pinned_url(&options.github_base, target, &commit, &subpath));
+    finish(
+        &repo,
+        &url,
+        SourceKind::Github,
+        spec,
+        commit,
+        requested_ref,
+        pinned,
+        pinned_url,
+        subpath,
+        options,
+    )
+}
+
+pub(crate) fn import_git(
+    url: &RedactedUrl,
+    reference: Option<&str>,
+    subpath: &str,
+    spec: &SourceSpec,
+    options: &ImportOptions,
+) -> Result<StagedSource, SourceError> {
+    let raw = url.expose();
+    let repo = clone(raw, options)?;
+    let (commit, requested_ref) = match reference {
+        None => {
+            let (c, r, _) = head_commit(&repo, raw)?;
+            (c, r)
+        }
+        Some(r) => {
+            let commit = resolve(&repo, r).ok_or_else(|| SourceError::UnknownRef {
+                url: redact(raw),
+                reference: r.to_owned(),
+            })?;
+            let moving = !CommitSha::looks_like_sha(r);
+            (commit, moving.then(|| r.to_owned()))
+        }
+    };
+    let pinned = requested_ref.is_none();
+    finish(
+        &repo,
+        raw,
+        SourceKind::Git,
+        spec,
+        commit,
+        requested_ref,
+        pinned,
+        None,
+        subpath.to_owned(),
+        options,
+    )
+}
+
+#[expect(clippy::too_many_arguments, reason = "one private call site per source kind")]
+fn finish(
+    repo: &gix::Repository,
+    url: &str,
+    kind: SourceKind,
+    spec: &SourceSpec,
+    commit: CommitSha,
+    requested_ref: Option<String>,
+    pinned: bool,
+    pinned_url: Option<String>,
+    subpath: String,
+    options: &ImportOptions,
+) -> Result<StagedSource, SourceError> {
+    let dest = options
+        .data_dir
+        .join("sources")
+        .join("git")
+        .join(format!("{}-{commit}", short_hash(url)));
+    let mut skipped = Vec::new();
+    if !dest.join(".airlock-complete").exists() {
+        let tmp = staging_dir(options)?;
+        let stage_root = tmp.path().join("tree");
+        write_commit_tree(repo, url, &commit, &stage_root, options, &mut skipped)?;
+        fs_err::write(
+            tmp.path().join("skipped.json"),
+            serde_json::to_vec(&skipped).unwrap_or_default(),
+        )?;
+        if dest.exists() {
+            fs_err::remove_dir_all(&dest)?;
+        }
+        publish(&stage_root, &dest)?;
+        fs_err::write(dest.join(".airlock-complete"), commit.as_str())?;
+    }
+    if !subpath.is_empty() && !dest.join(&subpath).is_dir() {
+        return Err(SourceError::MissingSubpath {
+            subpath,
+            commit: commit.to_string(),
+        });
+    }
+    let staged_tree = dest.clone();
+    let source = make_source(
+        kind,
+        spec,
+        redact(url),
+        PinInfo {
+            commit: Some(commit),
+            requested_ref,
+            pinned,
+            pinned_url,
+        },
+        subpath,
+        &staged_tree,
+    )?;
+    Ok(StagedSource {
+        source,
+        root: dest,
+        skipped,
+    })
+}
+
+/// Clones `url` bare into a fresh folder of the data directory, bounded in size, replacing an older clone.
+fn clone(url: &str, options: &ImportOptions) -> Result<gix::Repository, SourceError> {
+    let cache = options.data_dir.join("git").join(short_hash(url));
+    let tmp = staging_dir(options)?;
+    let dir = tmp.path().join("repo.git");
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = spawn_size_watcher(
+        dir.clone(),
+        options.limits.max_total_bytes,
+        interrupt.clone(),
+        done.clone(),
+    );
+    let result = (|| {
+        let mut prepare = gix::clone::PrepareFetch::new(
+            url,
+            &dir,
+            gix::create::Kind::Bare,
+            gix::create::Options::default(),
+            gix::open::Options::isolated(),
+        )
+        .map_err(|e| fetch_err(url, e))?
+        .configure_remote(|remote| {
+            remote.with_refspecs(
+                ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                gix::remote::Direction::Fetch,
+            )
+        });
+        let (repo, _outcome) = prepare
+            .fetch_only(gix::progress::Discard, &interrupt)
+            .map_err(|e| fetch_err(url, e))?;
+        Ok::<_, SourceError>(repo)
+    })();
+    done.store(true, Ordering::SeqCst);
+    let exceeded = watcher.join().unwrap_or(false);
+    if exceeded {
+        return Err(SourceError::TooLarge {
+            what: format!("the repository {}", redact(url)),
+            limit: format!("{} bytes", options.limits.max_total_bytes),
+            hint: "the clone was stopped; point at a smaller repository or raise --max-bytes",
+        });
+    }
+    let repo = result?;
+    drop(repo);
+    if cache.exists() {
+        fs_err::remove_dir_all(&cache)?;
+    }
+    publish(&dir, &cache)?;
+    gix::open_opts(&cache, gix::open::Options::isolated()).map_err(|e| fetch_err(url, e))
+}
+
+/// Watches the size of a folder while a clone fills it, and interrupts the clone past `limit` bytes.
+fn spawn_size_watcher(
+    dir: PathBuf,
+    limit: u64,
+    interrupt: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        while !done.load(Ordering::SeqCst) {
+            if dir_size(&dir) > limit {
+                interrupt.store(true, Ordering::SeqCst);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    })
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(ft) if ft.is_dir() => dir_size(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+fn resolve(repo: &gix::Repository, reference: &str) -> Option<CommitSha> {
+    let mut candidates = vec![
+        format!("refs/heads/{reference}"),
+        format!("refs/tags/{reference}"),
+    ];
+    if CommitSha::looks_like_sha(reference) {
+        candidates.push(reference.to_owned());
+    }
+    candidates.into_iter().find_map(|spec| {
+        let id = repo
+            .rev_parse_single(format!("{spec}^{{commit}}").as_str())
+            .ok()?;
+        CommitSha::parse(&id.to_string()).ok()
+    })
+}
+
+fn head_commit(
+    repo: &gix::Repository,
+    url: &str,
+) -> Result<(CommitSha, Option<String>, String), SourceError> {
+    let commit = repo
+        .head_commit()
+        .map_err(|e| fetch_err(url, format!("the repository has no default branch: {e}")))?;
+    let sha = CommitSha::parse(&commit.id.to_string()).map_err(|e| fetch_err(url, e))?;
+    let name = repo
+        .head_name()
+        .ok()
+        .flatten()
+        .map(|n| n.shorten().to_string())
+        .unwrap_or_else(|| "HEAD".to_owned());
+    Ok((sha, Some(name), String::new()))
+}
+
+/// Splits `main/skills/x` (or `feature/y/skills/x`) into a ref that exists and the path after it.
+fn split_ref_and_path(
+    repo: &gix::Repository,
+    url: &str,
+    rest: &str,
+) -> Result<(CommitSha, Option<String>, String), SourceError> {
+    let parts: Vec<&str> = rest.split('/').collect();
+    for n in (1..=parts.len()).rev() {
+        let reference = parts[..n].join("/");
+        if let Some(commit) = resolve(repo, &reference) {
+            let moving = !CommitSha::looks_like_sha(&reference);
+            return Ok((commit, moving.then_some(reference), parts[n..].join("/")));
+        }
+    }
+    Err(SourceError::UnknownRef {
+        url: redact(url),
+        reference: parts.first().copied().unwrap_or_default().to_owned(),
+    })
+}
+
+/// Writes the whole tree of `commit` under `root`, reading objects directly.
+fn write_commit_tree(
+    repo: &gix::Repository,
+    url: &str,
+    commit: &CommitSha,
+    root: &Path,
+    options: &ImportOptions,
+    skipped: &mut Vec<(String, String)>,
+) -> Result<(), SourceError> {
+    let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| fetch_err(url, e))?;
+    let tree_id = repo
+        .find_commit(id)
+        .and_then(|c| c.tree_id().map(|t| t.detach()))
+        .map_err(|e| fetch_err(url, e))?;
+    let mut out = SafeTree::new(root.to_path_buf(), redact(url), options.limits)?;
+    let mut stack = vec![(tree_id, String::new())];
+    while let Some((tid, prefix)) = stack.pop() {
+        let tree = repo.find_tree(tid).map_err(|e| fetch_err(url, e))?;
+        let decoded = tree.decode().map_err(|e| fetch_err(url, e))?;
+        let entries: Vec<(gix::object::tree::EntryMode, String, gix::ObjectId)> = decoded
+            .entries
+            .iter()
+            .map(|e| (e.mode, e.filename.to_string(), e.oid.to_owned()))
+            .collect();
+        for (mode, name, oid) in entries {
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if name.contains('\u{fffd}') {
+                skipped.push((rel, "name is not valid UTF-8".to_owned()));
+                continue;
+            }
+            if mode.is_tree() {
+                out.dir(&rel)?;
+                stack.push((oid, rel));
+            } else if mode.is_commit() {
+                skipped.push((rel, "submodule (not fetched)".to_owned()));
+            } else {
+                let header = repo.find_header(oid).map_err(|e| fetch_err(url, e))?;
+                if header.size() > options.limits.max_file_bytes {
+                    return Err(SourceError::TooLarge {
+                        what: format!("file `{}` ({} bytes)", rel.escape_debug(), header.size()),
+                        limit: format!("{} bytes per file", options.limits.max_file_bytes),
+                        hint: "point at the skill's folder, or raise --max-bytes if you trust the size",
+                    });
+                }
+                let object = repo.find_object(oid).map_err(|e| fetch_err(url, e))?;
+                if mode.is_link() {
+                    out.symlink(&rel, &String::from_utf8_lossy(&object.data))?;
+                } else {
+                    let data: &[u8] = &object.data;
+                    out.file(&rel, data.len() as u64, mode.is_executable(), &mut &*data)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+use serde::{Deserialize, Serialize};
+
+/// How a sandboxed run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Succeeded,
+    Failed,
+    TimedOut,
+    LimitExceeded,
+    Killed,
+    Refused,
+}
+
+/// A limit the kernel enforces on a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    Timeout,
+    Memory,
+    Pids,
+    Cpu,
+    Disk,
+    FileSize,
+    OpenFiles,
+}
+
+/// What mechanism enforced the limits of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitEnforcement {
+    /// rlimits, the pid namespace and a size-limited tmpfs.
+    Rlimits,
+    /// cgroup controllers on top of the rlimits.
+    Cgroup,
+}
+
+/// The limits a run had.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub timeout_ms: u64,
+    pub memory_bytes: u64,
+    pub disk_bytes: u64,
+    pub pids: u64,
+    pub cpus: u32,
+    pub cpu_seconds: u64,
+    pub open_files: u64,
+    pub file_size_bytes: u64,
+    pub enforcement: LimitEnforcement,
+}
+
+/// One program started in the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecEvent {
+    /// Milliseconds since the run started.
+    pub t_ms: u64,
+    /// Pid inside the sandbox's pid namespace.
+    pub pid: i32,
+    pub ppid: i32,
+    /// The program path as given to execve.
+    pub path: String,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    /// Exit status of the process that made this exec, when it exited normally and was seen.
+    pub exit_code: Option<i32>,
+}
+
+/// A file opened in the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileAccess {
+    pub path: String,
+    pub pid: i32,
+    pub t_ms: u64,
+}
+
+/// What became of a network attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetDecision {
+    Allowed,
+    Denied,
+    /// A connection to the sandbox's own loopback, which never leaves it.
+    Local,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetAttempt {
+    pub t_ms: u64,
+    pub pid: i32,
+    /// `tcp`, `udp`, `unix`, ...
+    pub protocol: String,
+    /// Address and port, or the socket path.
+    pub destination: String,
+    pub decision: NetDecision,
+    pub reason: String,
+}
+
+/// Everything observed during one sandboxed command, built while it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema_version: u32,
+    pub request_id: String,
+    pub status: RunStatus,
+    pub exit_code: Option<i32>,
+    /// Signal that ended the command, if one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub command: Vec<String>,
+    pub limits: Limits,
+    pub limit_hit: Option<LimitKind>,
+    /// The isolation layers that were enforced, in the order applied.
+    pub layers: Vec<String>,
+    pub network_allowed: bool,
+    pub timeline: Vec<ExecEvent>,
+    pub files_read: Vec<FileAccess>,
+    pub files_written: Vec<FileAccess>,
+    pub network: Vec<NetAttempt>,
+    /// Peak resident memory of the run's processes, in bytes.
+    pub max_rss_bytes: u64,
+    pub cpu_ms: u64,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    /// Events the recorder dropped because the run produced more than it keeps.
+    pub dropped_events: u64,
+}

@@ -1,0 +1,88 @@
+//! The `airlock` command: parses arguments, resolves settings and calls the library crates.
+
+mod commands;
+mod settings;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use commands::{scan::ScanArgs, scan::SourceArgs};
+
+/// Try a third-party AI agent skill without trusting it: import, scan, run sealed, review.
+#[derive(Debug, Parser)]
+#[command(name = "airlock", version, about, max_term_width = 110)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Import a skill and scan it: classification, risk level and findings with file:line.
+    Scan(ScanArgs),
+    /// Check SKILL.md against the Agent Skills spec.
+    Validate(SourceArgs),
+    /// List the scripts a skill ships.
+    List(SourceArgs),
+}
+
+/// Exit codes, documented in the README.
+pub mod exit {
+    /// The command did what was asked; for scan, the risk is below `--fail-on`.
+    pub const OK: u8 = 0;
+    /// The scan reached the `--fail-on` level, or validation failed.
+    pub const POLICY: u8 = 1;
+    /// Bad arguments.
+    pub const USAGE: u8 = 2;
+    /// The source could not be imported: malformed, unreachable, too large or unsafe.
+    pub const SOURCE: u8 = 3;
+    /// Any other failure (I/O, disk full, internal).
+    pub const FAILURE: u8 = 4;
+    /// The sandbox could not be set up as asked (a layer this machine cannot enforce).
+    pub const SANDBOX: u8 = 5;
+}
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { exit::USAGE } else { exit::OK });
+        }
+    };
+    let result = match cli.command {
+        Command::Scan(args) => commands::scan::scan(&args),
+        Command::Validate(args) => commands::scan::validate(&args),
+        Command::List(args) => commands::scan::list(&args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {}", settings::escape(&format!("{err:#}")));
+            ExitCode::from(exit_code_of(&err))
+        }
+    }
+}
+
+/// Maps an error to its exit code, in this one place.
+fn exit_code_of(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if let Some(source) = cause.downcast_ref::<airlock_source::SourceError>() {
+            return match source {
+                airlock_source::SourceError::Io(_) | airlock_source::SourceError::DiskFull { .. } => {
+                    exit::FAILURE
+                }
+                _ => exit::SOURCE,
+            };
+        }
+    }
+    exit::FAILURE
+}
