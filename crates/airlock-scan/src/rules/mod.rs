@@ -79,8 +79,7 @@ impl FileScan<'_> {
         }
         match place {
             Place::Code => true,
-            Place::ProseLine | Place::Hidden => rule.prose != Prose::Never,
-            Place::Comment => rule.prose == Prose::Always,
+            Place::ProseLine | Place::Hidden | Place::Comment => rule.prose != Prose::Never,
         }
     }
 
@@ -109,7 +108,8 @@ impl FileScan<'_> {
                 Place::Comment | Place::ProseLine => {
                     let in_inline = inline_code.iter().any(|(s, e)| m.start() >= *s && m.end() <= *e);
                     let instruction = !describing
-                        && (rule.prose == Prose::Always || in_inline || compiled.action.is_match(text));
+                        && (rule.prose == Prose::Always
+                            || place == Place::ProseLine && (in_inline || compiled.action.is_match(text)));
                     if instruction {
                         (FindingContext::Instruction, rule.severity)
                     } else if place == Place::Comment {

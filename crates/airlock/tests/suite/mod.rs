@@ -1,0 +1,2 @@
+mod scan_cli;
+mod util;

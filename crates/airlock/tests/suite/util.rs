@@ -1,0 +1,65 @@
+//! Helpers: run the real `airlock` binary and build real git repositories.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", self.stdout, self.stderr))
+    }
+}
+
+pub fn airlock(data: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .env("AIRLOCK_DATA_DIR", data)
+        .env("NO_COLOR", "1")
+        .env_remove("AIRLOCK_GITHUB_BASE")
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+pub fn write(root: &Path, rel: &str, content: &str) {
+    let path = root.join(rel);
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, content).unwrap();
+}
+
+/// A repository with all its files committed; returns the commit id.
+pub fn commit_all(repo: &Path, message: &str) -> String {
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", message]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+pub fn init_repo(path: &Path) -> PathBuf {
+    fs_err::create_dir_all(path).unwrap();
+    git(path, &["init", "-q"]);
+    path.to_path_buf()
+}
+
+pub fn skill_md(name: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: Test skill {name}. Use it in tests.\n---\n\n{body}\n")
+}
