@@ -19,6 +19,8 @@ pub mod verdict;
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use airlock_types::{
     Finding, FindingContext, ScanReport, Severity, SkillSource, SkillSummary, SCHEMA_VERSION,
 };
@@ -51,13 +53,23 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         input.tree_root.join(input.subpath)
     };
     let inventory = inventory::build(input.tree_root, input.subpath)?;
+    // Files are independent: scan them on every core, then merge in inventory order.
+    let per_file: Vec<Result<(Vec<Finding>, verdict::Facts), ScanError>> = inventory
+        .files
+        .par_iter()
+        .map(|entry| {
+            let mut found = inventory::file_findings(entry, input.tree_root, &scan_root);
+            let mut facts = verdict::Facts::default();
+            rules::scan_file(entry, &input.tree_root.join(&entry.path), &mut found, &mut facts)?;
+            Ok((found, facts))
+        })
+        .collect();
     let mut findings = Vec::new();
     let mut facts = verdict::Facts::default();
-
-    for entry in &inventory.files {
-        let abs = input.tree_root.join(&entry.path);
-        findings.extend(inventory::file_findings(entry, input.tree_root, &scan_root));
-        rules::scan_file(entry, &abs, &mut findings, &mut facts)?;
+    for result in per_file {
+        let (found, file_facts) = result?;
+        findings.extend(found);
+        facts.merge(file_facts);
     }
     for (path, reason) in input.skipped {
         findings.push(Finding {

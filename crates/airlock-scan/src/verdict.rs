@@ -7,12 +7,11 @@ use crate::text::visible;
 /// Counts gathered while scanning, per file, that are not findings themselves.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
-    files: Vec<FileFacts>,
+    files: std::collections::BTreeMap<String, FileFacts>,
 }
 
 #[derive(Debug, Clone, Default)]
 struct FileFacts {
-    file: String,
     script: bool,
     exec_sites: usize,
     commands: usize,
@@ -30,15 +29,18 @@ pub struct Totals {
 
 impl Facts {
     fn entry(&mut self, file: &str) -> &mut FileFacts {
-        if let Some(i) = self.files.iter().position(|f| f.file == file) {
-            return &mut self.files[i];
+        self.files.entry(file.to_owned()).or_default()
+    }
+
+    /// Adds another set of facts (from a parallel worker) to this one.
+    pub fn merge(&mut self, other: Facts) {
+        for (file, f) in other.files {
+            let e = self.entry(&file);
+            e.script |= f.script;
+            e.exec_sites += f.exec_sites;
+            e.commands += f.commands;
+            e.shell_blocks += f.shell_blocks;
         }
-        self.files.push(FileFacts {
-            file: file.to_owned(),
-            ..FileFacts::default()
-        });
-        let last = self.files.len() - 1;
-        &mut self.files[last]
     }
 
     pub fn script(&mut self, file: &str) {
@@ -60,7 +62,8 @@ impl Facts {
         let prefix = format!("{dir}/");
         self.files
             .iter()
-            .filter(|f| dir.is_empty() || f.file.starts_with(&prefix))
+            .filter(|(file, _)| dir.is_empty() || file.starts_with(&prefix))
+            .map(|(_, f)| f)
             .fold(Totals::default(), |mut t, f| {
                 t.scripts += usize::from(f.script);
                 t.exec_sites += f.exec_sites;

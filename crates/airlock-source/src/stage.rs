@@ -265,6 +265,23 @@ pub(crate) fn import_folder(
     options: &ImportOptions,
 ) -> Result<StagedSource, SourceError> {
     let abs = fs_err::canonicalize(path)?;
+    // Fast path: the same content was staged before (the cache is keyed by the digest of its own content).
+    if let Ok((digest, _)) = digest_tree(&abs) {
+        let cached = options.data_dir.join("sources").join("folder").join(&digest[7..]);
+        if cached.is_dir() {
+            let source = make_source(
+                SourceKind::Folder,
+                spec,
+                abs.display().to_string(),
+                PinInfo { commit: None, requested_ref: None, pinned: true, pinned_url: None },
+                String::new(),
+                &cached,
+            )?;
+            if source.digest == digest {
+                return Ok(StagedSource { source, root: cached, skipped: Vec::new() });
+            }
+        }
+    }
     let tmp = staging_dir(options)?;
     let stage_root = tmp.path().join("tree");
     let mut tree = SafeTree::new(stage_root.clone(), abs.display().to_string(), options.limits)?;
