@@ -1,1 +1,123 @@
-//! placeholder
+//! The sealed runner.
+//!
+//! [`run`] starts a command in a fresh set of namespaces (user, mount, pid, net, ipc, uts, cgroup) on a tmpfs root
+//! with read-only system directories, copy-on-write workspaces ([`Mount::Rw`], an overlay whose upper layer lives
+//! on the size-limited root tmpfs), an environment built from nothing, rlimits, `no_new_privs`, Landlock and a
+//! seccomp filter, in that fixed order. A second seccomp filter sends execs, opens, connects and exits to the
+//! supervisor by user notification, which builds the [`RunRecord`](airlock_types::RunRecord) while the command
+//! runs. The in-sandbox half re-enters the current executable: programs that embed this crate call
+//! [`maybe_run_child`] first thing in `main`.
+//!
+//! Process tree: supervisor → helper (unshares, gets its id maps written by the supervisor) → init, pid 1 of the
+//! new pid namespace (builds the root, reaps, kills everything when the command ends) → the command.
+
+mod child;
+mod doctor;
+mod mounts;
+mod notify;
+mod protocol;
+mod seccomp;
+mod supervise;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use doctor::{doctor, Check, Report as DoctorReport};
+pub use supervise::run;
+
+/// Where a host folder appears in the sandbox.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum Mount {
+    /// Read-only bind.
+    Ro { host: PathBuf, sandbox: PathBuf },
+    /// Copy-on-write: reads see the host folder, writes land in the run's upper layer; the host is never written.
+    Rw { host: PathBuf, sandbox: PathBuf },
+}
+
+/// Resource limits, enforced by the kernel.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub disk_bytes: u64,
+    pub pids: u64,
+    pub cpus: u32,
+    pub open_files: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            memory_bytes: 512 << 20,
+            disk_bytes: 256 << 20,
+            pids: 256,
+            cpus: 1,
+            open_files: 1024,
+        }
+    }
+}
+
+/// One sandboxed command.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Config {
+    pub command: Vec<String>,
+    pub mounts: Vec<Mount>,
+    /// Working directory inside the sandbox; defaults to the first read-write mount, else `/home/sandbox`.
+    pub workdir: Option<PathBuf>,
+    /// Extra environment variables (nothing from the host is inherited).
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+    /// Record file opens (execs, connects and exits are always recorded).
+    pub record_files: bool,
+    /// Most bytes of stdout and of stderr kept in the record.
+    pub output_limit: usize,
+}
+
+impl Config {
+    pub fn new(command: Vec<String>) -> Self {
+        Self {
+            command,
+            mounts: Vec::new(),
+            workdir: None,
+            env: Vec::new(),
+            limits: Limits::default(),
+            record_files: true,
+            output_limit: 1 << 20,
+        }
+    }
+}
+
+/// The sandbox user inside the namespace.
+pub const SANDBOX_UID: u32 = 1000;
+pub const SANDBOX_HOME: &str = "/home/sandbox";
+/// Host uid the sandbox user maps to when airlock runs as root (so RLIMIT_NPROC applies).
+pub const ROOT_MODE_HOST_UID: u32 = 1_000_000;
+
+/// Why a sandbox could not run. A command that fails inside is not an error: see the record's status.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the sandbox could not be set up: {0}")]
+    Setup(String),
+    #[error("invalid sandbox request: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The argument that makes this executable act as the sandbox helper.
+pub const HELPER_ARG: &str = "__airlock_sandbox_helper";
+
+/// If this process was started as the sandbox helper, runs it and never returns; otherwise returns at once.
+pub fn maybe_run_child() {
+    if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
+        child::helper_main();
+    }
+}
+
+/// The current time as RFC 3339 in UTC.
+pub(crate) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
+}

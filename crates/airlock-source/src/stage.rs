@@ -273,12 +273,21 @@ pub(crate) fn import_folder(
                 SourceKind::Folder,
                 spec,
                 abs.display().to_string(),
-                PinInfo { commit: None, requested_ref: None, pinned: true, pinned_url: None },
+                PinInfo {
+                    commit: None,
+                    requested_ref: None,
+                    pinned: true,
+                    pinned_url: None,
+                },
                 String::new(),
                 &cached,
             )?;
             if source.digest == digest {
-                return Ok(StagedSource { source, root: cached, skipped: Vec::new() });
+                return Ok(StagedSource {
+                    source,
+                    root: cached,
+                    skipped: Vec::new(),
+                });
             }
         }
     }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{scan::ScanArgs, scan::SourceArgs};
+use commands::{exec::ExecArgs, scan::ScanArgs, scan::SourceArgs};
 
 /// Try a third-party AI agent skill without trusting it: import, scan, run sealed, review.
 #[derive(Debug, Parser)]
@@ -25,6 +25,14 @@ enum Command {
     Validate(SourceArgs),
     /// List the scripts a skill ships.
     List(SourceArgs),
+    /// Run a command in the sealed sandbox and record what it did.
+    Exec(ExecArgs),
+    /// Say which isolation layers this machine supports.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Exit codes, documented in the README.
@@ -51,6 +59,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
 
+    // The sandbox re-enters this binary for its in-sandbox half; that path never returns.
+    airlock_sandbox::maybe_run_child();
+
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -62,6 +73,8 @@ fn main() -> ExitCode {
         Command::Scan(args) => commands::scan::scan(&args),
         Command::Validate(args) => commands::scan::validate(&args),
         Command::List(args) => commands::scan::list(&args),
+        Command::Exec(args) => commands::exec::exec(&args),
+        Command::Doctor { json } => commands::exec::doctor(json),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -83,6 +96,12 @@ fn exit_code_of(err: &anyhow::Error) -> u8 {
                 _ => exit::SOURCE,
             };
         }
+    }
+    if err
+        .chain()
+        .any(|c| c.downcast_ref::<airlock_sandbox::SandboxError>().is_some())
+    {
+        return exit::SANDBOX;
     }
     exit::FAILURE
 }

@@ -27,14 +27,28 @@ fn scan_fixture(dir: &Path) -> ScanReport {
         created_at: "2026-01-01T00:00:00Z".into(),
     };
     let root = dir.parent().unwrap();
-    scan(&ScanInput { source, tree_root: root, subpath: &name, folder_name: Some(name.clone()), skipped: &[] }).unwrap()
+    scan(&ScanInput {
+        source,
+        tree_root: root,
+        subpath: &name,
+        folder_name: Some(name.clone()),
+        skipped: &[],
+    })
+    .unwrap()
 }
 
 #[test]
 fn fixture_levels_match_expectations() {
-    let mut dirs: Vec<_> = fs_err::read_dir(fixtures_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<_> = fs_err::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
-    assert!(dirs.len() >= 25, "the fixture set needs at least 25 skills, has {}", dirs.len());
+    assert!(
+        dirs.len() >= 25,
+        "the fixture set needs at least 25 skills, has {}",
+        dirs.len()
+    );
     let mut wrong = Vec::new();
     for dir in &dirs {
         let expected = fs_err::read_to_string(dir.join("EXPECTED")).unwrap();
@@ -57,16 +71,29 @@ fn fixture_levels_match_expectations() {
             ));
         }
     }
-    assert!(wrong.is_empty(), "{} of {} fixtures scored wrong:\n{}", wrong.len(), dirs.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} fixtures scored wrong:\n{}",
+        wrong.len(),
+        dirs.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn benign_skills_that_talk_about_danger_stay_below_high() {
     for name in ["code-review-checklist", "security-audit-guide", "format-json"] {
         let report = scan_fixture(&fixtures_dir().join(name));
-        assert!(report.risk_level < RiskLevel::High, "{name} scored {}", report.risk_level);
         assert!(
-            report.findings.iter().any(|f| f.context == FindingContext::Prose || f.context == FindingContext::Comment),
+            report.risk_level < RiskLevel::High,
+            "{name} scored {}",
+            report.risk_level
+        );
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.context == FindingContext::Prose || f.context == FindingContext::Comment),
             "{name}: the mentions should still be reported as info"
         );
     }
@@ -82,7 +109,13 @@ fn every_finding_cites_a_real_file_and_line() {
             if f.rule == "skill-md/missing" {
                 continue;
             }
-            assert!(path.symlink_metadata().is_ok(), "{}: {} cites missing file {}", dir.display(), f.rule, f.file);
+            assert!(
+                path.symlink_metadata().is_ok(),
+                "{}: {} cites missing file {}",
+                dir.display(),
+                f.rule,
+                f.file
+            );
             if f.line > 0 {
                 let text = String::from_utf8_lossy(&fs_err::read(&path).unwrap()).into_owned();
                 assert!(

@@ -1,0 +1,400 @@
+//! The recorder: answers seccomp user notifications from the sandbox, noting each exec, open, connect and exit
+//! before letting the call continue. Paths and addresses are read from the caller's memory and are hints (the
+//! caller may change them after the read); the record is an audit trail, the enforcement is elsewhere.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use airlock_types::{ExecEvent, FileAccess, NetAttempt, NetDecision};
+
+const NOTIF_RECV: libc::c_ulong = 0xc050_2100;
+const NOTIF_SEND: libc::c_ulong = 0xc018_2101;
+const NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
+const FLAG_CONTINUE: u32 = 1;
+/// Events kept per kind; more are counted as dropped.
+const MAX_EVENTS: usize = 10_000;
+
+#[repr(C)]
+#[derive(Default)]
+struct SeccompData {
+    nr: i32,
+    arch: u32,
+    ip: u64,
+    args: [u64; 6],
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Notif {
+    id: u64,
+    pid: u32,
+    flags: u32,
+    data: SeccompData,
+}
+
+#[repr(C)]
+struct Resp {
+    id: u64,
+    val: i64,
+    error: i32,
+    flags: u32,
+}
+
+/// What the recorder saw.
+#[derive(Debug, Default)]
+pub struct Recording {
+    pub timeline: Vec<ExecEvent>,
+    pub files_read: Vec<FileAccess>,
+    pub files_written: Vec<FileAccess>,
+    pub network: Vec<NetAttempt>,
+    pub dropped: u64,
+}
+
+struct Reader {
+    mem: HashMap<u32, File>,
+}
+
+impl Reader {
+    fn mem(&mut self, pid: u32) -> Option<&File> {
+        if !self.mem.contains_key(&pid) {
+            let f = File::open(format!("/proc/{pid}/mem")).ok()?;
+            self.mem.insert(pid, f);
+        }
+        self.mem.get(&pid)
+    }
+
+    fn bytes(&mut self, pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        let n = self.mem(pid)?.read_at(&mut buf, addr).ok()?;
+        buf.truncate(n);
+        Some(buf)
+    }
+
+    fn string(&mut self, pid: u32, addr: u64) -> Option<String> {
+        if addr == 0 {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut at = addr;
+        while out.len() < 4096 {
+            // Read up to the page end so a string at the end of a mapping does not fail the read.
+            let chunk = (4096 - (at % 4096)) as usize;
+            let bytes = self.bytes(pid, at, chunk)?;
+            if bytes.is_empty() {
+                break;
+            }
+            if let Some(nul) = bytes.iter().position(|b| *b == 0) {
+                out.extend_from_slice(&bytes[..nul]);
+                return Some(String::from_utf8_lossy(&out).into_owned());
+            }
+            out.extend_from_slice(&bytes);
+            at += bytes.len() as u64;
+        }
+        Some(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn argv(&mut self, pid: u32, addr: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0..256u64 {
+            let Some(ptr) = self.bytes(pid, addr + i * 8, 8) else {
+                break;
+            };
+            let Ok(ptr) = <[u8; 8]>::try_from(ptr.as_slice()) else {
+                break;
+            };
+            let ptr = u64::from_ne_bytes(ptr);
+            if ptr == 0 {
+                break;
+            }
+            out.push(self.string(pid, ptr).unwrap_or_default());
+        }
+        out
+    }
+}
+
+fn ns_pid(pid: u32) -> (i32, i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+    };
+    let nspid = field("NSpid:")
+        .and_then(|v| v.last().and_then(|p| p.parse().ok()))
+        .unwrap_or(0);
+    let ppid_host: u32 = field("PPid:")
+        .and_then(|v| v.first().and_then(|p| p.parse().ok()))
+        .unwrap_or(0);
+    let ppid = if ppid_host == 0 {
+        0
+    } else {
+        std::fs::read_to_string(format!("/proc/{ppid_host}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .and_then(|v| v.split_whitespace().last().and_then(|p| p.parse().ok()))
+            .unwrap_or(0)
+    };
+    (nspid, ppid)
+}
+
+fn link(path: String) -> String {
+    std::fs::read_link(path)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+fn absolute(pid: u32, dirfd: i32, path: &str) -> String {
+    if path.starts_with('/') {
+        return path.to_owned();
+    }
+    let base = if dirfd == libc::AT_FDCWD {
+        link(format!("/proc/{pid}/cwd"))
+    } else {
+        link(format!("/proc/{pid}/fd/{dirfd}"))
+    };
+    if path.is_empty() {
+        return base;
+    }
+    format!("{}/{}", base.trim_end_matches('/'), path)
+}
+
+fn sockaddr(
+    reader: &mut Reader,
+    pid: u32,
+    addr: u64,
+    len: u64,
+) -> Option<(String, String, NetDecision, String)> {
+    let bytes = reader.bytes(pid, addr, usize::try_from(len.min(128)).ok()?)?;
+    let family = u16::from_ne_bytes([*bytes.first()?, *bytes.get(1)?]);
+    match i32::from(family) {
+        libc::AF_INET if bytes.len() >= 8 => {
+            let port = u16::from_be_bytes([bytes[2], bytes[3]]);
+            let ip = std::net::Ipv4Addr::new(bytes[4], bytes[5], bytes[6], bytes[7]);
+            let (decision, reason) = if ip.is_loopback() {
+                (NetDecision::Local, "the sandbox's own loopback")
+            } else {
+                (NetDecision::Denied, "no network: the sandbox has only loopback")
+            };
+            Some(("tcp/udp".into(), format!("{ip}:{port}"), decision, reason.into()))
+        }
+        libc::AF_INET6 if bytes.len() >= 24 => {
+            let port = u16::from_be_bytes([bytes[2], bytes[3]]);
+            let mut octets = [0u8; 16];
+            octets.copy_from_slice(&bytes[8..24]);
+            let ip = std::net::Ipv6Addr::from(octets);
+            let (decision, reason) = if ip.is_loopback() {
+                (NetDecision::Local, "the sandbox's own loopback")
+            } else {
+                (NetDecision::Denied, "no network: the sandbox has only loopback")
+            };
+            Some((
+                "tcp6/udp6".into(),
+                format!("[{ip}]:{port}"),
+                decision,
+                reason.into(),
+            ))
+        }
+        libc::AF_UNIX => {
+            let raw = &bytes[2..];
+            let path = if raw.first() == Some(&0) {
+                format!("@{}", String::from_utf8_lossy(&raw[1..]).trim_end_matches('\0'))
+            } else {
+                String::from_utf8_lossy(raw.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+            };
+            Some((
+                "unix".into(),
+                path,
+                NetDecision::Local,
+                "a socket inside the sandbox".into(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Runs until the listener reports that no process is left, or `stop` is set.
+pub fn record(
+    listener: OwnedFd,
+    started: Instant,
+    stop: Arc<AtomicBool>,
+    pin_cpu: Option<usize>,
+) -> Recording {
+    if let Some(cpu) = pin_cpu {
+        let mut set = nix::sched::CpuSet::new();
+        if set.set(cpu).is_ok() {
+            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+        }
+    }
+    let fd = listener.as_raw_fd();
+    let mut rec = Recording::default();
+    let mut reader = Reader { mem: HashMap::new() };
+    let mut last_exec: HashMap<i32, usize> = HashMap::new();
+    let mut seen_read = BTreeSet::new();
+    let mut seen_written = BTreeSet::new();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, 100) };
+        if n == 0 {
+            continue;
+        }
+        if n < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 && pfd.revents & libc::POLLIN == 0 {
+            break;
+        }
+        let mut notif = Notif::default();
+        // SAFETY: a zeroed notification buffer of the kernel's layout.
+        if unsafe { libc::ioctl(fd, NOTIF_RECV, &mut notif) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) || err.raw_os_error() == Some(libc::ENOENT) {
+                continue;
+            }
+            break;
+        }
+        let t_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let pid = notif.pid;
+        let args = notif.data.args;
+        let nr = i64::from(notif.data.nr);
+        let (nspid, ppid) = ns_pid(pid);
+        match nr {
+            libc::SYS_execve | libc::SYS_execveat => {
+                let (path, argv_ptr) = if nr == libc::SYS_execve {
+                    (reader.string(pid, args[0]).unwrap_or_default(), args[1])
+                } else {
+                    let p = reader.string(pid, args[1]).unwrap_or_default();
+                    (absolute(pid, args[0] as i32, &p), args[2])
+                };
+                let argv = reader.argv(pid, argv_ptr);
+                let cwd = link(format!("/proc/{pid}/cwd"));
+                // The process image is replaced: its memory handle is stale after this.
+                reader.mem.remove(&pid);
+                if rec.timeline.len() < MAX_EVENTS {
+                    last_exec.insert(nspid, rec.timeline.len());
+                    rec.timeline.push(ExecEvent {
+                        t_ms,
+                        pid: nspid,
+                        ppid,
+                        path,
+                        argv,
+                        cwd,
+                        exit_code: None,
+                    });
+                } else {
+                    rec.dropped += 1;
+                }
+            }
+            libc::SYS_exit_group => {
+                if let Some(i) = last_exec.get(&nspid) {
+                    rec.timeline[*i].exit_code = Some((args[0] & 0xff) as i32);
+                }
+                reader.mem.remove(&pid);
+            }
+            libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => {
+                let (dirfd, path_ptr, flags) = match nr {
+                    libc::SYS_open => (libc::AT_FDCWD, args[0], args[1]),
+                    libc::SYS_creat => (libc::AT_FDCWD, args[0], (libc::O_CREAT | libc::O_WRONLY) as u64),
+                    libc::SYS_openat2 => {
+                        let how = reader.bytes(pid, args[2], 8).unwrap_or_default();
+                        let flags = <[u8; 8]>::try_from(how.as_slice())
+                            .map(u64::from_ne_bytes)
+                            .unwrap_or(0);
+                        (args[0] as i32, args[1], flags)
+                    }
+                    _ => (args[0] as i32, args[1], args[2]),
+                };
+                if let Some(p) = reader.string(pid, path_ptr) {
+                    let full = absolute(pid, dirfd, &p);
+                    let write =
+                        flags as i32 & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0;
+                    let (list, seen) = if write {
+                        (&mut rec.files_written, &mut seen_written)
+                    } else {
+                        (&mut rec.files_read, &mut seen_read)
+                    };
+                    if seen.insert(full.clone()) {
+                        if list.len() < MAX_EVENTS {
+                            list.push(FileAccess {
+                                path: full,
+                                pid: nspid,
+                                t_ms,
+                            });
+                        } else {
+                            rec.dropped += 1;
+                        }
+                    }
+                }
+            }
+            libc::SYS_connect | libc::SYS_sendto => {
+                let (addr, len) = if nr == libc::SYS_connect {
+                    (args[1], args[2])
+                } else {
+                    (args[4], args[5])
+                };
+                if let Some((protocol, destination, decision, reason)) = sockaddr(&mut reader, pid, addr, len)
+                {
+                    if rec.network.len() < MAX_EVENTS {
+                        rec.network.push(NetAttempt {
+                            t_ms,
+                            pid: nspid,
+                            protocol,
+                            destination,
+                            decision,
+                            reason,
+                        });
+                    } else {
+                        rec.dropped += 1;
+                    }
+                }
+            }
+            libc::SYS_sendmsg => {
+                let hdr = reader.bytes(pid, args[1], 16).unwrap_or_default();
+                if hdr.len() == 16 {
+                    let name = u64::from_ne_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
+                    let len = u64::from(u32::from_ne_bytes(hdr[8..12].try_into().unwrap_or([0; 4])));
+                    if name != 0 {
+                        if let Some((protocol, destination, decision, reason)) =
+                            sockaddr(&mut reader, pid, name, len)
+                        {
+                            if protocol != "unix" && rec.network.len() < MAX_EVENTS {
+                                rec.network.push(NetAttempt {
+                                    t_ms,
+                                    pid: nspid,
+                                    protocol,
+                                    destination,
+                                    decision,
+                                    reason,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut id = notif.id;
+        // SAFETY: checks that the notification is still live before answering.
+        let _ = unsafe { libc::ioctl(fd, NOTIF_ID_VALID, &mut id) };
+        let resp = Resp {
+            id: notif.id,
+            val: 0,
+            error: 0,
+            flags: FLAG_CONTINUE,
+        };
+        // SAFETY: a response of the kernel's layout for a notification we received.
+        unsafe { libc::ioctl(fd, NOTIF_SEND, &resp) };
+    }
+    rec
+}

@@ -1,0 +1,79 @@
+//! Messages between the supervisor and the sandbox's processes over a SOCK_SEQPACKET pair, with file
+//! descriptors passed by SCM_RIGHTS. The helper's end is always descriptor 3.
+
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+
+pub const HELPER_FD: RawFd = 3;
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum Msg {
+    /// Supervisor → helper: what to run.
+    Config(Box<crate::Config>, u32),
+    /// Helper → supervisor: namespaces created, write my id maps.
+    Unshared,
+    /// Supervisor → helper: maps written.
+    Mapped,
+    /// Helper → supervisor: host pid of the sandbox's init.
+    Init(i32),
+    /// Init → supervisor: the root is built; carries the fd of the upper layers' folder.
+    Root(Vec<String>),
+    /// Command → supervisor: filters installed; carries the notification listener fd. Then it execs.
+    Listener,
+    /// Init → supervisor: how the command ended, and resource use of the whole run.
+    Exit {
+        code: Option<i32>,
+        signal: Option<i32>,
+        max_rss_kb: i64,
+        cpu_ms: u64,
+    },
+    /// Any sandbox process → supervisor: a layer could not be set up.
+    Error(String),
+}
+
+pub fn send(fd: RawFd, msg: &Msg, pass: Option<RawFd>) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+    let iov = [IoSlice::new(&bytes)];
+    let fds;
+    let cmsgs: Vec<ControlMessage<'_>> = match pass {
+        Some(f) => {
+            fds = [f];
+            vec![ControlMessage::ScmRights(&fds)]
+        }
+        None => vec![],
+    };
+    sendmsg::<()>(fd, &iov, &cmsgs, MsgFlags::empty(), None).map_err(std::io::Error::from)?;
+    Ok(())
+}
+
+pub fn recv(fd: RawFd) -> std::io::Result<(Msg, Option<OwnedFd>)> {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut cmsg = nix::cmsg_space!([RawFd; 1]);
+    let (len, passed) = {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let msg = recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
+            .map_err(std::io::Error::from)?;
+        let mut passed = None;
+        for c in msg.cmsgs().map_err(std::io::Error::from)? {
+            if let ControlMessageOwned::ScmRights(fds) = c {
+                // SAFETY: the kernel just gave us these descriptors; we own them now.
+                passed = fds.first().map(|f| unsafe { OwnedFd::from_raw_fd(*f) });
+            }
+        }
+        (msg.bytes, passed)
+    };
+    if len == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "sandbox channel closed",
+        ));
+    }
+    let msg = serde_json::from_slice(&buf[..len]).map_err(std::io::Error::other)?;
+    Ok((msg, passed))
+}
+
+pub fn raw(fd: &impl AsRawFd) -> RawFd {
+    fd.as_raw_fd()
+}

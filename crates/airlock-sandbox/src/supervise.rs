@@ -1,0 +1,371 @@
+//! The supervisor: starts the helper, writes its id maps, collects the descriptors the sandbox hands back,
+//! records while the command runs, enforces the wall-clock timeout and builds the run record.
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+use nix::unistd::Pid;
+
+use airlock_types::{
+    LimitEnforcement, LimitKind, Limits as RecordLimits, RunRecord, RunStatus, SCHEMA_VERSION,
+};
+
+use crate::notify::{record, Recording};
+use crate::protocol::{recv, send, Msg, HELPER_FD};
+use crate::{Config, Mount, SandboxError, HELPER_ARG, ROOT_MODE_HOST_UID, SANDBOX_UID};
+
+fn setup(msg: impl Into<String>) -> SandboxError {
+    SandboxError::Setup(msg.into())
+}
+
+/// Checks and normalises the request: a command, existing mount sources, absolute sandbox paths.
+fn validate(config: &Config) -> Result<Config, SandboxError> {
+    let mut config = config.clone();
+    if config.command.is_empty() {
+        return Err(SandboxError::Invalid("no command given".into()));
+    }
+    for m in &mut config.mounts {
+        let (Mount::Ro { host, sandbox } | Mount::Rw { host, sandbox }) = m;
+        *host = fs_err::canonicalize(&*host)
+            .map_err(|e| SandboxError::Invalid(format!("{}: {e}", host.display())))?;
+        if !host.is_dir() {
+            return Err(SandboxError::Invalid(format!(
+                "{} is not a folder",
+                host.display()
+            )));
+        }
+        if !sandbox.is_absolute() || sandbox.components().any(|c| c == std::path::Component::ParentDir) {
+            return Err(SandboxError::Invalid(format!(
+                "sandbox path {} must be absolute, without `..`",
+                sandbox.display()
+            )));
+        }
+        let reserved = ["/proc", "/dev", "/etc", "/usr", "/.airlock", "/"];
+        if reserved.iter().any(|r| sandbox == std::path::Path::new(r)) {
+            return Err(SandboxError::Invalid(format!(
+                "{} is reserved inside the sandbox",
+                sandbox.display()
+            )));
+        }
+    }
+    Ok(config)
+}
+
+fn write_maps(pid: u32) -> Result<(), SandboxError> {
+    let euid = nix::unistd::geteuid().as_raw();
+    let egid = nix::unistd::getegid().as_raw();
+    let (uid, gid) = if euid == 0 {
+        (ROOT_MODE_HOST_UID, ROOT_MODE_HOST_UID)
+    } else {
+        (euid, egid)
+    };
+    if euid != 0 {
+        fs_err::write(format!("/proc/{pid}/setgroups"), "deny")?;
+    }
+    fs_err::write(format!("/proc/{pid}/uid_map"), format!("{SANDBOX_UID} {uid} 1\n"))?;
+    fs_err::write(format!("/proc/{pid}/gid_map"), format!("{SANDBOX_UID} {gid} 1\n"))?;
+    Ok(())
+}
+
+fn reader(mut pipe: impl Read + Send + 'static, limit: usize) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 65536];
+        let mut truncated = false;
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = limit.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+            truncated |= n > room;
+        }
+        (kept, truncated)
+    })
+}
+
+struct Started {
+    child: Child,
+    init: i32,
+    upper: OwnedFd,
+    listener: OwnedFd,
+}
+
+fn expect(channel: &OwnedFd) -> Result<(Msg, Option<OwnedFd>), SandboxError> {
+    match recv(channel.as_raw_fd()) {
+        Ok((Msg::Error(e), _)) => Err(setup(e)),
+        Ok(other) => Ok(other),
+        Err(e) => Err(setup(format!("the sandbox helper stopped during setup ({e})"))),
+    }
+}
+
+fn start(config: &Config, root: &std::path::Path, helper: &std::path::Path) -> Result<Started, SandboxError> {
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| setup(format!("socketpair: {e}")))?;
+    let theirs_raw = theirs.as_raw_fd();
+    let mut cmd = Command::new(helper);
+    cmd.arg(HELPER_ARG)
+        .arg(root)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: dup2 is async-signal-safe; it runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(theirs_raw, HELPER_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| setup(format!("start {}: {e}", helper.display())))?;
+    drop(theirs);
+    let fail = |child: &mut Child, e: SandboxError| {
+        let _ = child.kill();
+        let _ = child.wait();
+        e
+    };
+    let steps = (|| {
+        send(ours.as_raw_fd(), &Msg::Config(Box::new(config.clone()), 0), None)?;
+        match expect(&ours)? {
+            (Msg::Unshared, _) => {}
+            other => return Err(setup(format!("unexpected {:?}", other.0))),
+        }
+        write_maps(child.id())?;
+        send(ours.as_raw_fd(), &Msg::Mapped, None)?;
+        let init = match expect(&ours)? {
+            (Msg::Init(pid), _) => pid,
+            other => return Err(setup(format!("unexpected {:?}", other.0))),
+        };
+        let upper = match expect(&ours)? {
+            (Msg::Root(_), Some(fd)) => fd,
+            other => return Err(setup(format!("unexpected {:?}", other.0))),
+        };
+        let listener = match expect(&ours)? {
+            (Msg::Listener, Some(fd)) => fd,
+            other => return Err(setup(format!("unexpected {:?}", other.0))),
+        };
+        Ok::<_, SandboxError>((init, upper, listener))
+    })();
+    match steps {
+        Ok((init, upper, listener)) => {
+            // Keep the channel open in a thread-owned slot: init reports the exit on it.
+            CHANNEL.with(|c| *c.borrow_mut() = Some(ours));
+            Ok(Started {
+                child,
+                init,
+                upper,
+                listener,
+            })
+        }
+        Err(e) => Err(fail(&mut child, e)),
+    }
+}
+
+thread_local! {
+    static CHANNEL: std::cell::RefCell<Option<OwnedFd>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs one command in a fresh sandbox and returns what happened. `helper` is the executable that calls
+/// [`maybe_run_child`](crate::maybe_run_child) (the current one when `None`).
+pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, SandboxError> {
+    let config = validate(config)?;
+    let helper = match helper {
+        Some(h) => h,
+        None => std::env::current_exe()?,
+    };
+    let root_dir = tempfile::Builder::new().prefix("airlock-root-").tempdir()?;
+    fs_err::set_permissions(
+        root_dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )?;
+    let started_at = crate::now_rfc3339();
+    let t0 = Instant::now();
+    let mut s = start(&config, root_dir.path(), &helper)?;
+    let stdout = reader(
+        s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
+        config.output_limit,
+    );
+    let stderr = reader(
+        s.child.stderr.take().ok_or_else(|| setup("no stderr pipe"))?,
+        config.output_limit,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let pin = (config.limits.cpus == 1).then(|| first_allowed_cpu()).flatten();
+    let recorder = {
+        let stop = stop.clone();
+        let listener = s.listener;
+        std::thread::spawn(move || record(listener, t0, stop, pin))
+    };
+    let deadline = t0 + config.limits.timeout;
+    let mut timed_out = false;
+    loop {
+        if s.child.try_wait()?.is_some() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
+            let _ = s.child.kill();
+            let _ = s.child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let exit = CHANNEL.with(|c| {
+        let chan = c.borrow_mut().take()?;
+        // Init sends its report before exiting; after a timeout there is none.
+        let mut pfd = libc::pollfd {
+            fd: chan.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
+            return None;
+        }
+        match recv(chan.as_raw_fd()) {
+            Ok((
+                Msg::Exit {
+                    code,
+                    signal,
+                    max_rss_kb,
+                    cpu_ms,
+                },
+                _,
+            )) => Some((code, signal, max_rss_kb, cpu_ms)),
+            _ => None,
+        }
+    });
+    stop.store(true, Ordering::Relaxed);
+    let rec: Recording = recorder.join().unwrap_or_default();
+    let (out, out_trunc) = stdout.join().unwrap_or_default();
+    let (err, err_trunc) = stderr.join().unwrap_or_default();
+    let (code, signal, max_rss_kb, cpu_ms) = exit.unwrap_or((None, None, 0, 0));
+    let stderr_text = String::from_utf8_lossy(&err).into_owned();
+    let disk_full = upper_full(&s.upper);
+    let limit_hit = if timed_out {
+        Some(LimitKind::Timeout)
+    } else if signal == Some(libc::SIGXCPU) {
+        Some(LimitKind::Cpu)
+    } else if signal == Some(libc::SIGXFSZ) {
+        Some(LimitKind::FileSize)
+    } else if disk_full {
+        Some(LimitKind::Disk)
+    } else if code != Some(0) && memory_exhausted(&stderr_text) {
+        Some(LimitKind::Memory)
+    } else if code != Some(0) && stderr_text.contains("Resource temporarily unavailable") {
+        Some(LimitKind::Pids)
+    } else {
+        None
+    };
+    let status = if timed_out {
+        RunStatus::TimedOut
+    } else if limit_hit.is_some() {
+        RunStatus::LimitExceeded
+    } else if signal.is_some() {
+        RunStatus::Killed
+    } else if code == Some(0) {
+        RunStatus::Succeeded
+    } else {
+        RunStatus::Failed
+    };
+    let l = &config.limits;
+    Ok(RunRecord {
+        schema_version: SCHEMA_VERSION,
+        request_id: request_id(),
+        status,
+        exit_code: code.or(signal.map(|s| 128 + s)),
+        signal,
+        timed_out,
+        started_at,
+        duration_ms,
+        command: config.command.clone(),
+        limits: RecordLimits {
+            timeout_ms: u64::try_from(l.timeout.as_millis()).unwrap_or(u64::MAX),
+            memory_bytes: l.memory_bytes,
+            disk_bytes: l.disk_bytes,
+            pids: l.pids,
+            cpus: l.cpus,
+            cpu_seconds: l.timeout.as_secs().saturating_mul(u64::from(l.cpus.max(1))) + 1,
+            open_files: l.open_files,
+            file_size_bytes: l.disk_bytes,
+            enforcement: LimitEnforcement::Rlimits,
+        },
+        limit_hit,
+        layers: LAYERS.iter().map(|s| (*s).to_owned()).collect(),
+        network_allowed: false,
+        timeline: rec.timeline,
+        files_read: rec.files_read,
+        files_written: rec.files_written,
+        network: rec.network,
+        max_rss_bytes: u64::try_from(max_rss_kb).unwrap_or(0) * 1024,
+        cpu_ms,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: stderr_text,
+        stdout_truncated: out_trunc,
+        stderr_truncated: err_trunc,
+        dropped_events: rec.dropped,
+    })
+}
+
+/// The layers every run enforces, in the order they are applied.
+pub const LAYERS: [&str; 9] = [
+    "namespaces:user,mount,pid,net,ipc,uts,cgroup",
+    "pivot_root:tmpfs",
+    "overlay:copy-on-write",
+    "rlimits",
+    "setsid",
+    "capabilities:dropped",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+];
+
+fn memory_exhausted(stderr: &str) -> bool {
+    [
+        "MemoryError",
+        "Cannot allocate memory",
+        "out of memory",
+        "bad_alloc",
+        "memory allocation",
+    ]
+    .iter()
+    .any(|s| stderr.contains(s))
+}
+
+fn upper_full(upper: &OwnedFd) -> bool {
+    nix::sys::statvfs::fstatvfs(upper)
+        .map(|s| s.blocks_available() < s.blocks() / 100 + 1)
+        .unwrap_or(false)
+}
+
+fn first_allowed_cpu() -> Option<usize> {
+    let set = nix::sched::sched_getaffinity(Pid::from_raw(0)).ok()?;
+    (0..nix::sched::CpuSet::count()).find(|c| set.is_set(*c).unwrap_or(false))
+}
+
+fn request_id() -> String {
+    let mut bytes = [0u8; 8];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,202 @@
+//! `airlock exec` and `airlock doctor`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+use airlock_sandbox::{Config, Limits, Mount};
+
+use crate::exit;
+use crate::settings::escape;
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Mount a host folder read-only: HOST[:SANDBOX_PATH] (same path inside by default).
+    #[arg(long, value_name = "PATH")]
+    pub ro: Vec<String>,
+    /// Mount a host folder copy-on-write: HOST[:SANDBOX_PATH]. The host folder is never written.
+    #[arg(long, value_name = "PATH")]
+    pub rw: Vec<String>,
+    /// Working directory inside the sandbox.
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+    /// Allow network to HOST[:PORT] (not available yet: the sandbox has loopback only).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub allow_net: Vec<String>,
+    /// Wall-clock limit (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Memory limit (address space), e.g. 512M.
+    #[arg(long, default_value = "512M", value_parser = parse_size)]
+    pub memory: u64,
+    /// Disk limit for everything the run writes, e.g. 256M.
+    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    pub disk: u64,
+    /// Most processes.
+    #[arg(long, default_value_t = 256)]
+    pub pids: u64,
+    /// CPUs the command may use.
+    #[arg(long, default_value_t = 1)]
+    pub cpus: u32,
+    /// Set an environment variable inside (nothing from the host is passed).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Append one JSON line describing the run to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub audit: Option<PathBuf>,
+    /// Print the run record as JSON on stdout (the command's output is inside it).
+    #[arg(long)]
+    pub json: bool,
+    /// Do not record file opens (execs, connects and exits are still recorded).
+    #[arg(long)]
+    pub no_record_files: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (num, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: use 30s, 2m or 500ms"))?;
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        _ => Err(format!("`{text}` is not a duration: use 30s, 2m or 500ms")),
+    }
+}
+
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (num, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size: use 512M or 2G"))?;
+    let mult = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return Err(format!("`{text}` is not a size: use 512M or 2G")),
+    };
+    Ok(n * mult)
+}
+
+fn mount_arg(text: &str) -> (PathBuf, PathBuf) {
+    match text.split_once(':') {
+        Some((host, sandbox)) => (PathBuf::from(host), PathBuf::from(sandbox)),
+        None => {
+            let abs = std::path::absolute(text).unwrap_or_else(|_| PathBuf::from(text));
+            (PathBuf::from(text), abs)
+        }
+    }
+}
+
+pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
+    if !args.allow_net.is_empty() {
+        anyhow::bail!("--allow-net is not supported yet: the sandbox has loopback only; run without it");
+    }
+    let mut config = Config::new(args.command.clone());
+    for ro in &args.ro {
+        let (host, sandbox) = mount_arg(ro);
+        config.mounts.push(Mount::Ro { host, sandbox });
+    }
+    for rw in &args.rw {
+        let (host, sandbox) = mount_arg(rw);
+        config.mounts.push(Mount::Rw { host, sandbox });
+    }
+    config.workdir = args.workdir.clone();
+    for kv in &args.env {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("--env {kv}: use K=V"))?;
+        config.env.push((k.to_owned(), v.to_owned()));
+    }
+    config.limits = Limits {
+        timeout: args.timeout,
+        memory_bytes: args.memory,
+        disk_bytes: args.disk,
+        pids: args.pids,
+        cpus: args.cpus,
+        open_files: 1024,
+    };
+    config.record_files = !args.no_record_files;
+    let record = airlock_sandbox::run(&config, None)?;
+    if let Some(path) = &args.audit {
+        let line = json!({
+            "ts": record.started_at,
+            "command": record.command,
+            "exit_code": record.exit_code,
+            "duration_ms": record.duration_ms,
+            "request_id": record.request_id,
+            "network_allowed": record.network_allowed,
+            "memory_limit_mb": record.limits.memory_bytes >> 20,
+            "timed_out": record.timed_out,
+            "status": record.status,
+            "limit_hit": record.limit_hit,
+            "limits": record.limits,
+            "execs": record.timeline.len(),
+            "files_read": record.files_read.len(),
+            "files_written": record.files_written.len(),
+            "network_attempts": record.network.len(),
+        });
+        let mut file = fs_err::OpenOptions::new().create(true).append(true).open(path)?;
+        writeln!(file, "{line}")?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&record)?);
+    } else {
+        print!("{}", escape(&record.stdout));
+        eprint!("{}", escape(&record.stderr));
+        eprintln!(
+            "airlock: {:?} (exit {}) in {} ms; {} exec(s), {} file(s) read, {} written, {} network attempt(s){}",
+            record.status,
+            record.exit_code.map_or("-".to_owned(), |c| c.to_string()),
+            record.duration_ms,
+            record.timeline.len(),
+            record.files_read.len(),
+            record.files_written.len(),
+            record.network.len(),
+            record.limit_hit.map_or(String::new(), |l| format!("; limit hit: {l:?}")),
+        );
+    }
+    Ok(record
+        .exit_code
+        .map_or(exit::FAILURE, |c| u8::try_from(c).unwrap_or(exit::FAILURE)))
+}
+
+pub fn doctor(json: bool) -> anyhow::Result<u8> {
+    let report = airlock_sandbox::doctor(None);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for c in &report.checks {
+            println!(
+                "{} {}: {}",
+                if c.ok { "ok  " } else { "MISSING" },
+                c.layer,
+                escape(&c.detail)
+            );
+            if !c.ok {
+                if let Some(fix) = &c.fix {
+                    println!("       fix: {fix}");
+                }
+            }
+        }
+        println!(
+            "{}",
+            if report.ready {
+                "ready: airlock exec can run here"
+            } else {
+                "not ready: see the fixes above"
+            }
+        );
+    }
+    Ok(if report.ready { exit::OK } else { exit::SANDBOX })
+}
