@@ -20,7 +20,7 @@ pub struct Report {
 }
 
 fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned())
+    fs_err::read_to_string(path).ok().map(|s| s.trim().to_owned())
 }
 
 /// Probes the machine. The user-namespace, overlay, Landlock and seccomp checks run a real sandbox.

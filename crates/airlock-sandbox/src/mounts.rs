@@ -66,7 +66,7 @@ fn bind_ro(src: &Path, dst: &Path) -> R<()> {
 }
 
 fn mkdirs(path: &Path) -> R<()> {
-    ctx(std::fs::create_dir_all(path), || {
+    ctx(fs_err::create_dir_all(path), || {
         format!("create {}", path.display())
     })
 }
@@ -140,7 +140,7 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         ("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n".to_owned()),
     ];
     for (name, content) in files {
-        ctx(std::fs::write(etc.join(name), content), || {
+        ctx(fs_err::write(etc.join(name), content), || {
             format!("write /etc/{name}")
         })?;
     }

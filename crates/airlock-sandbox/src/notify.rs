@@ -61,9 +61,8 @@ struct Reader {
 
 impl Reader {
     fn mem(&mut self, pid: u32) -> Option<&File> {
-        if !self.mem.contains_key(&pid) {
-            let f = File::open(format!("/proc/{pid}/mem")).ok()?;
-            self.mem.insert(pid, f);
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.mem.entry(pid) {
+            slot.insert(File::open(format!("/proc/{pid}/mem")).ok()?);
         }
         self.mem.get(&pid)
     }
@@ -118,7 +117,7 @@ impl Reader {
 }
 
 fn ns_pid(pid: u32) -> (i32, i32) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()
@@ -134,7 +133,7 @@ fn ns_pid(pid: u32) -> (i32, i32) {
     let ppid = if ppid_host == 0 {
         0
     } else {
-        std::fs::read_to_string(format!("/proc/{ppid_host}/status"))
+        fs_err::read_to_string(format!("/proc/{ppid_host}/status"))
             .unwrap_or_default()
             .lines()
             .find_map(|l| l.strip_prefix("NSpid:"))

@@ -2,7 +2,7 @@
 //! descriptors passed by SCM_RIGHTS. The helper's end is always descriptor 3.
 
 use std::io::{IoSlice, IoSliceMut};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
 
@@ -72,8 +72,4 @@ pub fn recv(fd: RawFd) -> std::io::Result<(Msg, Option<OwnedFd>)> {
     }
     let msg = serde_json::from_slice(&buf[..len]).map_err(std::io::Error::other)?;
     Ok((msg, passed))
-}
-
-pub fn raw(fd: &impl AsRawFd) -> RawFd {
-    fd.as_raw_fd()
 }

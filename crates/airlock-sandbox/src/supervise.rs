@@ -207,7 +207,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         config.output_limit,
     );
     let stop = Arc::new(AtomicBool::new(false));
-    let pin = (config.limits.cpus == 1).then(|| first_allowed_cpu()).flatten();
+    let pin = (config.limits.cpus == 1).then(first_allowed_cpu).flatten();
     let recorder = {
         let stop = stop.clone();
         let listener = s.listener;

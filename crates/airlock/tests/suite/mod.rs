@@ -1,2 +1,3 @@
+mod escape;
 mod scan_cli;
 mod util;
