@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sandbox benchmarks: start-up of `airlock exec -- /bin/true` against plain /bin/true (and bwrap when installed),
+# 2,000 execs from a shell loop, and 20,000 opens, each with file recording on and off.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q
+bin=$(pwd)/target/release/airlock
+runs=${RUNS:-50}
+t() { local s e; s=$(date +%s%N); for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1; done; e=$(date +%s%N); echo $(( (e - s) / runs / 1000 )); }
+plain=$(t /bin/true)
+air=$(t "$bin" exec -- /bin/true)
+echo "start-up: /bin/true ${plain} us, airlock exec ${air} us"
+if command -v bwrap >/dev/null; then
+  bw=$(t bwrap --unshare-all --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib64 /lib64 --symlink usr/lib /lib --proc /proc --dev /dev --tmpfs /tmp -- /bin/true)
+  echo "start-up: bwrap ${bw} us, ratio airlock/bwrap $(echo "scale=2; $air / $bw" | bc)"
+fi
+runs=3
+execs_on=$(t "$bin" exec -- /bin/sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done')
+execs_off=$(t "$bin" exec --no-record-files -- /bin/sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done')
+plain_execs=$(t /bin/sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done')
+echo "2000 execs: plain ${plain_execs} us, recording execs+files ${execs_on} us, execs only ${execs_off} us"
+opens='import os
+for i in range(20000):
+    os.close(os.open("/etc/hostname", os.O_RDONLY))'
+opens_on=$(t "$bin" exec -- /usr/bin/python3 -c "$opens")
+opens_off=$(t "$bin" exec --no-record-files -- /usr/bin/python3 -c "$opens")
+echo "20000 opens: recording files ${opens_on} us, not recording files ${opens_off} us, cost $(echo "scale=2; $opens_on / $opens_off" | bc)x"
