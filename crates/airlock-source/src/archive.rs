@@ -47,12 +47,7 @@ pub(crate) fn import_archive(
         SourceKind::Archive,
         spec,
         abs.display().to_string(),
-        PinInfo {
-            commit: None,
-            requested_ref: None,
-            pinned: true,
-            pinned_url: None,
-        },
+        PinInfo::by_content(),
         subpath,
         &stage_root,
     )?;

@@ -100,6 +100,18 @@ pub(crate) struct PinInfo {
     pub pinned_url: Option<String>,
 }
 
+impl PinInfo {
+    /// Folders and archives: pinned by their content digest, not by a commit.
+    pub(crate) fn by_content() -> Self {
+        Self {
+            commit: None,
+            requested_ref: None,
+            pinned: true,
+            pinned_url: None,
+        }
+    }
+}
+
 /// The current time as RFC 3339 in UTC.
 pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()

@@ -273,12 +273,7 @@ pub(crate) fn import_folder(
                 SourceKind::Folder,
                 spec,
                 abs.display().to_string(),
-                PinInfo {
-                    commit: None,
-                    requested_ref: None,
-                    pinned: true,
-                    pinned_url: None,
-                },
+                PinInfo::by_content(),
                 String::new(),
                 &cached,
             )?;
@@ -338,12 +333,7 @@ pub(crate) fn import_folder(
         SourceKind::Folder,
         spec,
         abs.display().to_string(),
-        PinInfo {
-            commit: None,
-            requested_ref: None,
-            pinned: true,
-            pinned_url: None,
-        },
+        PinInfo::by_content(),
         String::new(),
         &stage_root,
     )?;
