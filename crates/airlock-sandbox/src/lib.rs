@@ -11,6 +11,8 @@
 //! Process tree: supervisor → helper (unshares, gets its id maps written by the supervisor) → init, pid 1 of the
 //! new pid namespace (builds the root, reaps, kills everything when the command ends) → the command.
 
+mod cgroup;
+mod changes;
 mod child;
 mod doctor;
 mod mounts;
@@ -72,6 +74,9 @@ pub struct Config {
     pub record_files: bool,
     /// Most bytes of stdout and of stderr kept in the record.
     pub output_limit: usize,
+    /// When set, the files a run added or modified in each read-write mount are copied to `<dir>/<n>/` (`n` counts
+    /// the read-write mounts from 0) after the run; the record's `changes` lists them either way.
+    pub keep_changes: Option<PathBuf>,
 }
 
 impl Config {
@@ -84,6 +89,7 @@ impl Config {
             limits: Limits::default(),
             record_files: true,
             output_limit: 1 << 20,
+            keep_changes: None,
         }
     }
 }

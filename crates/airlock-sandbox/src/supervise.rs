@@ -18,6 +18,7 @@ use airlock_types::{
     LimitEnforcement, LimitKind, Limits as RecordLimits, RunRecord, RunStatus, SCHEMA_VERSION,
 };
 
+use crate::cgroup::Cgroup;
 use crate::notify::{record, Recording};
 use crate::protocol::{recv, send, Msg, HELPER_FD};
 use crate::{Config, Mount, SandboxError, HELPER_ARG, ROOT_MODE_HOST_UID, SANDBOX_UID};
@@ -107,7 +108,12 @@ fn expect(channel: &OwnedFd) -> Result<(Msg, Option<OwnedFd>), SandboxError> {
     }
 }
 
-fn start(config: &Config, root: &std::path::Path, helper: &std::path::Path) -> Result<Started, SandboxError> {
+fn start(
+    config: &Config,
+    root: &std::path::Path,
+    helper: &std::path::Path,
+    cgroup: Option<&Cgroup>,
+) -> Result<Started, SandboxError> {
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
@@ -142,6 +148,11 @@ fn start(config: &Config, root: &std::path::Path, helper: &std::path::Path) -> R
         e
     };
     let steps = (|| {
+        if let Some(group) = cgroup {
+            group
+                .add(child.id())
+                .map_err(|e| setup(format!("join the run's cgroup: {e}")))?;
+        }
         send(ours.as_raw_fd(), &Msg::Config(Box::new(config.clone()), 0), None)?;
         match expect(&ours)? {
             (Msg::Unshared, _) => {}
@@ -197,7 +208,10 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     )?;
     let started_at = crate::now_rfc3339();
     let t0 = Instant::now();
-    let mut s = start(&config, root_dir.path(), &helper)?;
+    let request_id = request_id();
+    let l = &config.limits;
+    let cgroup = Cgroup::create(&format!("airlock-{request_id}"), l.memory_bytes, l.pids);
+    let mut s = start(&config, root_dir.path(), &helper, cgroup.as_ref())?;
     let stdout = reader(
         s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
         config.output_limit,
@@ -215,18 +229,37 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     };
     let deadline = t0 + config.limits.timeout;
     let mut timed_out = false;
+    // A pidfd turns readable when the helper exits: wait on it rather than polling.
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, s.child.id(), 0) } as i32;
     loop {
         if s.child.try_wait()?.is_some() {
             break;
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline {
             timed_out = true;
             let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
             let _ = s.child.kill();
             let _ = s.child.wait();
             break;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        let wait_ms = (deadline - now).as_millis().clamp(1, 100) as i32;
+        if pidfd >= 0 {
+            let mut pfd = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, wait_ms) };
+        } else {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    if pidfd >= 0 {
+        // SAFETY: the descriptor was opened above and is closed once.
+        unsafe { libc::close(pidfd) };
     }
     let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
     let exit = CHANNEL.with(|c| {
@@ -259,8 +292,12 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let (out, out_trunc) = stdout.join().unwrap_or_default();
     let (err, err_trunc) = stderr.join().unwrap_or_default();
     let (code, signal, max_rss_kb, cpu_ms) = exit.unwrap_or((None, None, 0, 0));
+    if let Some(group) = &cgroup {
+        group.kill_all();
+    }
     let stderr_text = String::from_utf8_lossy(&err).into_owned();
     let disk_full = upper_full(&s.upper);
+    let changes = workspace_changes(&config, &s.upper)?;
     let limit_hit = if timed_out {
         Some(LimitKind::Timeout)
     } else if signal == Some(libc::SIGXCPU) {
@@ -269,9 +306,12 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         Some(LimitKind::FileSize)
     } else if disk_full {
         Some(LimitKind::Disk)
-    } else if code != Some(0) && memory_exhausted(&stderr_text) {
+    } else if cgroup.as_ref().is_some_and(Cgroup::memory_hit)
+        || code != Some(0) && memory_exhausted(&stderr_text)
+    {
         Some(LimitKind::Memory)
-    } else if code != Some(0) && stderr_text.contains("Resource temporarily unavailable") {
+    } else if cgroup.as_ref().is_some_and(Cgroup::pids_hit) || code != Some(0) && forks_refused(&stderr_text)
+    {
         Some(LimitKind::Pids)
     } else {
         None
@@ -287,10 +327,16 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     } else {
         RunStatus::Failed
     };
-    let l = &config.limits;
+    let peak = cgroup.as_ref().map_or(0, Cgroup::peak_memory);
+    let enforcement = if cgroup.is_some() {
+        LimitEnforcement::Cgroup
+    } else {
+        LimitEnforcement::Rlimits
+    };
+    drop(cgroup);
     Ok(RunRecord {
         schema_version: SCHEMA_VERSION,
-        request_id: request_id(),
+        request_id,
         status,
         exit_code: code.or(signal.map(|s| 128 + s)),
         signal,
@@ -307,7 +353,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
             cpu_seconds: l.timeout.as_secs().saturating_mul(u64::from(l.cpus.max(1))) + 1,
             open_files: l.open_files,
             file_size_bytes: l.disk_bytes,
-            enforcement: LimitEnforcement::Rlimits,
+            enforcement,
         },
         limit_hit,
         layers: LAYERS.iter().map(|s| (*s).to_owned()).collect(),
@@ -315,8 +361,9 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         timeline: rec.timeline,
         files_read: rec.files_read,
         files_written: rec.files_written,
+        changes,
         network: rec.network,
-        max_rss_bytes: u64::try_from(max_rss_kb).unwrap_or(0) * 1024,
+        max_rss_bytes: (u64::try_from(max_rss_kb).unwrap_or(0) * 1024).max(peak),
         cpu_ms,
         stdout: String::from_utf8_lossy(&out).into_owned(),
         stderr: stderr_text,
@@ -339,6 +386,17 @@ pub const LAYERS: [&str; 9] = [
     "seccomp",
 ];
 
+fn forks_refused(stderr: &str) -> bool {
+    [
+        "Resource temporarily unavailable",
+        "Cannot fork",
+        "fork: retry",
+        "BlockingIOError",
+    ]
+    .iter()
+    .any(|s| stderr.contains(s))
+}
+
 fn memory_exhausted(stderr: &str) -> bool {
     [
         "MemoryError",
@@ -349,6 +407,29 @@ fn memory_exhausted(stderr: &str) -> bool {
     ]
     .iter()
     .any(|s| stderr.contains(s))
+}
+
+/// Reads the changes from the upper layers, which stay reachable through the descriptor after the sandbox is gone.
+fn workspace_changes(config: &Config, upper: &OwnedFd) -> Result<Vec<airlock_types::Change>, SandboxError> {
+    let base = PathBuf::from(format!("/proc/self/fd/{}", upper.as_raw_fd()));
+    let layers: Vec<_> = config
+        .mounts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| match m {
+            Mount::Rw { host, sandbox } => Some(crate::changes::Layer {
+                lower: host,
+                mount: sandbox,
+                upper: base.join(i.to_string()),
+            }),
+            Mount::Ro { .. } => None,
+        })
+        .collect();
+    if let Some(keep) = &config.keep_changes {
+        fs_err::create_dir_all(keep)?;
+    }
+    crate::changes::collect(&layers, config.keep_changes.as_deref())
+        .map_err(|e| setup(format!("read the workspace changes: {e}")))
 }
 
 fn upper_full(upper: &OwnedFd) -> bool {

@@ -11,7 +11,8 @@ mod sha;
 mod source;
 
 pub use record::{
-    ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, NetAttempt, NetDecision, RunRecord, RunStatus,
+    Change, ChangeKind, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, NetAttempt, NetDecision,
+    RunRecord, RunStatus,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

@@ -91,8 +91,23 @@ pub struct NetAttempt {
     pub protocol: String,
     /// Address and port, or the socket path.
     pub destination: String,
+    /// The host name asked for, when the attempt went through the egress proxy or the DNS stub.
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub port: Option<u16>,
     pub decision: NetDecision,
+    /// The policy rule that decided, when one did.
+    #[serde(default)]
+    pub rule: Option<String>,
     pub reason: String,
+    #[serde(default)]
+    pub bytes_up: u64,
+    #[serde(default)]
+    pub bytes_down: u64,
+    /// Set when the proxy added a secret header for this host (the value is never recorded).
+    #[serde(default)]
+    pub secret_injected: bool,
 }
 
 /// Everything observed during one sandboxed command, built while it ran.
@@ -116,6 +131,9 @@ pub struct RunRecord {
     pub timeline: Vec<ExecEvent>,
     pub files_read: Vec<FileAccess>,
     pub files_written: Vec<FileAccess>,
+    /// Files changed in the copy-on-write workspaces, from their upper layers after the run.
+    #[serde(default)]
+    pub changes: Vec<Change>,
     pub network: Vec<NetAttempt>,
     /// Peak resident memory of the run's processes, in bytes.
     pub max_rss_bytes: u64,
@@ -126,4 +144,29 @@ pub struct RunRecord {
     pub stderr_truncated: bool,
     /// Events the recorder dropped because the run produced more than it keeps.
     pub dropped_events: u64,
+}
+
+/// How a file in a workspace differs after the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One file the run changed in a copy-on-write workspace (read from the overlay's upper layer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The workspace's path inside the sandbox.
+    pub mount: String,
+    /// The file's path relative to the workspace.
+    pub path: String,
+    pub kind: ChangeKind,
+    /// `file` or `symlink`.
+    pub file_type: String,
+    pub size_before: Option<u64>,
+    pub size_after: Option<u64>,
+    /// Unix mode bits after the run (for added and modified files).
+    pub mode_after: Option<u32>,
 }

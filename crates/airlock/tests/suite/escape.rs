@@ -200,12 +200,28 @@ fn host_network_is_unreachable_and_attempts_are_recorded() {
 #[test]
 fn fork_bomb_is_bounded_and_killed() {
     let s = sandbox();
+    let marker = "bomb_7731";
     let (_, record) = s.exec(
-        &["--pids", "64", "--timeout", "5s"],
-        "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
+        &["--pids", "64", "--timeout", "10s"],
+        &format!("{marker}() {{ {marker} | {marker} & }}; {marker}; sleep 1; exit 3"),
     );
-    assert!(record["duration_ms"].as_u64().unwrap() < 20_000);
-    assert_ne!(record["status"], "succeeded_with_bomb");
+    assert_eq!(record["limit_hit"], "pids", "{record}");
+    assert_eq!(record["status"], "limit_exceeded");
+    assert!(
+        record["timed_out"] == false,
+        "the bomb was stopped by the process limit, not the timeout"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(survivors(marker), 0, "fork bomb processes survived the run");
+}
+
+/// Processes on the host whose command line contains `marker`.
+fn survivors(marker: &str) -> usize {
+    fs_err::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| fs_err::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
 }
 
 #[test]
@@ -241,16 +257,8 @@ fn background_processes_do_not_survive() {
     let (_, record) = s.exec(&[], &script);
     assert!(stdout(&record).contains("started"));
     std::thread::sleep(Duration::from_millis(200));
-    let survivors: Vec<_> = fs_err::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| fs_err::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(marker))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "{} sleep process(es) survived the run",
-        survivors.len()
-    );
+    let left = survivors(marker);
+    assert_eq!(left, 0, "{left} sleep process(es) survived the run");
     assert!(
         record["timeline"]
             .as_array()
@@ -307,4 +315,47 @@ echo finished"#;
     assert!(out.contains("tiocsti DENIED 1"), "{out}");
     assert!(!out.contains("UNSHARE-ALLOWED"));
     assert!(ran(&record, "unshare"));
+}
+
+#[test]
+fn workspace_changes_are_listed_and_the_real_folder_is_untouched() {
+    let s = sandbox();
+    let (_, record) = s.exec(
+        &[],
+        "cd /workspace && echo more >> input.txt && echo new > added.txt && mkdir -p d/e && echo x > d/e/f \
+         && ln -s /etc/passwd link && rm input.txt && echo again > input.txt && cat input.txt",
+    );
+    assert_eq!(record["status"], "succeeded", "{record}");
+    let changes: Vec<(String, String)> = record["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_owned(),
+                c["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("added.txt", "added"),
+        ("d/e/f", "added"),
+        ("input.txt", "modified"),
+        ("link", "added"),
+    ];
+    assert_eq!(
+        changes,
+        want.iter()
+            .map(|(p, k)| ((*p).to_owned(), (*k).to_owned()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        fs_err::read_to_string(s.workspace.join("input.txt")).unwrap(),
+        "original\n"
+    );
+    assert!(!s.workspace.join("added.txt").exists());
+    let (_, record) = s.exec(&[], "rm /workspace/input.txt");
+    assert_eq!(record["changes"][0]["kind"], "deleted");
+    assert_eq!(record["changes"][0]["size_before"], 9);
+    assert!(s.workspace.join("input.txt").exists());
 }
