@@ -64,18 +64,26 @@ pub fn doctor(helper: Option<std::path::PathBuf>) -> Report {
     });
     let cgroup_v2 = std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
     let controllers = read("/sys/fs/cgroup/cgroup.controllers").unwrap_or_default();
+    let probe = crate::cgroup::Cgroup::create(&format!("airlock-doctor-{}", std::process::id()), 1 << 30, 1024);
     checks.push(Check {
-        layer: "cgroup v2 delegation".into(),
-        ok: cgroup_v2 && controllers.contains("memory") && controllers.contains("pids"),
-        detail: if cgroup_v2 {
-            format!("controllers: {controllers}")
+        layer: "cgroups".into(),
+        ok: probe.is_some(),
+        detail: if probe.is_some() {
+            "a per-run memory and pids group (v1) can be created: limits are enforced per run, not only per process"
+                .into()
+        } else if cgroup_v2 {
+            format!(
+                "cgroup v2 controllers: {}; airlock uses per-run v1 memory and pids groups, which need root",
+                if controllers.trim().is_empty() { "none" } else { controllers.trim() }
+            )
         } else {
-            "cgroup v2 is not the unified hierarchy here".into()
+            "no per-run cgroup can be created by this user".into()
         },
         fix: Some(
             "optional: limits use rlimits, the pid namespace and a size-limited tmpfs without it".into(),
         ),
     });
+    drop(probe);
     let mut config = crate::Config::new(vec!["/bin/true".into()]);
     let probe_dir = tempfile::tempdir().ok();
     if let Some(dir) = &probe_dir {
@@ -111,7 +119,7 @@ pub fn doctor(helper: Option<std::path::PathBuf>) -> Report {
     });
     let ready = checks
         .iter()
-        .filter(|c| c.layer != "cgroup v2 delegation")
+        .filter(|c| c.layer != "cgroups")
         .all(|c| c.ok);
     Report { checks, ready }
 }
