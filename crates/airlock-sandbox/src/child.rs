@@ -91,6 +91,25 @@ fn init_main(config: &Config, root: &Path) -> ! {
     drop(upper_fd);
     let _ = nix::unistd::sethostname("airlock");
     ok(mounts::loopback_up());
+    if config.net_proxy {
+        // The proxy's ends inside the sandbox: created here (in its network namespace) and served by the supervisor.
+        let listener = ok(ctx(
+            std::net::TcpListener::bind(("127.0.0.1", airlock_egress::PROXY_PORT)),
+            "listen for the egress proxy",
+        ));
+        ok(ctx(
+            send(HELPER_FD, &Msg::ProxyListener, Some(listener.as_raw_fd())),
+            "send the proxy listener",
+        ));
+        let dns = ok(ctx(
+            std::net::UdpSocket::bind(("127.0.0.1", 53)),
+            "bind the DNS stub",
+        ));
+        ok(ctx(
+            send(HELPER_FD, &Msg::DnsSocket, Some(dns.as_raw_fd())),
+            "send the DNS socket",
+        ));
+    }
     // SAFETY: init is single-threaded.
     let child = match unsafe { fork() } {
         Ok(ForkResult::Child) => {
@@ -319,6 +338,22 @@ fn environment(config: &Config, workdir: &Path) -> Vec<CString> {
         ("PWD".into(), workdir.display().to_string()),
         ("AIRLOCK_SANDBOX".into(), "1".into()),
     ];
+    if config.net_proxy {
+        let proxy = format!("http://127.0.0.1:{}", airlock_egress::PROXY_PORT);
+        for k in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            vars.push((k.into(), proxy.clone()));
+        }
+        for k in ["NO_PROXY", "no_proxy"] {
+            vars.push((k.into(), "localhost,127.0.0.1,::1".into()));
+        }
+    }
     for (k, v) in &config.env {
         vars.retain(|(name, _)| name != k);
         vars.push((k.clone(), v.clone()));

@@ -64,7 +64,8 @@ pub fn doctor(helper: Option<std::path::PathBuf>) -> Report {
     });
     let cgroup_v2 = std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
     let controllers = read("/sys/fs/cgroup/cgroup.controllers").unwrap_or_default();
-    let probe = crate::cgroup::Cgroup::create(&format!("airlock-doctor-{}", std::process::id()), 1 << 30, 1024);
+    let probe =
+        crate::cgroup::Cgroup::create(&format!("airlock-doctor-{}", std::process::id()), 1 << 30, 1024);
     checks.push(Check {
         layer: "cgroups".into(),
         ok: probe.is_some(),
@@ -117,9 +118,6 @@ pub fn doctor(helper: Option<std::path::PathBuf>) -> Report {
         detail,
         fix: Some("needs Linux 5.11+ (overlayfs with userxattr in user namespaces) and 5.5+ (seccomp notify continue)".into()),
     });
-    let ready = checks
-        .iter()
-        .filter(|c| c.layer != "cgroups")
-        .all(|c| c.ok);
+    let ready = checks.iter().filter(|c| c.layer != "cgroups").all(|c| c.ok);
     Report { checks, ready }
 }

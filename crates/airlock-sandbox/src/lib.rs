@@ -77,6 +77,12 @@ pub struct Config {
     /// When set, the files a run added or modified in each read-write mount are copied to `<dir>/<n>/` (`n` counts
     /// the read-write mounts from 0) after the run; the record's `changes` lists them either way.
     pub keep_changes: Option<PathBuf>,
+    /// The egress policy; `None` (or a policy that allows nothing) keeps the sandbox on loopback only. Stays on
+    /// the host side: the sandbox only learns whether a proxy is there ([`Config::net_proxy`]).
+    #[serde(skip)]
+    pub egress: Option<airlock_egress::EgressConfig>,
+    /// Set by the runner when the egress proxy serves this run.
+    pub net_proxy: bool,
 }
 
 impl Config {
@@ -90,6 +96,8 @@ impl Config {
             record_files: true,
             output_limit: 1 << 20,
             keep_changes: None,
+            egress: None,
+            net_proxy: false,
         }
     }
 }

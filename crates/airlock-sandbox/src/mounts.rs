@@ -136,7 +136,14 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         ("group", format!("root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")),
         ("hosts", "127.0.0.1 localhost\n::1 localhost\n127.0.1.1 airlock\n".to_owned()),
         ("hostname", "airlock\n".to_owned()),
-        ("resolv.conf", String::new()),
+        (
+            "resolv.conf",
+            if config.net_proxy {
+                "nameserver 127.0.0.1\noptions attempts:1 timeout:2\n".to_owned()
+            } else {
+                String::new()
+            },
+        ),
         ("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n".to_owned()),
     ];
     for (name, content) in files {

@@ -147,6 +147,147 @@ impl Reader {
     }
 }
 
+/// How to answer a notification.
+enum Answer {
+    /// Let the call run as asked.
+    Continue,
+    /// The call is done here: it returns 0 or fails with this errno.
+    Return(i32),
+}
+
+/// An IPv4 or IPv6 destination from a sockaddr.
+fn inet(bytes: &[u8]) -> Option<std::net::SocketAddr> {
+    let family = i32::from(u16::from_ne_bytes([*bytes.first()?, *bytes.get(1)?]));
+    let port = u16::from_be_bytes([*bytes.get(2)?, *bytes.get(3)?]);
+    match family {
+        libc::AF_INET => {
+            let o: [u8; 4] = bytes.get(4..8)?.try_into().ok()?;
+            Some((std::net::Ipv4Addr::from(o), port).into())
+        }
+        libc::AF_INET6 => {
+            let o: [u8; 16] = bytes.get(8..24)?.try_into().ok()?;
+            Some((std::net::Ipv6Addr::from(o), port).into())
+        }
+        _ => None,
+    }
+}
+
+/// A connect or sendto while the egress proxy serves the run. Loopback calls run as asked (a client of the proxy
+/// is registered first, to tie its connection to its pid); a TCP connect elsewhere is either refused or done here
+/// against the proxy's listener with the original destination registered, so the program gets an ordinary
+/// connected socket whatever it thinks of proxy variables; UDP elsewhere is refused.
+fn egress_connect(
+    egress: &airlock_egress::Egress,
+    pid: u32,
+    nspid: i32,
+    fd: i32,
+    dest: std::net::SocketAddr,
+    is_connect: bool,
+) -> Answer {
+    let ip = airlock_egress::to_canonical(dest.ip());
+    let sock = get_fd(pid, fd);
+    let stream = sock.as_ref().is_some_and(|s| {
+        nix::sys::socket::getsockopt(s, nix::sys::socket::sockopt::SockType)
+            .is_ok_and(|t| t == nix::sys::socket::SockType::Stream)
+    });
+    if ip.is_loopback() {
+        if stream && is_connect && dest.port() == airlock_egress::PROXY_PORT {
+            if let Some(port) = sock.as_ref().and_then(|s| bind_loopback(s, dest.is_ipv6())) {
+                egress.capture(
+                    port,
+                    airlock_egress::Captured {
+                        pid: nspid,
+                        target: None,
+                    },
+                );
+            }
+        }
+        return Answer::Continue;
+    }
+    match egress.decide_connect(nspid, ip, dest.port(), stream && is_connect) {
+        airlock_egress::ConnectDecision::Refuse => Answer::Return(if stream {
+            libc::ECONNREFUSED
+        } else {
+            libc::ENETUNREACH
+        }),
+        airlock_egress::ConnectDecision::Capture => {
+            let Some(sock) = sock else {
+                return Answer::Return(libc::ECONNREFUSED);
+            };
+            let Some(port) = bind_loopback(&sock, dest.is_ipv6()) else {
+                return Answer::Return(libc::ECONNREFUSED);
+            };
+            egress.capture(
+                port,
+                airlock_egress::Captured {
+                    pid: nspid,
+                    target: Some((ip, dest.port())),
+                },
+            );
+            let proxy: std::net::SocketAddr = if dest.is_ipv6() {
+                (
+                    std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
+                    airlock_egress::PROXY_PORT,
+                )
+                    .into()
+            } else {
+                (std::net::Ipv4Addr::LOCALHOST, airlock_egress::PROXY_PORT).into()
+            };
+            let result = match proxy {
+                std::net::SocketAddr::V4(a) => {
+                    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn::from(a))
+                }
+                std::net::SocketAddr::V6(a) => {
+                    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn6::from(a))
+                }
+            };
+            match result {
+                Ok(()) => Answer::Return(0),
+                Err(e) => Answer::Return(e as i32),
+            }
+        }
+    }
+}
+
+/// A copy of descriptor `fd` of process `pid` (the same open socket).
+fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
+    // SAFETY: plain syscalls with integer arguments; each result is checked before use.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
+        if pidfd < 0 {
+            return None;
+        }
+        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as i32;
+        libc::close(pidfd);
+        (got >= 0).then(|| std::os::fd::FromRawFd::from_raw_fd(got))
+    }
+}
+
+/// Binds a socket to a loopback port (unless the program bound it already) and returns its local port.
+fn bind_loopback(sock: &OwnedFd, v6: bool) -> Option<u16> {
+    use nix::sys::socket::{bind, getsockname, SockaddrIn, SockaddrIn6, SockaddrStorage};
+    let fd = sock.as_raw_fd();
+    let _ = if v6 {
+        bind(
+            fd,
+            &SockaddrIn6::from(std::net::SocketAddrV6::new(
+                std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
+                0,
+                0,
+                0,
+            )),
+        )
+    } else {
+        bind(fd, &SockaddrIn::new(127, 0, 0, 1, 0))
+    };
+    let local: SockaddrStorage = getsockname(fd).ok()?;
+    local
+        .as_sockaddr_in()
+        .map(SockaddrIn::port)
+        .or_else(|| local.as_sockaddr_in6().map(SockaddrIn6::port))
+        .filter(|p| *p != 0)
+}
+
 fn ns_pid(pid: u32) -> (i32, i32) {
     let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
@@ -258,6 +399,7 @@ pub fn record(
     started: Instant,
     stop: Arc<AtomicBool>,
     pin_cpu: Option<usize>,
+    egress: Option<airlock_egress::Egress>,
 ) -> Recording {
     if let Some(cpu) = pin_cpu {
         let mut set = nix::sched::CpuSet::new();
@@ -307,6 +449,7 @@ pub fn record(
         let args = notif.data.args;
         let nr = i64::from(notif.data.nr);
         let (nspid, ppid) = *pids.entry(pid).or_insert_with(|| ns_pid(pid));
+        let mut answer = Answer::Continue;
         match nr {
             libc::SYS_execve | libc::SYS_execveat => {
                 let (path, argv_ptr) = if nr == libc::SYS_execve {
@@ -383,8 +526,24 @@ pub fn record(
                 } else {
                     (args[4], args[5])
                 };
-                if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
-                    rec.push_attempt(attempt, t_ms, nspid);
+                let target = reader
+                    .bytes(pid, addr, usize::try_from(len.min(128)).unwrap_or(0))
+                    .and_then(|b| inet(&b));
+                match (&egress, target) {
+                    (Some(egress), Some(dest)) => {
+                        answer =
+                            egress_connect(egress, pid, nspid, args[0] as i32, dest, nr == libc::SYS_connect);
+                        if let Answer::Continue = answer {
+                            if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
+                                rec.push_attempt(attempt, t_ms, nspid);
+                            }
+                        }
+                    }
+                    _ => {
+                        if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
+                            rec.push_attempt(attempt, t_ms, nspid);
+                        }
+                    }
                 }
             }
             libc::SYS_sendmsg => {
@@ -403,11 +562,19 @@ pub fn record(
             }
             _ => {}
         }
-        let resp = Resp {
-            id: notif.id,
-            val: 0,
-            error: 0,
-            flags: FLAG_CONTINUE,
+        let resp = match answer {
+            Answer::Continue => Resp {
+                id: notif.id,
+                val: 0,
+                error: 0,
+                flags: FLAG_CONTINUE,
+            },
+            Answer::Return(errno) => Resp {
+                id: notif.id,
+                val: 0,
+                error: -errno,
+                flags: 0,
+            },
         };
         // SAFETY: a response of the kernel's layout for a notification we received.
         unsafe { libc::ioctl(fd, NOTIF_SEND, &resp) };

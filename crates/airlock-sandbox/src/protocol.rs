@@ -20,6 +20,10 @@ pub enum Msg {
     Init(i32),
     /// Init → supervisor: the root is built; carries the fd of the upper layers' folder.
     Root(Vec<String>),
+    /// Init → supervisor: the egress proxy's listener inside the sandbox (carries its fd).
+    ProxyListener,
+    /// Init → supervisor: the DNS stub's socket inside the sandbox (carries its fd).
+    DnsSocket,
     /// Command → supervisor: filters installed; carries the notification listener fd. Then it execs.
     Listener,
     /// Init → supervisor: how the command ended, and resource use of the whole run.

@@ -57,6 +57,10 @@ fn validate(config: &Config) -> Result<Config, SandboxError> {
             )));
         }
     }
+    config.net_proxy = config
+        .egress
+        .as_ref()
+        .is_some_and(airlock_egress::EgressConfig::is_open);
     Ok(config)
 }
 
@@ -98,6 +102,8 @@ struct Started {
     init: i32,
     upper: OwnedFd,
     listener: OwnedFd,
+    /// The egress proxy's listener and DNS socket inside the sandbox, when the run has egress.
+    net: Option<(OwnedFd, OwnedFd)>,
 }
 
 fn expect(channel: &OwnedFd) -> Result<(Msg, Option<OwnedFd>), SandboxError> {
@@ -168,14 +174,27 @@ fn start(
             (Msg::Root(_), Some(fd)) => fd,
             other => return Err(setup(format!("unexpected {:?}", other.0))),
         };
+        let net = if config.net_proxy {
+            let proxy = match expect(&ours)? {
+                (Msg::ProxyListener, Some(fd)) => fd,
+                other => return Err(setup(format!("unexpected {:?}", other.0))),
+            };
+            let dns = match expect(&ours)? {
+                (Msg::DnsSocket, Some(fd)) => fd,
+                other => return Err(setup(format!("unexpected {:?}", other.0))),
+            };
+            Some((proxy, dns))
+        } else {
+            None
+        };
         let listener = match expect(&ours)? {
             (Msg::Listener, Some(fd)) => fd,
             other => return Err(setup(format!("unexpected {:?}", other.0))),
         };
-        Ok::<_, SandboxError>((init, upper, listener))
+        Ok::<_, SandboxError>((init, upper, listener, net))
     })();
     match steps {
-        Ok((init, upper, listener)) => {
+        Ok((init, upper, listener, net)) => {
             // Keep the channel open in a thread-owned slot: init reports the exit on it.
             CHANNEL.with(|c| *c.borrow_mut() = Some(ours));
             Ok(Started {
@@ -183,6 +202,7 @@ fn start(
                 init,
                 upper,
                 listener,
+                net,
             })
         }
         Err(e) => Err(fail(&mut child, e)),
@@ -220,12 +240,22 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         s.child.stderr.take().ok_or_else(|| setup("no stderr pipe"))?,
         config.output_limit,
     );
+    let egress = match (s.net.take(), &config.egress) {
+        (Some((proxy, dns)), Some(egress_config)) => {
+            let egress = airlock_egress::Egress::new(egress_config.clone(), t0)
+                .map_err(|e| SandboxError::Invalid(e.to_string()))?;
+            egress.serve(std::net::TcpListener::from(proxy), std::net::UdpSocket::from(dns));
+            Some(egress)
+        }
+        _ => None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let pin = (config.limits.cpus == 1).then(first_allowed_cpu).flatten();
     let recorder = {
         let stop = stop.clone();
         let listener = s.listener;
-        std::thread::spawn(move || record(listener, t0, stop, pin))
+        let egress = egress.clone();
+        std::thread::spawn(move || record(listener, t0, stop, pin, egress))
     };
     let deadline = t0 + config.limits.timeout;
     let mut timed_out = false;
@@ -288,7 +318,13 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         }
     });
     stop.store(true, Ordering::Relaxed);
-    let rec: Recording = recorder.join().unwrap_or_default();
+    let mut rec: Recording = recorder.join().unwrap_or_default();
+    if let Some(egress) = &egress {
+        let (attempts, dropped) = egress.finish(Duration::from_secs(1));
+        rec.network.extend(attempts);
+        rec.network.sort_by_key(|a| a.t_ms);
+        rec.dropped += dropped;
+    }
     let (out, out_trunc) = stdout.join().unwrap_or_default();
     let (err, err_trunc) = stderr.join().unwrap_or_default();
     let (code, signal, max_rss_kb, cpu_ms) = exit.unwrap_or((None, None, 0, 0));
@@ -357,7 +393,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         },
         limit_hit,
         layers: LAYERS.iter().map(|s| (*s).to_owned()).collect(),
-        network_allowed: false,
+        network_allowed: config.net_proxy,
         timeline: rec.timeline,
         files_read: rec.files_read,
         files_written: rec.files_written,

@@ -26,7 +26,7 @@ enum Command {
     /// List the scripts a skill ships.
     List(SourceArgs),
     /// Run a command in the sealed sandbox and record what it did.
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Say which isolation layers this machine supports.
     Doctor {
         /// Print JSON instead of text.
@@ -96,6 +96,12 @@ fn exit_code_of(err: &anyhow::Error) -> u8 {
                 _ => exit::SOURCE,
             };
         }
+    }
+    if err
+        .chain()
+        .any(|c| c.downcast_ref::<commands::net::UsageError>().is_some())
+    {
+        return exit::USAGE;
     }
     if err
         .chain()

@@ -24,9 +24,8 @@ pub struct ExecArgs {
     /// Working directory inside the sandbox.
     #[arg(long)]
     pub workdir: Option<PathBuf>,
-    /// Allow network to HOST[:PORT] (not available yet: the sandbox has loopback only).
-    #[arg(long, value_name = "HOST[:PORT]")]
-    pub allow_net: Vec<String>,
+    #[command(flatten)]
+    pub net: super::net::NetArgs,
     /// Wall-clock limit (e.g. 30s, 2m).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub timeout: Duration,
@@ -99,10 +98,8 @@ fn mount_arg(text: &str) -> (PathBuf, PathBuf) {
 }
 
 pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
-    if !args.allow_net.is_empty() {
-        anyhow::bail!("--allow-net is not supported yet: the sandbox has loopback only; run without it");
-    }
     let mut config = Config::new(args.command.clone());
+    config.egress = args.net.egress()?;
     for ro in &args.ro {
         let (host, sandbox) = mount_arg(ro);
         config.mounts.push(Mount::Ro { host, sandbox });

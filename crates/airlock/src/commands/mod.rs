@@ -1,4 +1,5 @@
 //! One module per command.
 
 pub mod exec;
+pub mod net;
 pub mod scan;

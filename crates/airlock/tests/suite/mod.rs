@@ -1,3 +1,4 @@
+mod egress;
 mod escape;
 mod scan_cli;
 mod util;

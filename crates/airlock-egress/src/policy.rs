@@ -1,0 +1,472 @@
+//! The egress policy: allow and deny rules by domain (with `*.` wildcards), IP or CIDR, and port. Deny wins; with
+//! no rule that allows, the answer is no. Names resolve on the host; an address that is private, loopback or
+//! link-local is refused even for an allowed name unless the user named that address (an IP or CIDR rule, or a
+//! `connect_to` mapping).
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("invalid network rule `{rule}`: {why}")]
+    Rule { rule: String, why: String },
+    #[error("unknown network preset `{0}` (known: none, package-registries, model-api)")]
+    Preset(String),
+    #[error("invalid `--connect-to` `{0}`: expected HOST:PORT=IP:PORT")]
+    ConnectTo(String),
+    #[error("network policy file {path}: {why}")]
+    File { path: String, why: String },
+}
+
+/// What a rule matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// An exact name (lower case, no trailing dot).
+    Domain(String),
+    /// `*.example.com`: any name below example.com (not example.com itself).
+    Wildcard(String),
+    /// An address or network.
+    Net { addr: IpAddr, prefix: u8 },
+    /// Everything (`*`).
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub target: Target,
+    /// `None`: any port.
+    pub port: Option<u16>,
+    /// The rule as the user wrote it, quoted in the record.
+    pub text: String,
+}
+
+impl Rule {
+    /// Parses `example.com`, `*.example.com:443`, `10.0.0.0/8`, `[::1]:8080`, `1.2.3.4:80`, `*`.
+    pub fn parse(text: &str) -> Result<Self, PolicyError> {
+        let bad = |why: &str| PolicyError::Rule {
+            rule: text.to_owned(),
+            why: why.to_owned(),
+        };
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(bad("empty"));
+        }
+        let (host, port) = if let Some(rest) = t.strip_prefix('[') {
+            let (inner, after) = rest.split_once(']').ok_or_else(|| bad("unclosed `[`"))?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p.parse::<u16>().map_err(|_| bad("bad port"))?),
+                None if after.is_empty() => None,
+                None => return Err(bad("text after `]`")),
+            };
+            (inner.to_owned(), port)
+        } else if t.matches(':').count() == 1 {
+            let (h, p) = t.split_once(':').ok_or_else(|| bad("bad port"))?;
+            (h.to_owned(), Some(p.parse::<u16>().map_err(|_| bad("bad port"))?))
+        } else {
+            (t.to_owned(), None)
+        };
+        if port == Some(0) {
+            return Err(bad("port 0"));
+        }
+        let target = if host == "*" {
+            Target::Any
+        } else if let Some((addr, prefix)) = host.split_once('/') {
+            let addr: IpAddr = addr.parse().map_err(|_| bad("bad network address"))?;
+            let max = if addr.is_ipv4() { 32 } else { 128 };
+            let prefix: u8 = prefix.parse().map_err(|_| bad("bad prefix length"))?;
+            if prefix > max {
+                return Err(bad("prefix length too long"));
+            }
+            Target::Net { addr, prefix }
+        } else if let Ok(addr) = host.parse::<IpAddr>() {
+            Target::Net {
+                addr,
+                prefix: if addr.is_ipv4() { 32 } else { 128 },
+            }
+        } else if let Some(domain) = host.strip_prefix("*.") {
+            Target::Wildcard(valid_domain(domain).ok_or_else(|| bad("bad domain"))?)
+        } else {
+            Target::Domain(valid_domain(&host).ok_or_else(|| bad("bad domain"))?)
+        };
+        Ok(Self {
+            target,
+            port,
+            text: t.to_owned(),
+        })
+    }
+
+    fn port_ok(&self, port: u16) -> bool {
+        self.port.is_none_or(|p| p == port)
+    }
+
+    fn matches_name(&self, name: &str, port: u16) -> bool {
+        self.port_ok(port)
+            && match &self.target {
+                Target::Domain(d) => d == name,
+                Target::Wildcard(d) => {
+                    name.len() > d.len() + 1 && name.ends_with(d.as_str()) && {
+                        name.as_bytes()[name.len() - d.len() - 1] == b'.'
+                    }
+                }
+                Target::Any => true,
+                Target::Net { .. } => false,
+            }
+    }
+
+    fn matches_ip(&self, ip: IpAddr, port: u16) -> bool {
+        self.port_ok(port)
+            && match &self.target {
+                Target::Net { addr, prefix } => in_net(ip, *addr, *prefix),
+                Target::Any => true,
+                _ => false,
+            }
+    }
+
+    /// Whether this rule names an address explicitly (so a private address it covers is allowed).
+    fn names_ip(&self, ip: IpAddr, port: u16) -> bool {
+        matches!(self.target, Target::Net { .. }) && self.matches_ip(ip, port)
+    }
+}
+
+/// A name in canonical form, or `None` when it is not a plausible DNS name.
+pub fn valid_domain(name: &str) -> Option<String> {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && !label.starts_with('-')
+        });
+    ok.then_some(name)
+}
+
+fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
+    let (ip, net, bits) = match (to_canonical(ip), to_canonical(net)) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => (u128::from(u32::from(a)), u128::from(u32::from(b)), 32u32),
+        (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), 128u32),
+        _ => return false,
+    };
+    let prefix = u32::from(prefix);
+    if prefix == 0 {
+        return true;
+    }
+    let shift = bits - prefix;
+    (ip >> shift) == (net >> shift)
+}
+
+/// IPv4-mapped IPv6 addresses compare as IPv4.
+pub fn to_canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Addresses of the host's own networks: loopback, private, link-local, shared, unspecified, multicast and the
+/// like. A name that resolves to one is refused unless the address is named by a rule (DNS rebinding).
+pub fn is_internal(ip: IpAddr) -> bool {
+    match to_canonical(ip) {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1]))
+                || (o[0] == 198 && (o[1] == 18 || o[1] == 19))
+                || o[0] >= 240
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] == 0x2001 && s[1] == 0x0db8)
+                || (s[0] == 0x64 && s[1] == 0xff9b)
+        }
+    }
+}
+
+/// A connection the user pointed somewhere else (`--connect-to api.test:443=127.0.0.1:8443`), like curl's
+/// option of the same name. The address counts as named by the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTo {
+    pub host: String,
+    pub port: u16,
+    pub addr: std::net::SocketAddr,
+}
+
+impl ConnectTo {
+    pub fn parse(text: &str) -> Result<Self, PolicyError> {
+        let bad = || PolicyError::ConnectTo(text.to_owned());
+        let (from, to) = text.split_once('=').ok_or_else(bad)?;
+        let (host, port) = from.rsplit_once(':').ok_or_else(bad)?;
+        Ok(Self {
+            host: valid_domain(host).ok_or_else(bad)?,
+            port: port.parse().map_err(|_| bad())?,
+            addr: to.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+/// Domains of the public package registries (npm, PyPI, crates.io), HTTPS only.
+pub const PACKAGE_REGISTRIES: &[&str] = &[
+    "registry.npmjs.org:443",
+    "registry.yarnpkg.com:443",
+    "pypi.org:443",
+    "files.pythonhosted.org:443",
+    "crates.io:443",
+    "index.crates.io:443",
+    "static.crates.io:443",
+];
+
+/// The model APIs of the common agent CLIs, HTTPS only.
+pub const MODEL_APIS: &[&str] = &[
+    "api.anthropic.com:443",
+    "api.openai.com:443",
+    "generativelanguage.googleapis.com:443",
+];
+
+/// The rules that decide a run's network access.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    pub allow: Vec<Rule>,
+    pub deny: Vec<Rule>,
+    pub connect_to: Vec<ConnectTo>,
+    /// Presets that were applied, for the record.
+    pub presets: Vec<String>,
+}
+
+/// The outcome of a check, with the rule (or the reason) that decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub allowed: bool,
+    pub rule: Option<String>,
+    pub reason: String,
+}
+
+impl Verdict {
+    fn allow(rule: &Rule) -> Self {
+        Self {
+            allowed: true,
+            rule: Some(rule.text.clone()),
+            reason: format!("allowed by `{}`", rule.text),
+        }
+    }
+
+    fn deny(rule: Option<&Rule>, reason: impl Into<String>) -> Self {
+        Self {
+            allowed: false,
+            rule: rule.map(|r| r.text.clone()),
+            reason: reason.into(),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    presets: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    connect_to: Vec<String>,
+}
+
+impl Policy {
+    /// Whether anything at all may leave the sandbox.
+    pub fn is_open(&self) -> bool {
+        !self.allow.is_empty()
+    }
+
+    pub fn add_preset(&mut self, name: &str) -> Result<(), PolicyError> {
+        let rules: &[&str] = match name {
+            "none" => &[],
+            "package-registries" => PACKAGE_REGISTRIES,
+            "model-api" => MODEL_APIS,
+            other => return Err(PolicyError::Preset(other.to_owned())),
+        };
+        for r in rules {
+            self.allow.push(Rule::parse(r)?);
+        }
+        self.presets.push(name.to_owned());
+        Ok(())
+    }
+
+    /// Adds the rules of a TOML policy file: `presets`, `allow`, `deny` and `connect_to` lists.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), PolicyError> {
+        let err = |why: String| PolicyError::File {
+            path: path.display().to_string(),
+            why,
+        };
+        let text = fs_err::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let file: PolicyFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        for p in &file.presets {
+            self.add_preset(p)?;
+        }
+        for a in &file.allow {
+            self.allow.push(Rule::parse(a)?);
+        }
+        for d in &file.deny {
+            self.deny.push(Rule::parse(d)?);
+        }
+        for c in &file.connect_to {
+            self.connect_to.push(ConnectTo::parse(c)?);
+        }
+        Ok(())
+    }
+
+    /// May the sandbox reach `name:port`? (Before resolution; see [`Policy::check_resolved`].)
+    pub fn check_name(&self, name: &str, port: u16) -> Verdict {
+        let Some(name) = valid_domain(name) else {
+            return Verdict::deny(None, "not a valid host name");
+        };
+        if let Some(r) = self.deny.iter().find(|r| r.matches_name(&name, port)) {
+            return Verdict::deny(Some(r), format!("denied by `{}`", r.text));
+        }
+        match self.allow.iter().find(|r| r.matches_name(&name, port)) {
+            Some(r) => Verdict::allow(r),
+            None => Verdict::deny(None, format!("{name}:{port} is not on the allowlist")),
+        }
+    }
+
+    /// May the sandbox reach this address directly (a connect to a raw IP)?
+    pub fn check_ip(&self, ip: IpAddr, port: u16) -> Verdict {
+        let ip = to_canonical(ip);
+        if let Some(r) = self.deny.iter().find(|r| r.matches_ip(ip, port)) {
+            return Verdict::deny(Some(r), format!("denied by `{}`", r.text));
+        }
+        if is_internal(ip) && !self.allow.iter().any(|r| r.names_ip(ip, port)) {
+            return Verdict::deny(
+                None,
+                format!("{ip} is a private or local address and no rule names it"),
+            );
+        }
+        match self.allow.iter().find(|r| r.matches_ip(ip, port)) {
+            Some(r) => Verdict::allow(r),
+            None => Verdict::deny(None, format!("{ip}:{port} is not on the allowlist")),
+        }
+    }
+
+    /// After resolving an allowed name: may the connection go to this address? Deny rules on addresses apply,
+    /// and an internal address must be named by the user (a rule or a `connect_to`).
+    pub fn check_resolved(&self, name: &str, ip: IpAddr, port: u16, via_connect_to: bool) -> Verdict {
+        let ip = to_canonical(ip);
+        if let Some(r) = self.deny.iter().find(|r| r.matches_ip(ip, port)) {
+            return Verdict::deny(
+                Some(r),
+                format!("{name} resolved to {ip}, denied by `{}`", r.text),
+            );
+        }
+        if is_internal(ip) && !via_connect_to && !self.allow.iter().any(|r| r.names_ip(ip, port)) {
+            return Verdict::deny(
+                None,
+                format!("{name} resolved to {ip}, a private or local address (DNS rebinding is refused)"),
+            );
+        }
+        Verdict {
+            allowed: true,
+            rule: None,
+            reason: String::new(),
+        }
+    }
+
+    /// Where to connect for `name:port`: the user's `connect_to` mapping if there is one.
+    pub fn connect_to(&self, name: &str, port: u16) -> Option<std::net::SocketAddr> {
+        self.connect_to
+            .iter()
+            .find(|c| c.host == name && c.port == port)
+            .map(|c| c.addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(allow: &[&str], deny: &[&str]) -> Policy {
+        Policy {
+            allow: allow.iter().map(|r| Rule::parse(r).unwrap()).collect(),
+            deny: deny.iter().map(|r| Rule::parse(r).unwrap()).collect(),
+            ..Policy::default()
+        }
+    }
+
+    #[test]
+    fn domains_wildcards_ports_and_deny_wins() {
+        let p = policy(
+            &["example.com", "*.pkg.test:443", "10.1.0.0/16:8080"],
+            &["bad.pkg.test"],
+        );
+        assert!(p.check_name("example.com", 80).allowed);
+        assert!(p.check_name("EXAMPLE.com.", 443).allowed);
+        assert!(!p.check_name("www.example.com", 443).allowed);
+        assert!(p.check_name("a.pkg.test", 443).allowed);
+        assert!(!p.check_name("a.pkg.test", 80).allowed);
+        assert!(!p.check_name("pkg.test", 443).allowed);
+        assert!(!p.check_name("evilpkg.test", 443).allowed);
+        let v = p.check_name("bad.pkg.test", 443);
+        assert!(!v.allowed);
+        assert_eq!(v.rule.as_deref(), Some("bad.pkg.test"));
+        assert!(p.check_ip("10.1.2.3".parse().unwrap(), 8080).allowed);
+        assert!(!p.check_ip("10.1.2.3".parse().unwrap(), 80).allowed);
+        assert!(!p.check_ip("10.2.0.1".parse().unwrap(), 8080).allowed);
+        assert!(p.check_ip("::ffff:10.1.0.9".parse().unwrap(), 8080).allowed);
+    }
+
+    #[test]
+    fn internal_addresses_need_a_rule_that_names_them() {
+        let p = policy(&["*"], &[]);
+        assert!(!p.check_ip("127.0.0.1".parse().unwrap(), 80).allowed);
+        assert!(!p.check_ip("169.254.169.254".parse().unwrap(), 80).allowed);
+        assert!(
+            !p.check_resolved("a.test", "192.168.1.1".parse().unwrap(), 443, false)
+                .allowed
+        );
+        assert!(
+            p.check_resolved("a.test", "192.168.1.1".parse().unwrap(), 443, true)
+                .allowed
+        );
+        assert!(p.check_ip("93.184.216.34".parse().unwrap(), 443).allowed);
+        let named = policy(&["127.0.0.1:8080"], &[]);
+        assert!(named.check_ip("127.0.0.1".parse().unwrap(), 8080).allowed);
+        assert!(
+            named
+                .check_resolved("a.test", "127.0.0.1".parse().unwrap(), 8080, false)
+                .allowed
+        );
+    }
+
+    #[test]
+    fn bad_rules_are_errors() {
+        for bad in [
+            "",
+            "a b",
+            "1.2.3.4/40",
+            "host:0",
+            "host:99999",
+            "[::1",
+            "-bad.test",
+            "x..y",
+        ] {
+            assert!(Rule::parse(bad).is_err(), "{bad}");
+        }
+        assert!(ConnectTo::parse("api.test:443=127.0.0.1:8443").is_ok());
+        assert!(ConnectTo::parse("api.test=127.0.0.1").is_err());
+    }
+}

@@ -1,0 +1,365 @@
+//! Egress policy tests. Every server is on loopback; names are mapped to them with `--connect-to`, never
+//! resolved outside this machine.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, UdpSocket};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// A plain HTTP server on loopback that answers `ok` and keeps each request head it saw.
+struct Upstream {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+fn read_head(stream: &mut impl Read) -> String {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") && buf.len() < 65536 {
+        match stream.read(&mut byte) {
+            Ok(1) => buf.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn http_upstream() -> Upstream {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let head = read_head(&mut stream);
+                log.lock().unwrap().push(head);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nupstream\n",
+                );
+            });
+        }
+    });
+    Upstream { port, seen }
+}
+
+/// A TLS server for `api.test` on loopback with a certificate from a test CA; returns the CA's PEM path.
+fn tls_upstream(dir: &std::path::Path) -> (Upstream, std::path::PathBuf) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "airlock test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["api.test".to_owned()]).unwrap();
+    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+    let ca_path = dir.join("ca.pem");
+    fs_err::write(&ca_path, ca.pem()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (log, config) = (log.clone(), config.clone());
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let head = read_head(&mut tls);
+                log.lock().unwrap().push(head);
+                let _ = tls
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nmodel\n");
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    (Upstream { port, seen }, ca_path)
+}
+
+fn exec(args: &[&str], script: &str, env: &[(&str, &str)]) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    cmd.arg("exec")
+        .arg("--json")
+        .args(args)
+        .args(["--", "/bin/bash", "-c", script]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no record ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn attempts(record: &Value) -> Vec<Value> {
+    record["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["decision"] != "local")
+        .cloned()
+        .collect()
+}
+
+fn find<'a>(list: &'a [Value], protocol: &str, destination: &str) -> &'a Value {
+    list.iter()
+        .find(|a| a["protocol"] == protocol && a["destination"] == destination)
+        .unwrap_or_else(|| panic!("no {protocol} attempt to {destination} in {list:#?}"))
+}
+
+#[test]
+fn allowed_host_works_with_and_without_proxy_variables() {
+    let up = http_upstream();
+    let map = format!("allowed.test:80=127.0.0.1:{}", up.port);
+    let record = exec(
+        &["--allow-net", "allowed.test:80", "--connect-to", &map],
+        "curl -sS http://allowed.test/via-proxy; curl -sS --noproxy '*' http://allowed.test/direct; \
+         python3 -c 'import socket; s = socket.create_connection((\"allowed.test\", 80)); \
+         s.sendall(b\"GET /raw HTTP/1.0\\r\\nHost: allowed.test\\r\\n\\r\\n\"); print(s.recv(100).split(b\"\\r\\n\")[0].decode())'",
+        &[],
+    );
+    assert_eq!(record["status"], "succeeded", "{record}");
+    assert_eq!(record["network_allowed"], true);
+    let out = record["stdout"].as_str().unwrap();
+    assert_eq!(out.matches("upstream").count(), 2, "{out}");
+    assert!(out.contains("HTTP/1.1 200 OK"), "{out}");
+    let seen = up.seen.lock().unwrap().clone();
+    let paths: Vec<_> = seen
+        .iter()
+        .map(|h| h.lines().next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "GET /via-proxy HTTP/1.1",
+            "GET /direct HTTP/1.1",
+            "GET /raw HTTP/1.1"
+        ]
+    );
+    let list = attempts(&record);
+    let http: Vec<_> = list.iter().filter(|a| a["protocol"] == "http").collect();
+    assert_eq!(http.len(), 3, "{list:#?}");
+    for a in http {
+        assert_eq!(a["decision"], "allowed");
+        assert_eq!(a["rule"], "allowed.test:80");
+        assert!(a["bytes_down"].as_u64().unwrap() > 0);
+        assert!(a["bytes_up"].as_u64().unwrap() > 0);
+    }
+    // The program that ignored the proxy variables looked the name up through the DNS stub.
+    assert_eq!(find(&list, "dns", "allowed.test (A)")["decision"], "allowed");
+}
+
+#[test]
+fn everything_else_is_refused_and_recorded() {
+    let up = http_upstream();
+    let tls_port = TcpListener::bind("127.0.0.1:0").unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    let maps = [
+        format!("allowed.test:80=127.0.0.1:{}", up.port),
+        format!(
+            "allowed.test:443=127.0.0.1:{}",
+            tls_port.local_addr().unwrap().port()
+        ),
+    ];
+    let script = format!(
+        r#"
+curl -sS -o /dev/null -w "denied %{{http_code}}\n" http://denied.test/
+curl -sS --noproxy '*' -m 5 -o /dev/null http://10.9.8.7/ ; echo "raw ip $?"
+curl -sS --noproxy '*' -m 5 -o /dev/null http://127.0.0.1:{up}/ ; echo "host loopback $?"
+python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"leak", ("198.51.100.7", 443))' 2>&1 | tail -1
+python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"leak", ("127.0.0.1", {udp}))'
+getent hosts secret-data.denied.test; echo "dns $?"
+curl -sS -o /dev/null -w "rebind %{{http_code}}\n" --noproxy '' -x http://127.0.0.1:3128 http://localhost:{up}/
+curl -sS -o /dev/null -w "forged %{{http_code}}\n" -H "Host: denied.test" http://allowed.test/
+python3 - <<'EOF'
+import socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+print("connect", s.recv(100).split(b"\r\n")[0].decode())
+ctx = ssl.create_default_context()
+try:
+    ctx.wrap_socket(s, server_hostname="other.test")
+    print("sni handshake done")
+except Exception as e:
+    print("sni refused", type(e).__name__)
+EOF
+"#,
+        up = up.port,
+        udp = udp_port
+    );
+    let record = exec(
+        &[
+            "--allow-net",
+            "allowed.test",
+            "--allow-net",
+            "localhost",
+            "--connect-to",
+            &maps[0],
+            "--connect-to",
+            &maps[1],
+        ],
+        &script,
+        &[],
+    );
+    let out = record["stdout"].as_str().unwrap().to_owned();
+    assert!(out.contains("denied 403"), "{out}");
+    assert!(out.contains("raw ip 7"), "{out}");
+    assert!(out.contains("host loopback 7"), "{out}");
+    assert!(out.contains("Network is unreachable"), "{out}");
+    assert!(out.contains("dns 2"), "{out}");
+    assert!(out.contains("rebind 403"), "{out}");
+    assert!(out.contains("forged 403"), "{out}");
+    assert!(out.contains("connect HTTP/1.1 200"), "{out}");
+    assert!(out.contains("sni refused"), "{out}");
+    assert!(
+        up.seen.lock().unwrap().is_empty(),
+        "a refused request reached the server"
+    );
+    udp.set_nonblocking(true).unwrap();
+    assert!(
+        udp.recv(&mut [0u8; 16]).is_err(),
+        "a UDP datagram reached the host"
+    );
+
+    let list = attempts(&record);
+    let denied = |protocol: &str, destination: &str| {
+        let a = find(&list, protocol, destination);
+        assert_eq!(a["decision"], "denied", "{a}");
+        a["reason"].as_str().unwrap().to_owned()
+    };
+    assert!(denied("http", "denied.test:80").contains("not on the allowlist"));
+    denied("tcp", "10.9.8.7:80");
+    denied("udp", "198.51.100.7:443");
+    assert!(denied("dns", "secret-data.denied.test (A)").contains("NXDOMAIN"));
+    assert!(denied("http", &format!("localhost:{}", up.port)).contains("rebinding"));
+    assert!(list
+        .iter()
+        .any(|a| a["destination"] == "allowed.test:80"
+            && a["reason"].as_str().unwrap().contains("Host header")));
+    assert!(list.iter().any(|a| a["protocol"] == "https-connect"
+        && a["decision"] == "denied"
+        && a["reason"].as_str().unwrap().contains("other.test")));
+    // The raw loopback connect never left the sandbox: its own loopback has nothing on that port.
+    assert!(record["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["destination"] == format!("127.0.0.1:{}", up.port) && a["decision"] == "local"));
+}
+
+#[test]
+fn injected_secret_reaches_the_server_and_never_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let (up, ca) = tls_upstream(dir.path());
+    let map = format!("api.test:443=127.0.0.1:{}", up.port);
+    let secret = "sk-test-7f3a9c-SECRET-VALUE";
+    // The scan builds the needle from two halves so that no command line holds it whole.
+    let script = r#"
+curl -sS -X POST -H 'content-type: application/json' -d '{"q":1}' http://api.test/v1/messages
+python3 - <<'EOF'
+import glob, os
+needle = ("7f3a" + "9c").encode()
+env = sum(needle in f"{k}={v}".encode() for k, v in os.environ.items())
+proc = 0
+for p in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+    try:
+        proc += needle in open(p, "rb").read()
+    except OSError:
+        pass
+files = 0
+for top in ["/home", "/tmp", "/etc", "/workspace"]:
+    for root, dirs, names in os.walk(top):
+        for n in names:
+            try:
+                files += needle in open(os.path.join(root, n), "rb").read()
+            except OSError:
+                pass
+print(f"env={env} proc={proc} files={files}")
+EOF
+"#;
+    let record = exec(
+        &[
+            "--allow-net",
+            "api.test:443",
+            "--connect-to",
+            &map,
+            "--secret",
+            "api.test=x-api-key:AIRLOCK_TEST_API_KEY",
+            "--egress-ca",
+            ca.to_str().unwrap(),
+        ],
+        script,
+        &[("AIRLOCK_TEST_API_KEY", secret)],
+    );
+    let out = record["stdout"].as_str().unwrap();
+    assert_eq!(out, "model\nenv=0 proc=0 files=0\n", "{}", record["stderr"]);
+    let seen = up.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].starts_with("POST /v1/messages HTTP/1.1"), "{}", seen[0]);
+    assert!(seen[0].contains(&format!("x-api-key: {secret}")), "{}", seen[0]);
+    let a = find(&attempts(&record), "http", "api.test:80").clone();
+    assert_eq!(a["secret_injected"], true);
+    assert_eq!(a["decision"], "allowed");
+    assert!(
+        !record.to_string().contains("7f3a9c"),
+        "the secret is in the record"
+    );
+}
+
+#[test]
+fn bad_policies_are_usage_errors_and_no_policy_means_loopback_only() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .arg("exec")
+            .args(args)
+            .args(["--", "/bin/true"])
+            .output()
+            .unwrap()
+    };
+    for bad in [
+        &["--allow-net", "bad host"][..],
+        &["--allow-net", "10.0.0.0/99"],
+        &["--net-preset", "everything"],
+        &["--connect-to", "nonsense"],
+        &["--secret", "api.test=x-api-key:AIRLOCK_UNSET_VARIABLE_FOR_TEST"],
+    ] {
+        let out = run(bad);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let record = exec(&[], "curl -sS -m 3 http://192.0.2.1/ ; echo rc=$?", &[]);
+    assert_eq!(record["network_allowed"], false);
+    assert!(record["stdout"].as_str().unwrap().contains("rc=7"));
+    let a = find(&attempts(&record), "tcp/udp", "192.0.2.1:80").clone();
+    assert_eq!(a["decision"], "denied");
+}
