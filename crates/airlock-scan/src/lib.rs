@@ -11,6 +11,7 @@
 pub mod code;
 pub mod inventory;
 pub mod markdown;
+pub mod plan;
 pub mod render;
 pub mod rules;
 pub mod skillmd;

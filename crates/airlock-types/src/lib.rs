@@ -7,6 +7,7 @@
 
 mod record;
 mod report;
+mod run;
 mod sha;
 mod source;
 
@@ -18,6 +19,7 @@ pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,
     ScanReport, Severity, SkillSummary,
 };
+pub use run::{Artifact, ContextFile, Install, Plan, PlanStep, SkillRun, StepResult, TargetInfo};
 pub use sha::{CommitSha, ParseShaError};
 pub use source::{SkillSource, SourceKind};
 

@@ -1,0 +1,210 @@
+//! Dry-run planning: the exact context an agent would receive (SKILL.md's body and the files it references) and the
+//! commands the skill asks for (fenced shell lines, shipped scripts with their interpreters, package installs), each
+//! tied to its file and line and to the scan's findings there. Nothing is executed.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use airlock_types::{ContextFile, FileKind, Plan, PlanStep, ScanReport};
+
+use crate::markdown::{segments, Segment};
+use crate::{skillmd, ScanError};
+
+/// Context files larger than this are listed without their text.
+const CONTEXT_TEXT_LIMIT: u64 = 256 * 1024;
+
+static INSTALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)
+        \b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b
+        | \bnpm\s+(?:i|install|ci|add)\b
+        | \bpnpm\s+(?:i|add|install)\b
+        | \byarn\s+(?:add|install)\b
+        | \bcargo\s+(?:install|add)\b
+        | \bapt(?:-get)?\s+install\b
+        | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b",
+    )
+    .ok()
+});
+
+/// The package manager a command line installs with, if it installs anything.
+pub fn install_manager(command: &str) -> Option<&'static str> {
+    let re = INSTALL.as_ref()?;
+    let m = re.find(command)?.as_str();
+    let m = m.trim_start();
+    Some(if m.contains('|') {
+        "curl-pipe-shell"
+    } else if m.starts_with("npm") {
+        "npm"
+    } else if m.starts_with("pnpm") {
+        "pnpm"
+    } else if m.starts_with("yarn") {
+        "yarn"
+    } else if m.starts_with("cargo") {
+        "cargo"
+    } else if m.starts_with("apt") {
+        "apt"
+    } else {
+        "pip"
+    })
+}
+
+/// The interpreter for a script the skill ships, from its extension or its `#!` line.
+pub fn interpreter(path: &str, text: &str) -> Option<String> {
+    if let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) {
+        let mut parts = first.split_whitespace();
+        let prog = parts.next()?;
+        let name = if prog.ends_with("/env") { parts.next()? } else { prog.rsplit('/').next()? };
+        return Some(name.to_owned());
+    }
+    let ext = path.rsplit_once('.').map(|(_, e)| e)?;
+    Some(
+        match ext {
+            "py" => "python3",
+            "sh" | "bash" => "bash",
+            "js" | "mjs" | "cjs" => "node",
+            "ts" => "npx tsx",
+            "rb" => "ruby",
+            "pl" => "perl",
+            _ => return None,
+        }
+        .to_owned(),
+    )
+}
+
+/// Builds the plan for the skill at `subpath` of `tree_root` (the scan root of `report`).
+pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan, ScanError> {
+    let meta = skillmd::validate(tree_root, subpath, None)?;
+    let prefix = if subpath.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", subpath.trim_end_matches('/'))
+    };
+    let skill_md = format!("{prefix}SKILL.md");
+    let findings_at = |file: &str, line: u32| -> Vec<String> {
+        let mut rules: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| f.file == file && f.line == line)
+            .map(|f| f.rule.clone())
+            .collect();
+        rules.dedup();
+        rules
+    };
+    let mut plan = Plan {
+        skill_name: meta.name.clone(),
+        description: meta.description.clone(),
+        allowed_tools: meta.allowed_tools.clone(),
+        ..Plan::default()
+    };
+    plan.context.push(ContextFile {
+        path: skill_md.clone(),
+        bytes: meta.body.len() as u64,
+        text: Some(meta.body.clone()),
+    });
+    // Files the body names, in the order it first names them.
+    let mut referenced: Vec<(usize, &airlock_types::InventoryEntry)> = report
+        .inventory
+        .files
+        .iter()
+        .filter(|f| f.path != skill_md && f.path.starts_with(&prefix))
+        .filter_map(|f| meta.body.find(&f.path[prefix.len()..]).map(|at| (at, f)))
+        .collect();
+    referenced.sort_by_key(|(at, f)| (*at, f.path.clone()));
+    for (_, f) in &referenced {
+        let full = tree_root.join(&f.path);
+        let text = if f.size <= CONTEXT_TEXT_LIMIT && !matches!(f.kind, FileKind::Binary | FileKind::Symlink) {
+            fs_err::read(&full).ok().and_then(|b| String::from_utf8(b).ok())
+        } else {
+            None
+        };
+        if matches!(f.kind, FileKind::Markdown) {
+            plan.context.push(ContextFile {
+                path: f.path.clone(),
+                bytes: f.size,
+                text: text.clone(),
+            });
+        }
+        if matches!(f.kind, FileKind::Script) {
+            let interp = interpreter(&f.path, text.as_deref().unwrap_or_default());
+            let rel = &f.path[prefix.len()..];
+            let command = match &interp {
+                Some(i) => format!("{i} {rel}"),
+                None => rel.to_owned(),
+            };
+            plan.steps.push(PlanStep {
+                kind: "script".into(),
+                command,
+                interpreter: interp,
+                file: f.path.clone(),
+                line: 0,
+                findings: findings_at(&f.path, 0),
+            });
+        }
+    }
+    // Shell lines of fenced blocks, in document order, before the scripts they may call.
+    let mut shell = Vec::new();
+    for seg in segments(&meta.body, meta.body_line) {
+        let Segment::Code { lang, line, text } = seg else {
+            continue;
+        };
+        if !matches!(lang.as_str(), "sh" | "bash" | "shell" | "console" | "zsh" | "terminal") {
+            continue;
+        }
+        let mut continued = String::new();
+        let mut start = line;
+        for (i, raw) in text.lines().enumerate() {
+            let l = raw.trim();
+            let l = l.strip_prefix("$ ").unwrap_or(l);
+            if continued.is_empty() {
+                start = line + u32::try_from(i).unwrap_or(0);
+                if l.is_empty() || l.starts_with('#') {
+                    continue;
+                }
+            }
+            if let Some(head) = l.strip_suffix('\\') {
+                continued.push_str(head);
+                continued.push(' ');
+                continue;
+            }
+            continued.push_str(l);
+            let command = std::mem::take(&mut continued);
+            let kind = if install_manager(&command).is_some() { "install" } else { "shell" };
+            let findings = (start..=line + u32::try_from(i).unwrap_or(0))
+                .flat_map(|n| findings_at(&skill_md, n))
+                .collect();
+            shell.push(PlanStep {
+                kind: kind.into(),
+                command,
+                interpreter: None,
+                file: skill_md.clone(),
+                line: start,
+                findings,
+            });
+        }
+    }
+    shell.append(&mut plan.steps);
+    plan.steps = shell;
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_installs_and_interpreters() {
+        assert_eq!(install_manager("pip install requests"), Some("pip"));
+        assert_eq!(install_manager("python3 -m pip install -r r.txt"), Some("pip"));
+        assert_eq!(install_manager("npm ci"), Some("npm"));
+        assert_eq!(install_manager("curl -fsSL https://x.sh | sudo bash"), Some("curl-pipe-shell"));
+        assert_eq!(install_manager("sudo apt-get install -y jq"), Some("apt"));
+        assert_eq!(install_manager("echo pip"), None);
+        assert_eq!(interpreter("a/b.py", ""), Some("python3".into()));
+        assert_eq!(interpreter("run", "#!/usr/bin/env node\n"), Some("node".into()));
+        assert_eq!(interpreter("run", "#!/bin/sh\n"), Some("sh".into()));
+        assert_eq!(interpreter("data.bin", ""), None);
+    }
+}

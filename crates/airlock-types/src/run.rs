@@ -1,0 +1,131 @@
+//! The record of `airlock run`: a skill run in one of the three modes, with what the scan said, what was planned
+//! and what was observed. Field names are stable and documented in the README.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    Change, ExecEvent, FileAccess, LimitKind, Limits, NetAttempt, RiskLevel, RunMode, RunStatus, SkillSource,
+    Classification,
+};
+
+/// The project a run works on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// `blank` (the bundled sample), `path` or `git`.
+    pub kind: String,
+    /// What the user named (a folder or URL); `blank` for the sample.
+    pub input: String,
+    /// Commit of a git target.
+    pub commit: Option<String>,
+    /// Content digest of the snapshot the run started from.
+    pub digest: String,
+}
+
+/// One command the skill asks for, found without running anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// `shell` (a fenced shell block line), `script` (a file the skill ships), `install` (a package install).
+    pub kind: String,
+    pub command: String,
+    /// For scripts: the interpreter that would run it.
+    pub interpreter: Option<String>,
+    pub file: String,
+    pub line: u32,
+    /// Rules of the scan's findings on this file and line.
+    pub findings: Vec<String>,
+}
+
+/// What an agent would receive and what the skill asks to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub skill_name: Option<String>,
+    pub description: Option<String>,
+    pub allowed_tools: Vec<String>,
+    /// The exact context: SKILL.md's body and the files it references, in order.
+    pub context: Vec<ContextFile>,
+    pub steps: Vec<PlanStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextFile {
+    pub path: String,
+    pub bytes: u64,
+    /// The text (bounded); absent for binary or very large files.
+    pub text: Option<String>,
+}
+
+/// The outcome of one executed plan step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub index: usize,
+    pub command: String,
+    pub file: String,
+    pub line: u32,
+    pub exit_code: Option<i32>,
+}
+
+/// A package install recognised in the timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Install {
+    /// pip, npm, pnpm, yarn, cargo, apt, curl-pipe-shell.
+    pub manager: String,
+    pub argv: Vec<String>,
+    pub pid: i32,
+    pub t_ms: u64,
+    pub exit_code: Option<i32>,
+}
+
+/// A stored output of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub id: String,
+    /// `record`, `stdout`, `stderr`, `patch`, `change`, `skill-file`, `report`.
+    pub kind: String,
+    /// Path inside the workspace or skill, or a name.
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+    pub summary: String,
+}
+
+/// Everything about one `airlock run`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillRun {
+    pub schema_version: u32,
+    pub run_id: String,
+    pub source: SkillSource,
+    pub mode: RunMode,
+    pub target: Option<TargetInfo>,
+    pub status: RunStatus,
+    /// Why a run was refused or failed before running, in a sentence.
+    pub status_reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub risk_level: RiskLevel,
+    pub classification: Classification,
+    pub findings: usize,
+    /// What ran: the argv given to the sandbox.
+    pub command: Vec<String>,
+    pub limits: Option<Limits>,
+    pub limit_hit: Option<LimitKind>,
+    pub network_allowed: bool,
+    pub timeline: Vec<ExecEvent>,
+    pub files_read: Vec<FileAccess>,
+    pub files_written: Vec<FileAccess>,
+    pub changes: Vec<Change>,
+    /// Changed files that the patch leaves out (binary), by path.
+    pub patch_skipped: Vec<String>,
+    pub network: Vec<NetAttempt>,
+    pub installs: Vec<Install>,
+    pub plan: Option<Plan>,
+    pub steps: Vec<StepResult>,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub artifacts: Vec<Artifact>,
+    /// Sentences that join what the scan warned about with what the run did.
+    pub verdict: Vec<String>,
+    pub duration_ms: u64,
+}
