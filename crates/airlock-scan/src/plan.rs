@@ -56,7 +56,11 @@ pub fn interpreter(path: &str, text: &str) -> Option<String> {
     if let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) {
         let mut parts = first.split_whitespace();
         let prog = parts.next()?;
-        let name = if prog.ends_with("/env") { parts.next()? } else { prog.rsplit('/').next()? };
+        let name = if prog.ends_with("/env") {
+            parts.next()?
+        } else {
+            prog.rsplit('/').next()?
+        };
         return Some(name.to_owned());
     }
     let ext = path.rsplit_once('.').map(|(_, e)| e)?;
@@ -115,7 +119,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     referenced.sort_by_key(|(at, f)| (*at, f.path.clone()));
     for (_, f) in &referenced {
         let full = tree_root.join(&f.path);
-        let text = if f.size <= CONTEXT_TEXT_LIMIT && !matches!(f.kind, FileKind::Binary | FileKind::Symlink) {
+        let text = if f.size <= CONTEXT_TEXT_LIMIT && !matches!(f.kind, FileKind::Binary | FileKind::Symlink)
+        {
             fs_err::read(&full).ok().and_then(|b| String::from_utf8(b).ok())
         } else {
             None
@@ -150,7 +155,10 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         let Segment::Code { lang, line, text } = seg else {
             continue;
         };
-        if !matches!(lang.as_str(), "sh" | "bash" | "shell" | "console" | "zsh" | "terminal") {
+        if !matches!(
+            lang.as_str(),
+            "sh" | "bash" | "shell" | "console" | "zsh" | "terminal"
+        ) {
             continue;
         }
         let mut continued = String::new();
@@ -171,7 +179,11 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             }
             continued.push_str(l);
             let command = std::mem::take(&mut continued);
-            let kind = if install_manager(&command).is_some() { "install" } else { "shell" };
+            let kind = if install_manager(&command).is_some() {
+                "install"
+            } else {
+                "shell"
+            };
             let findings = (start..=line + u32::try_from(i).unwrap_or(0))
                 .flat_map(|n| findings_at(&skill_md, n))
                 .collect();
@@ -199,7 +211,10 @@ mod tests {
         assert_eq!(install_manager("pip install requests"), Some("pip"));
         assert_eq!(install_manager("python3 -m pip install -r r.txt"), Some("pip"));
         assert_eq!(install_manager("npm ci"), Some("npm"));
-        assert_eq!(install_manager("curl -fsSL https://x.sh | sudo bash"), Some("curl-pipe-shell"));
+        assert_eq!(
+            install_manager("curl -fsSL https://x.sh | sudo bash"),
+            Some("curl-pipe-shell")
+        );
         assert_eq!(install_manager("sudo apt-get install -y jq"), Some("apt"));
         assert_eq!(install_manager("echo pip"), None);
         assert_eq!(interpreter("a/b.py", ""), Some("python3".into()));

@@ -142,7 +142,8 @@ impl Store {
             .collect::<std::result::Result<_, _>>()?;
         let mut n = 0;
         for (id, pid) in rows {
-            let alive = i32::try_from(pid).is_ok_and(|p| p > 0 && pid_alive(p)) && pid != i64::from(std::process::id());
+            let alive = i32::try_from(pid).is_ok_and(|p| p > 0 && pid_alive(p))
+                && pid != i64::from(std::process::id());
             if !alive {
                 self.conn.execute(
                     "UPDATE sandbox_runs SET status = 'failed', finished_at = ?2 WHERE id = ?1 AND status = 'running'",
@@ -160,7 +161,10 @@ impl Store {
 
     pub fn object_path(&self, sha: &str) -> PathBuf {
         let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
-        self.root.join("objects").join(sha.get(..2).unwrap_or("00")).join(&sha)
+        self.root
+            .join("objects")
+            .join(sha.get(..2).unwrap_or("00"))
+            .join(&sha)
     }
 
     /// Stores bytes by content; returns (sha256, size).
@@ -168,7 +172,10 @@ impl Store {
         let sha = sha_hex(bytes);
         let path = self.object_path(&sha);
         if !path.exists() {
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| self.root.join("objects"));
+            let dir = path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| self.root.join("objects"));
             fs_err::create_dir_all(&dir)?;
             let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
             tmp.write_all(bytes)?;
@@ -198,7 +205,15 @@ impl Store {
         let commit = source.commit.as_ref().map(ToString::to_string);
         let id = format!(
             "src-{}",
-            &sha_hex(format!("{}\0{}\0{}", source.repo_url, commit.as_deref().unwrap_or(""), source.digest).as_bytes())[..16]
+            &sha_hex(
+                format!(
+                    "{}\0{}\0{}",
+                    source.repo_url,
+                    commit.as_deref().unwrap_or(""),
+                    source.digest
+                )
+                .as_bytes()
+            )[..16]
         );
         self.conn.execute(
             "INSERT INTO skill_sources (id, kind, input, repo_url, commit_sha, digest, created_at, expires_at, json)
@@ -243,13 +258,7 @@ impl Store {
 
     /// Records that a run started (status `running`, this process's pid).
     #[allow(clippy::too_many_arguments)]
-    pub fn begin_run(
-        &self,
-        run: &SkillRun,
-        source_id: &str,
-        report_id: &str,
-        expires_at: i64,
-    ) -> Result<()> {
+    pub fn begin_run(&self, run: &SkillRun, source_id: &str, report_id: &str, expires_at: i64) -> Result<()> {
         self.conn.execute(
             "INSERT INTO sandbox_runs (id, skill_source_id, risk_report_id, mode, status, target_type, target, started_at, expires_at, pid)
              VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9)",
@@ -286,7 +295,15 @@ impl Store {
             tx.execute(
                 "INSERT OR REPLACE INTO run_artifacts (id, sandbox_run_id, type, path, summary, sha256, size)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![a.id, run.run_id, a.kind, a.path, a.summary, a.sha256, i64::try_from(a.size).unwrap_or(i64::MAX)],
+                params![
+                    a.id,
+                    run.run_id,
+                    a.kind,
+                    a.path,
+                    a.summary,
+                    a.sha256,
+                    i64::try_from(a.size).unwrap_or(i64::MAX)
+                ],
             )?;
         }
         tx.commit()?;
@@ -296,7 +313,9 @@ impl Store {
     /// Resolves a full id or a unique prefix.
     pub fn resolve(&self, id: &str) -> Result<String> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let mut stmt = self.conn.prepare("SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2")?;
         let ids: Vec<String> = stmt
             .query_map([pattern], |r| r.get(0))?
             .collect::<std::result::Result<_, _>>()?;
@@ -380,7 +399,8 @@ impl Store {
     /// Deletes one run and its artifacts now (files go at the next sweep once nothing names them).
     pub fn discard(&mut self, id: &str) -> Result<String> {
         let id = self.resolve(id)?;
-        self.conn.execute("DELETE FROM sandbox_runs WHERE id = ?1", [&id])?;
+        self.conn
+            .execute("DELETE FROM sandbox_runs WHERE id = ?1", [&id])?;
         self.sweep_objects()?;
         Ok(id)
     }
@@ -389,8 +409,12 @@ impl Store {
     pub fn gc(&mut self, now: i64) -> Result<GcStats> {
         let mut stats = GcStats::default();
         let running: Vec<String> = {
-            let mut stmt = self.conn.prepare("SELECT id FROM sandbox_runs WHERE status = 'running'")?;
-            let ids = stmt.query_map([], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?;
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id FROM sandbox_runs WHERE status = 'running'")?;
+            let ids = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<std::result::Result<_, _>>()?;
             ids
         };
         let tx = self.conn.transaction()?;
@@ -432,7 +456,11 @@ impl Store {
         let young = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         let has_running: bool = self
             .conn
-            .query_row("SELECT 1 FROM sandbox_runs WHERE status = 'running' LIMIT 1", [], |_| Ok(true))
+            .query_row(
+                "SELECT 1 FROM sandbox_runs WHERE status = 'running' LIMIT 1",
+                [],
+                |_| Ok(true),
+            )
             .optional()?
             .unwrap_or(false);
         let (mut n, mut bytes) = (0, 0);

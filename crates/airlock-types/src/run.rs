@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Change, ExecEvent, FileAccess, LimitKind, Limits, NetAttempt, RiskLevel, RunMode, RunStatus, SkillSource,
-    Classification,
+    Change, Classification, ExecEvent, FileAccess, LimitKind, Limits, NetAttempt, RiskLevel, RunMode,
+    RunStatus, SkillSource,
 };
 
 /// The project a run works on.

@@ -1,6 +1,7 @@
 //! The `airlock` command: parses arguments, resolves settings and calls the library crates.
 
 mod commands;
+mod patch;
 mod settings;
 
 use std::process::ExitCode;
@@ -27,6 +28,18 @@ enum Command {
     List(SourceArgs),
     /// Run a command in the sealed sandbox and record what it did.
     Exec(Box<ExecArgs>),
+    /// Import, scan and run a skill (inspect, dry run or sandbox) against a disposable target; the run is stored.
+    Run(Box<commands::run::RunArgs>),
+    /// List stored runs.
+    Runs(commands::runs::RunsArgs),
+    /// Show a stored run: summary, timeline, files, diff, network.
+    Show(commands::runs::ShowArgs),
+    /// Export a run's patch, output or a sanitized bundle.
+    Export(commands::runs::ExportArgs),
+    /// Delete a stored run now.
+    Discard(commands::runs::DiscardArgs),
+    /// Delete expired runs, reports and files.
+    Gc(commands::runs::StoreArgs),
     /// Say which isolation layers this machine supports.
     Doctor {
         /// Print JSON instead of text.
@@ -49,6 +62,8 @@ pub mod exit {
     pub const FAILURE: u8 = 4;
     /// The sandbox could not be set up as asked (a layer this machine cannot enforce).
     pub const SANDBOX: u8 = 5;
+    /// `airlock run` ran the skill and it did not succeed (failed, timed out, hit a limit, was killed).
+    pub const RUN_FAILED: u8 = 6;
 }
 
 fn main() -> ExitCode {
@@ -74,6 +89,12 @@ fn main() -> ExitCode {
         Command::Validate(args) => commands::scan::validate(&args),
         Command::List(args) => commands::scan::list(&args),
         Command::Exec(args) => commands::exec::exec(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Runs(args) => commands::runs::runs(&args),
+        Command::Show(args) => commands::runs::show(&args),
+        Command::Export(args) => commands::runs::export(&args),
+        Command::Discard(args) => commands::runs::discard(&args),
+        Command::Gc(args) => commands::runs::gc(&args),
         Command::Doctor { json } => commands::exec::doctor(json),
     };
     match result {

@@ -2,4 +2,6 @@
 
 pub mod exec;
 pub mod net;
+pub mod run;
+pub mod runs;
 pub mod scan;

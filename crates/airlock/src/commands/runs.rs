@@ -1,0 +1,297 @@
+//! `airlock runs`, `show`, `export`, `discard` and `gc`: the stored runs.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use airlock_store::Store;
+use airlock_types::{NetDecision, SkillRun};
+
+use crate::exit;
+use crate::settings::{data_dir, escape};
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Where clones, staged sources and runs are kept.
+    #[arg(long, env = "AIRLOCK_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// A run id (or a unique prefix of one).
+    pub run: String,
+    /// Every command, in order.
+    #[arg(long)]
+    pub timeline: bool,
+    /// Files read, written and changed.
+    #[arg(long)]
+    pub files: bool,
+    /// The changes as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Network attempts.
+    #[arg(long)]
+    pub net: bool,
+    /// The whole record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["patch", "output", "bundle"])))]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    pub run: String,
+    /// Write the changes as a patch that `git apply` accepts on the original target.
+    #[arg(long, value_name = "FILE")]
+    pub patch: Option<PathBuf>,
+    /// Print the captured output (stdout, then stderr) to stdout.
+    #[arg(long)]
+    pub output: bool,
+    /// Write a sanitized bundle (.tar.gz): the skill at its pinned commit without links, a manifest of hashes,
+    /// the risk report and the run record.
+    #[arg(long, value_name = "FILE")]
+    pub bundle: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiscardArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    pub run: String,
+}
+
+fn open(args: &StoreArgs) -> anyhow::Result<Store> {
+    let store = Store::open(&data_dir(args.data_dir.as_ref())?).context("open the store")?;
+    Ok(store)
+}
+
+fn finished(store: &Store, run: &str) -> anyhow::Result<SkillRun> {
+    let (row, record) = store.run(run)?;
+    record.with_context(|| format!("run {} has no record (status {})", row.id, row.status))
+}
+
+pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
+    let mut store = open(&args.store)?;
+    let _ = store.gc(airlock_store::now_unix());
+    let rows = store.runs()?;
+    if args.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({"run_id": r.id, "source": r.source, "mode": r.mode, "status": r.status,
+                    "target": r.target, "started_at": r.started_at, "expires_at": r.expires_at})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(exit::OK);
+    }
+    if rows.is_empty() {
+        println!("no runs stored");
+    }
+    for r in rows {
+        println!(
+            "{}  {:<8} {:<15} {:<20} {}",
+            r.id,
+            r.mode,
+            r.status,
+            escape(&r.started_at),
+            escape(&r.source)
+        );
+    }
+    Ok(exit::OK)
+}
+
+pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store)?;
+    let run = finished(&store, &args.run)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+        return Ok(exit::OK);
+    }
+    let all = !(args.timeline || args.files || args.diff || args.net);
+    let mut out = String::new();
+    if all {
+        out.push_str(&format!(
+            "run {}  status {}  source {}\n",
+            run.run_id,
+            json_name(&run.status),
+            escape(&run.source.input)
+        ));
+        for v in &run.verdict {
+            out.push_str(&format!("- {}\n", escape(v)));
+        }
+    }
+    if all || args.timeline {
+        out.push_str("\ntimeline:\n");
+        for e in &run.timeline {
+            out.push_str(&format!(
+                "  {:>6} ms  pid {:<4} {}  (exit {})\n",
+                e.t_ms,
+                e.pid,
+                escape(&e.argv.join(" ")),
+                e.exit_code.map_or("?".into(), |c| c.to_string())
+            ));
+        }
+    }
+    if all || args.files {
+        out.push_str("\nchanges:\n");
+        for c in &run.changes {
+            out.push_str(&format!("  {:<9} {}\n", json_name(&c.kind), escape(&c.path)));
+        }
+        if args.files {
+            out.push_str("\nfiles read:\n");
+            for f in &run.files_read {
+                out.push_str(&format!("  {}\n", escape(&f.path)));
+            }
+            out.push_str("\nfiles written:\n");
+            for f in &run.files_written {
+                out.push_str(&format!("  {}\n", escape(&f.path)));
+            }
+        }
+    }
+    if all || args.net {
+        out.push_str("\nnetwork:\n");
+        for n in run
+            .network
+            .iter()
+            .filter(|n| args.net || n.decision != NetDecision::Local)
+        {
+            out.push_str(&format!(
+                "  {:<8} {:<14} {}  {}\n",
+                json_name(&n.decision),
+                escape(&n.protocol),
+                escape(&n.destination),
+                escape(&n.reason)
+            ));
+        }
+    }
+    if args.diff {
+        out.push_str(&escape(&patch_text(&store, &run)?));
+    }
+    print!("{out}");
+    Ok(exit::OK)
+}
+
+fn json_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn patch_text(store: &Store, run: &SkillRun) -> anyhow::Result<String> {
+    match run.artifacts.iter().find(|a| a.kind == "patch") {
+        Some(a) => Ok(String::from_utf8_lossy(&store.read_object(&a.sha256)?).into_owned()),
+        None => Ok(String::new()),
+    }
+}
+
+pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
+    let store = open(&args.store)?;
+    let run = finished(&store, &args.run)?;
+    if let Some(file) = &args.patch {
+        let text = patch_text(&store, &run)?;
+        fs_err::write(file, &text)?;
+        eprintln!(
+            "wrote {} ({} changed file(s){})",
+            escape(&file.display().to_string()),
+            run.changes.len(),
+            if run.patch_skipped.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; binary files not in the patch: {}",
+                    escape(&run.patch_skipped.join(", "))
+                )
+            }
+        );
+    }
+    if args.output {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(run.stdout.as_bytes())?;
+        stdout.write_all(run.stderr.as_bytes())?;
+    }
+    if let Some(file) = &args.bundle {
+        bundle(&store, &run, file)?;
+        eprintln!("wrote {}", escape(&file.display().to_string()));
+    }
+    Ok(exit::OK)
+}
+
+/// A sanitized bundle: regular files only (no links, no modes beyond 644/755), under `skill/`, plus
+/// `manifest.json` (path, sha256, size of each), `report.json` and `run.json`.
+fn bundle(store: &Store, run: &SkillRun, file: &std::path::Path) -> anyhow::Result<()> {
+    let tmp = tempfile::NamedTempFile::new_in(
+        file.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new(".")),
+    )?;
+    let gz = flate2::write::GzEncoder::new(tmp.reopen()?, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut add = |path: &str, bytes: &[u8], mode: u32| -> std::io::Result<()> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(mode);
+        header.set_mtime(0);
+        header.set_cksum();
+        tar.append_data(&mut header, path, bytes)
+    };
+    let mut manifest = Vec::new();
+    for a in run.artifacts.iter().filter(|a| a.kind == "skill-file") {
+        let bytes = store.read_object(&a.sha256)?;
+        let mode = if a.summary.starts_with("mode 755") {
+            0o755
+        } else {
+            0o644
+        };
+        add(&format!("skill/{}", a.path), &bytes, mode)?;
+        manifest.push(serde_json::json!({"path": a.path, "sha256": a.sha256, "size": a.size}));
+    }
+    let manifest = serde_json::json!({
+        "source": run.source,
+        "files": manifest,
+        "risk_level": run.risk_level,
+        "run_id": run.run_id,
+    });
+    add("manifest.json", &serde_json::to_vec_pretty(&manifest)?, 0o644)?;
+    if let Some(report) = run.artifacts.iter().find(|a| a.kind == "report") {
+        add("report.json", &store.read_object(&report.sha256)?, 0o644)?;
+    }
+    add("run.json", &serde_json::to_vec_pretty(run)?, 0o644)?;
+    tar.into_inner()?.finish()?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    Ok(())
+}
+
+pub fn discard(args: &DiscardArgs) -> anyhow::Result<u8> {
+    let mut store = open(&args.store)?;
+    let id = store.discard(&args.run)?;
+    println!("discarded {id}");
+    Ok(exit::OK)
+}
+
+pub fn gc(args: &StoreArgs) -> anyhow::Result<u8> {
+    let mut store = open(args)?;
+    let s = store.gc(airlock_store::now_unix())?;
+    println!(
+        "removed {} run(s), {} report(s), {} source(s), {} file(s) ({} bytes)",
+        s.runs, s.reports, s.sources, s.objects, s.bytes
+    );
+    Ok(exit::OK)
+}
