@@ -591,9 +591,16 @@ fn shell_quote(s: &str) -> String {
 /// Package installs in the timeline. A shell that only passes a command line on is not counted (its child is).
 fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
     let shells = ["sh", "bash", "dash", "zsh"];
+    let mut installers = std::collections::HashSet::new();
     timeline
         .iter()
         .filter_map(|e| {
+            // A process started by an install (pip running its own helpers) is part of that install; a repeated
+            // exec of the same argv by the same process is the PATH search trying the next folder.
+            if installers.contains(&e.ppid) || installers.contains(&e.pid) {
+                installers.insert(e.pid);
+                return None;
+            }
             let line = e.argv.join(" ");
             let manager = plan::install_manager(&line)?;
             let prog = e.path.rsplit('/').next().unwrap_or_default();
@@ -603,6 +610,7 @@ fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
             if manager == "curl-pipe-shell" && !shells.contains(&prog) {
                 return None;
             }
+            installers.insert(e.pid);
             Some(Install {
                 manager: manager.into(),
                 argv: e.argv.clone(),
