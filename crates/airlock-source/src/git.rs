@@ -275,7 +275,7 @@ fn resolve(repo: &gix::Repository, reference: &str) -> Option<CommitSha> {
         format!("refs/heads/{reference}"),
         format!("refs/tags/{reference}"),
     ];
-    if CommitSha::looks_like_sha(reference) {
+    if CommitSha::looks_like_sha(reference) || reference == "HEAD" {
         candidates.push(reference.to_owned());
     }
     candidates.into_iter().find_map(|spec| {
