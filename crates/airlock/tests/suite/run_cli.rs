@@ -472,3 +472,34 @@ fn store_keeps_bundles_discards_expires_and_recovers_from_a_crash() {
     let r = airlock(&data, &["show", done["run_id"].as_str().unwrap(), "--json"]);
     assert_eq!(r.json()["status"], "succeeded");
 }
+
+/// The scan fixtures, each through the modes that execute nothing, and every `block` one refused in sandbox mode.
+#[test]
+fn every_fixture_skill_goes_through_inspect_dry_run_and_block_refusal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/skills");
+    let mut seen = 0;
+    for entry in fs_err::read_dir(&fixtures).unwrap() {
+        let dir = entry.unwrap().path();
+        let expected = fs_err::read_to_string(dir.join("EXPECTED")).unwrap();
+        let level = expected.split_whitespace().next().unwrap().to_owned();
+        let src = dir.to_str().unwrap();
+        let (code, rec) = run_json(&data, &[src, "--mode", "inspect"]);
+        assert_eq!(code, 0, "{src}: {rec}");
+        assert_eq!(rec["risk_level"], level.as_str(), "{src}");
+        let (code, rec) = run_json(&data, &[src, "--mode", "dry-run"]);
+        assert_eq!(code, 0, "{src}: {rec}");
+        assert!(rec["timeline"].as_array().unwrap().is_empty());
+        for step in rec["plan"]["steps"].as_array().unwrap() {
+            let file = dir.join(step["file"].as_str().unwrap());
+            assert!(file.exists(), "{src}: plan step names a missing file {file:?}");
+        }
+        if level == "block" {
+            let (code, rec) = run_json(&data, &[src]);
+            assert_eq!((code, rec["status"].as_str().unwrap()), (1, "refused"), "{src}");
+        }
+        seen += 1;
+    }
+    assert!(seen >= 30, "only {seen} fixtures");
+}
