@@ -36,6 +36,8 @@ const MAX_ATTEMPTS: usize = 10_000;
 const HEAD_LIMIT: usize = 64 * 1024;
 const BODY_LIMIT: usize = 64 << 20;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most connections served at once; more are refused (and recorded) so a run cannot exhaust the host's threads.
+const MAX_ACTIVE: usize = 256;
 const IO_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A secret header the proxy adds to requests for one host. The value never enters the sandbox and is never
@@ -305,7 +307,11 @@ impl Egress {
             };
             let reply = dns::answer(&q, addr, !name_ok);
             let _ = sock.send_to(&reply, from);
-            if lock(&self.inner.seen_queries).insert((q.name.clone(), q.qtype, name_ok)) {
+            let first = {
+                let mut seen = lock(&self.inner.seen_queries);
+                seen.len() < MAX_ATTEMPTS && seen.insert((q.name.clone(), q.qtype, name_ok))
+            };
+            if first {
                 let verdict = if name_ok {
                     Verdict {
                         allowed: true,
@@ -347,6 +353,26 @@ impl Egress {
         while !self.inner.stop.load(Ordering::Relaxed) {
             match listener.accept() {
                 Ok((stream, peer)) => {
+                    if self.inner.active.load(Ordering::Relaxed) >= MAX_ACTIVE {
+                        let pid = lock(&self.inner.captured)
+                            .remove(&peer.port())
+                            .map_or(0, |c| c.pid);
+                        let _ = stream.shutdown(Shutdown::Both);
+                        self.record(attempt(
+                            self.t_ms(),
+                            pid,
+                            "tcp",
+                            "proxy".into(),
+                            None,
+                            None,
+                            &Verdict {
+                                allowed: false,
+                                rule: None,
+                                reason: format!("more than {MAX_ACTIVE} connections at once"),
+                            },
+                        ));
+                        continue;
+                    }
                     let _ = stream.set_nonblocking(false);
                     let me = self.clone();
                     me.inner.active.fetch_add(1, Ordering::Relaxed);
