@@ -363,3 +363,43 @@ fn bad_policies_are_usage_errors_and_no_policy_means_loopback_only() {
     let a = find(&attempts(&record), "tcp/udp", "192.0.2.1:80").clone();
     assert_eq!(a["decision"], "denied");
 }
+
+#[test]
+fn a_policy_file_allows_and_denies_like_the_flags() {
+    let up = http_upstream();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("net.toml");
+    fs_err::write(
+        &policy,
+        format!(
+            "presets = [\"none\"]\nallow = [\"*.pkg.test:80\"]\ndeny = [\"evil.pkg.test\"]\nconnect_to = [\"a.pkg.test:80=127.0.0.1:{0}\", \"evil.pkg.test:80=127.0.0.1:{0}\"]\n",
+            up.port
+        ),
+    )
+    .unwrap();
+    let record = exec(
+        &["--net-policy", policy.to_str().unwrap()],
+        "curl -sS -o /dev/null -w 'a %{http_code}\\n' http://a.pkg.test/; \
+         curl -sS -o /dev/null -w 'evil %{http_code}\\n' http://evil.pkg.test/",
+        &[],
+    );
+    let out = record["stdout"].as_str().unwrap();
+    assert!(out.contains("a 200") && out.contains("evil 403"), "{out}");
+    let list = attempts(&record);
+    assert_eq!(find(&list, "http", "a.pkg.test:80")["rule"], "*.pkg.test:80");
+    assert_eq!(find(&list, "http", "evil.pkg.test:80")["rule"], "evil.pkg.test");
+    assert_eq!(up.seen.lock().unwrap().len(), 1);
+    fs_err::write(&policy, "allow = [\"x.test\"]\nunknown = 1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "exec",
+            "--net-policy",
+            policy.to_str().unwrap(),
+            "--",
+            "/bin/true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown"));
+}
