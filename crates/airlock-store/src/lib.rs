@@ -257,7 +257,6 @@ impl Store {
     }
 
     /// Records that a run started (status `running`, this process's pid).
-    #[allow(clippy::too_many_arguments)]
     pub fn begin_run(&self, run: &SkillRun, source_id: &str, report_id: &str, expires_at: i64) -> Result<()> {
         self.conn.execute(
             "INSERT INTO sandbox_runs (id, skill_source_id, risk_report_id, mode, status, target_type, target, started_at, expires_at, pid)
@@ -408,15 +407,6 @@ impl Store {
     /// Deletes runs, reports and sources whose time is up, then every file nothing names any more.
     pub fn gc(&mut self, now: i64) -> Result<GcStats> {
         let mut stats = GcStats::default();
-        let running: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT id FROM sandbox_runs WHERE status = 'running'")?;
-            let ids = stmt
-                .query_map([], |r| r.get(0))?
-                .collect::<std::result::Result<_, _>>()?;
-            ids
-        };
         let tx = self.conn.transaction()?;
         stats.runs = tx.execute(
             "DELETE FROM sandbox_runs WHERE expires_at <= ?1 AND status != 'running'",
@@ -432,7 +422,6 @@ impl Store {
             [now],
         )?;
         tx.commit()?;
-        drop(running);
         let (objects, bytes) = self.sweep_objects()?;
         stats.objects = objects;
         stats.bytes = bytes;

@@ -592,34 +592,42 @@ fn shell_quote(s: &str) -> String {
 fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
     let shells = ["sh", "bash", "dash", "zsh"];
     let mut installers = std::collections::HashSet::new();
-    timeline
-        .iter()
-        .filter_map(|e| {
-            // A process started by an install (pip running its own helpers) is part of that install; a repeated
-            // exec of the same argv by the same process is the PATH search trying the next folder.
-            if installers.contains(&e.ppid) || installers.contains(&e.pid) {
-                installers.insert(e.pid);
-                return None;
-            }
-            let line = e.argv.join(" ");
-            let manager = plan::install_manager(&line)?;
-            let prog = e.path.rsplit('/').next().unwrap_or_default();
-            if shells.contains(&prog) && manager != "curl-pipe-shell" {
-                return None;
-            }
-            if manager == "curl-pipe-shell" && !shells.contains(&prog) {
-                return None;
-            }
+    let mut found: Vec<Install> = Vec::new();
+    for e in timeline {
+        // A process started by an install (pip running its own helpers) is part of that install.
+        if installers.contains(&e.ppid) {
             installers.insert(e.pid);
-            Some(Install {
-                manager: manager.into(),
-                argv: e.argv.clone(),
-                pid: e.pid,
-                t_ms: e.t_ms,
-                exit_code: e.exit_code,
-            })
-        })
-        .collect()
+            continue;
+        }
+        // The same process exec'ing the same argv again is its PATH search trying the next folder: the later
+        // attempt is the one that ran.
+        if let Some(last) = found
+            .iter_mut()
+            .rev()
+            .find(|i| i.pid == e.pid && i.argv == e.argv)
+        {
+            last.exit_code = e.exit_code;
+            last.t_ms = e.t_ms;
+            continue;
+        }
+        let Some(manager) = plan::install_manager(&e.argv.join(" ")) else {
+            continue;
+        };
+        let prog = e.path.rsplit('/').next().unwrap_or_default();
+        // A shell passing a command line on is not the install (its child is), except `curl ... | sh`.
+        if shells.contains(&prog) != (manager == "curl-pipe-shell") {
+            continue;
+        }
+        installers.insert(e.pid);
+        found.push(Install {
+            manager: manager.into(),
+            argv: e.argv.clone(),
+            pid: e.pid,
+            t_ms: e.t_ms,
+            exit_code: e.exit_code,
+        });
+    }
+    found
 }
 
 /// Joins what the scan said with what was observed.
