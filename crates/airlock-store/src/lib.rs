@@ -45,6 +45,8 @@ pub struct RunRow {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct GcStats {
     pub runs: usize,
+    /// Import caches removed (staged copies and clones).
+    pub caches: usize,
     pub reports: usize,
     pub sources: usize,
     pub objects: usize,
@@ -428,6 +430,41 @@ impl Store {
         Ok(stats)
     }
 
+    /// Removes import caches (staged copies under `sources/`, clones under `git/`) not used for `older_than`:
+    /// they hold other people's code and are rebuilt on the next import that needs them.
+    pub fn sweep_caches(&self, older_than: std::time::Duration) -> Result<(usize, u64)> {
+        let cutoff = std::time::SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let mut parents = vec![self.root.join("git")];
+        if let Ok(kinds) = fs_err::read_dir(self.root.join("sources")) {
+            parents.extend(kinds.flatten().map(|k| k.path()));
+        }
+        let (mut n, mut bytes) = (0, 0);
+        for parent in parents {
+            let Ok(entries) = fs_err::read_dir(&parent) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let Ok(meta) = fs_err::symlink_metadata(e.path()) else {
+                    continue;
+                };
+                if meta.modified().is_ok_and(|m| m < cutoff) {
+                    bytes += tree_size(&e.path());
+                    let removed = if meta.is_dir() {
+                        fs_err::remove_dir_all(e.path())
+                    } else {
+                        fs_err::remove_file(e.path())
+                    };
+                    if removed.is_ok() {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        Ok((n, bytes))
+    }
+
     /// Removes content files that no row names.
     fn sweep_objects(&self) -> Result<(usize, u64)> {
         let mut live = std::collections::HashSet::new();
@@ -476,6 +513,18 @@ impl Store {
         }
         Ok((n, bytes))
     }
+}
+
+fn tree_size(path: &Path) -> u64 {
+    let Ok(meta) = fs_err::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    fs_err::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| tree_size(&e.path())).sum())
+        .unwrap_or(0)
 }
 
 fn pid_alive(pid: i32) -> bool {

@@ -39,7 +39,7 @@ enum Command {
     /// Delete a stored run now.
     Discard(commands::runs::DiscardArgs),
     /// Delete expired runs, reports and files.
-    Gc(commands::runs::StoreArgs),
+    Gc(commands::runs::GcArgs),
     /// Say which isolation layers this machine supports.
     Doctor {
         /// Print JSON instead of text.

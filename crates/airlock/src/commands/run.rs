@@ -115,6 +115,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let mut store = Store::open(&data).context("open the store")?;
     // The background sweep: every run first deletes what has expired.
     let _ = store.gc(airlock_store::now_unix());
+    // Caches another airlock may be using right now are never that old: the sweep here keeps a day at least.
+    let _ = store.sweep_caches(args.retention.max(Duration::from_secs(24 * 3600)));
     let expires = airlock_store::now_unix() + i64::try_from(args.retention.as_secs()).unwrap_or(i64::MAX / 2);
     let egress = args.net.egress()?;
     let (staged, folder_name) = super::scan::import(&args.source)?;
@@ -126,6 +128,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         skipped: &staged.skipped,
     })
     .context("scan failed")?;
+    touch(&staged.root);
     let source_id = store.save_source(&staged.source, expires)?;
     let report_id = store.save_report(&source_id, &report, expires)?;
     let started = std::time::Instant::now();
@@ -259,6 +262,7 @@ fn prepare_target(target: &str, source: &SourceArgs, data: &Path) -> anyhow::Res
     };
     let staged = airlock_source::import(&spec, &options)
         .with_context(|| format!("cannot snapshot the target {}", escape(target)))?;
+    touch(&staged.root);
     Ok(Target {
         info: TargetInfo {
             kind: kind.into(),
@@ -272,6 +276,13 @@ fn prepare_target(target: &str, source: &SourceArgs, data: &Path) -> anyhow::Res
         },
         root: staged.scan_root(),
     })
+}
+
+/// Marks an import cache as used now, so that the cache sweep keeps it.
+fn touch(dir: &Path) {
+    if let Ok(f) = std::fs::File::open(dir) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
 }
 
 /// Copies a tree (files and folders only; links are recreated as links, never followed).

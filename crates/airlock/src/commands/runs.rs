@@ -20,6 +20,15 @@ pub struct StoreArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Also remove import caches (staged copies, clones) not used for this long.
+    #[arg(long, env = "AIRLOCK_RETENTION", default_value = "24h", value_parser = super::exec::parse_duration)]
+    pub retention: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
 pub struct RunsArgs {
     #[command(flatten)]
     pub store: StoreArgs,
@@ -286,12 +295,14 @@ pub fn discard(args: &DiscardArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-pub fn gc(args: &StoreArgs) -> anyhow::Result<u8> {
-    let mut store = open(args)?;
-    let s = store.gc(airlock_store::now_unix())?;
+pub fn gc(args: &GcArgs) -> anyhow::Result<u8> {
+    let mut store = open(&args.store)?;
+    let mut s = store.gc(airlock_store::now_unix())?;
+    let (caches, bytes) = store.sweep_caches(args.retention)?;
+    s.caches = caches;
     println!(
-        "removed {} run(s), {} report(s), {} source(s), {} file(s) ({} bytes)",
-        s.runs, s.reports, s.sources, s.objects, s.bytes
+        "removed {} run(s), {} report(s), {} source(s), {} file(s) ({} bytes), {} import cache(s) ({} bytes)",
+        s.runs, s.reports, s.sources, s.objects, s.bytes, s.caches, bytes
     );
     Ok(exit::OK)
 }

@@ -441,6 +441,11 @@ fn store_keeps_bundles_discards_expires_and_recovers_from_a_crash() {
             .len(),
         0
     );
+    // Import caches (staged copies of other people's code) go too once unused for the retention.
+    assert!(fs_err::read_dir(data.join("sources/folder")).unwrap().count() > 0);
+    let r = airlock(&data, &["gc", "--retention", "0s"]);
+    assert!(!r.stdout.contains(" 0 import cache(s)"), "{}", r.stdout);
+    assert_eq!(fs_err::read_dir(data.join("sources/folder")).unwrap().count(), 0);
 
     // A run killed mid-way is marked failed on the next start; finished runs are intact.
     let (_, done) = run_json(&data, &[skill.to_str().unwrap(), "--mode", "inspect"]);
