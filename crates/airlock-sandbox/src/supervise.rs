@@ -118,8 +118,8 @@ fn start(
     config: &Config,
     root: &std::path::Path,
     helper: &std::path::Path,
-    cgroup: Option<&Cgroup>,
-) -> Result<Started, SandboxError> {
+    make_cgroup: impl FnOnce() -> Option<Cgroup>,
+) -> Result<(Started, Option<Cgroup>), SandboxError> {
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
@@ -154,7 +154,9 @@ fn start(
         e
     };
     let steps = (|| {
-        if let Some(group) = cgroup {
+        // The group is made while the helper starts (it waits for its configuration before doing anything).
+        let cgroup = make_cgroup();
+        if let Some(group) = &cgroup {
             group
                 .add(child.id())
                 .map_err(|e| setup(format!("join the run's cgroup: {e}")))?;
@@ -191,19 +193,22 @@ fn start(
             (Msg::Listener, Some(fd)) => fd,
             other => return Err(setup(format!("unexpected {:?}", other.0))),
         };
-        Ok::<_, SandboxError>((init, upper, listener, net))
+        Ok::<_, SandboxError>((init, upper, listener, net, cgroup))
     })();
     match steps {
-        Ok((init, upper, listener, net)) => {
+        Ok((init, upper, listener, net, cgroup)) => {
             // Keep the channel open in a thread-owned slot: init reports the exit on it.
             CHANNEL.with(|c| *c.borrow_mut() = Some(ours));
-            Ok(Started {
-                child,
-                init,
-                upper,
-                listener,
-                net,
-            })
+            Ok((
+                Started {
+                    child,
+                    init,
+                    upper,
+                    listener,
+                    net,
+                },
+                cgroup,
+            ))
         }
         Err(e) => Err(fail(&mut child, e)),
     }
@@ -230,8 +235,10 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let t0 = Instant::now();
     let request_id = request_id();
     let l = &config.limits;
-    let cgroup = Cgroup::create(&format!("airlock-{request_id}"), l.memory_bytes, l.pids);
-    let mut s = start(&config, root_dir.path(), &helper, cgroup.as_ref())?;
+    let group_name = format!("airlock-{request_id}");
+    let (mut s, cgroup) = start(&config, root_dir.path(), &helper, || {
+        Cgroup::create(&group_name, l.memory_bytes, l.pids)
+    })?;
     let stdout = reader(
         s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
         config.output_limit,

@@ -67,15 +67,15 @@ pub mod exit {
 }
 
 fn main() -> ExitCode {
+    // The sandbox re-enters this binary for its in-sandbox half; that path never returns. First, before anything
+    // else starts: it is on every run's start-up path.
+    airlock_sandbox::maybe_run_child();
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-
-    // The sandbox re-enters this binary for its in-sandbox half; that path never returns.
-    airlock_sandbox::maybe_run_child();
 
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
