@@ -508,3 +508,27 @@ fn every_fixture_skill_goes_through_inspect_dry_run_and_block_refusal() {
     }
     assert!(seen >= 30, "only {seen} fixtures");
 }
+
+/// The README's first command: the bundled example skill run against the bundled sample.
+#[test]
+fn the_readme_example_changes_the_sample_app() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills/add-footer");
+    let (code, rec) = run_json(&data, &[example.to_str().unwrap()]);
+    assert_eq!(code, 0, "{rec}");
+    assert_eq!(rec["risk_level"], "medium");
+    assert_eq!(rec["steps"][0]["exit_code"], 0, "{rec}");
+    let changes: Vec<&str> = rec["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["src/App.jsx", "src/Footer.jsx"]);
+    assert!(rec["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n["decision"] == "local"));
+}
