@@ -42,3 +42,22 @@ for p in pathlib.Path("/usr/lib/python3.11").glob("*.py"):
 comp_on=$(t "$bin" exec -- /usr/bin/python3 -c "$comp")
 comp_off=$(t "$bin" exec --no-record-files -- /usr/bin/python3 -c "$comp")
 echo "py_compile of the stdlib: recording files ${comp_on} us, not recording files ${comp_off} us, cost $(echo "scale=2; $comp_on / $comp_off" | bc)x"
+# An open-heavy build: make compiling 40 C files that each include 12 system headers (several hundred header
+# opens, most of them misses along the include path), in a copy-on-write workspace.
+build=$(mktemp -d)
+chmod 755 "$build"
+for i in $(seq 40); do
+  for h in stdio.h stdlib.h string.h math.h unistd.h fcntl.h sys/stat.h sys/types.h pthread.h signal.h time.h errno.h; do
+    echo "#include <$h>"
+  done > "$build/f$i.c"
+  echo "int f$i(void) { return $i; }" >> "$build/f$i.c"
+done
+printf 'OBJS=$(patsubst %%.c,%%.o,$(wildcard f*.c))\nall: $(OBJS)\n%%.o: %%.c\n\tgcc -O0 -c $< -o $@\n' > "$build/Makefile"
+chmod -R a+rX "$build"
+[ "$(id -u)" -eq 0 ] && chown -R 1000000:1000000 "$build"
+make_plain=$(t make -s -C "$build" -B)
+make_on=$(t "$bin" exec --rw "$build:/work" --workdir /work -- make -s -B)
+make_off=$(t "$bin" exec --no-record-files --rw "$build:/work" --workdir /work -- make -s -B)
+rm -rf "$build"
+echo "make, 40 C files: plain ${make_plain} us, recording files ${make_on} us, not recording files ${make_off} us, cost $(echo "scale=2; $make_on / $make_off" | bc)x"
+
