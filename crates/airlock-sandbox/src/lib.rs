@@ -120,7 +120,9 @@ pub enum SandboxError {
 }
 
 /// The argument that makes this executable act as the sandbox helper.
-pub const HELPER_ARG: &str = "__airlock_sandbox_helper";
+pub const HELPER_ARG: &str = concat!("__airlock_sandbox_helper_", env!("CARGO_PKG_VERSION"));
+/// The small helper executable's name; used when it sits next to the running program.
+pub const HELPER_BIN: &str = "airlock-sandbox-helper";
 
 /// If this process was started as the sandbox helper, runs it and never returns; otherwise returns at once.
 pub fn maybe_run_child() {

@@ -224,7 +224,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let config = validate(config)?;
     let helper = match helper {
         Some(h) => h,
-        None => std::env::current_exe()?,
+        None => default_helper()?,
     };
     let root_dir = tempfile::Builder::new().prefix("airlock-root-").tempdir()?;
     fs_err::set_permissions(
@@ -479,6 +479,16 @@ fn upper_full(upper: &OwnedFd) -> bool {
     nix::sys::statvfs::fstatvfs(upper)
         .map(|s| s.blocks_available() < s.blocks() / 100 + 1)
         .unwrap_or(false)
+}
+
+/// The small helper next to the running program when there is one (same version: it checks the argument), else
+/// the running program itself.
+fn default_helper() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let sibling = exe.with_file_name(crate::HELPER_BIN);
+    let usable = fs_err::metadata(&sibling)
+        .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+    Ok(if usable { sibling } else { exe })
 }
 
 fn first_allowed_cpu() -> Option<usize> {
