@@ -26,11 +26,26 @@ fn read(path: &Path) -> std::io::Result<Option<(String, &'static str)>> {
     Ok(String::from_utf8(bytes).ok().map(|s| (s, mode)))
 }
 
+/// Whether a path written by the sandbox can appear in a patch as is: no control characters, quotes or backslashes
+/// (which would need git's quoting and could forge header lines), nothing absolute, no `..`, nothing in `.git`.
+fn safe_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.chars().any(|c| c.is_control() || c == '"' || c == '\\')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != ".." && part != "." && part != ".git")
+}
+
 /// Builds the patch from the original tree (`lower`) and the copies of changed files (`kept`).
 pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result<(String, Vec<String>)> {
     let mut out = String::new();
     let mut skipped = Vec::new();
     for c in changes {
+        if !safe_path(&c.path) {
+            skipped.push(c.path.clone());
+            continue;
+        }
         let old = match c.kind {
             ChangeKind::Added => None,
             _ => match read(&lower.join(&c.path))? {
@@ -96,4 +111,28 @@ pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result
         }
     }
     Ok((out, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_could_forge_a_patch_are_left_out() {
+        for bad in [
+            "a\n+++ b/x",
+            ".git/hooks/pre-commit",
+            "../x",
+            "/etc/passwd",
+            "a\"b",
+            "a\\b",
+            "a//b",
+            "x\ty",
+        ] {
+            assert!(!safe_path(bad), "{bad:?}");
+        }
+        for good in ["src/App.jsx", "with space.txt", "a/.gitignore", "ünïcode.md"] {
+            assert!(safe_path(good), "{good:?}");
+        }
+    }
 }
