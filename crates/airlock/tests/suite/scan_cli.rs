@@ -2,7 +2,7 @@
 //! archives made here, hostile ones included.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::util::{airlock, commit_all, git, init_repo, skill_md, write};
 
@@ -215,32 +215,67 @@ fn clone_runs_nothing_from_the_repository() {
         "[submodule \"x\"]\n\tpath = x\n\turl = ../evil\n",
     );
     commit_all(&repo, "one");
-    // Hooks and filters that would fire on checkout in a normal clone.
+    // A user configuration under which an ordinary clone runs code: a smudge filter for `filter=evil` and a
+    // post-checkout hook through core.hooksPath.
+    let home = tmp.path().join("home");
+    let hooks = home.join("hooks");
     write(
-        &repo,
-        ".git/hooks/post-checkout",
-        &format!("#!/bin/sh\ntouch {}\n", marker.display()),
+        &hooks,
+        "post-checkout",
+        &format!("#!/bin/sh\ntouch {}.hook\n", marker.display()),
     );
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut fs_err::metadata(repo.join(".git/hooks/post-checkout"))
-            .unwrap()
-            .permissions(),
-        0o755,
+    std::fs::set_permissions(
+        hooks.join("post-checkout"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    write(
+        &home,
+        ".gitconfig",
+        &format!(
+            "[filter \"evil\"]\n\tsmudge = touch {}.filter && cat\n[core]\n\thooksPath = {}\n",
+            marker.display(),
+            hooks.display()
+        ),
     );
-    git(
-        &repo,
-        &[
-            "config",
-            "filter.evil.smudge",
-            &format!("touch {}", marker.display()),
-        ],
+    // The control: a plain git clone under that configuration does run both.
+    let control = std::process::Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&repo)
+        .arg(tmp.path().join("control"))
+        .env("HOME", &home)
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .output()
+        .unwrap();
+    assert!(
+        control.status.success(),
+        "{}",
+        String::from_utf8_lossy(&control.stderr)
     );
-    let run = airlock(
-        &tmp.path().join("d"),
-        &["scan", &format!("file://{}", repo.display()), "--json"],
+    let filter_marker = PathBuf::from(format!("{}.filter", marker.display()));
+    let hook_marker = PathBuf::from(format!("{}.hook", marker.display()));
+    assert!(
+        filter_marker.exists() && hook_marker.exists(),
+        "the control clone ran neither"
     );
+    fs_err::remove_file(&filter_marker).unwrap();
+    fs_err::remove_file(&hook_marker).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["scan", &format!("file://{}", repo.display()), "--json"])
+        .env("AIRLOCK_DATA_DIR", tmp.path().join("d"))
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let run = super::util::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(!marker.exists(), "a hook or filter ran during import");
+    assert!(
+        !filter_marker.exists() && !hook_marker.exists(),
+        "a hook or filter ran during import"
+    );
     let json = run.json();
     let files = json["source"]["detected_files"].as_array().unwrap();
     assert!(
