@@ -115,19 +115,32 @@ pub enum SandboxError {
     Setup(String),
     #[error("invalid sandbox request: {0}")]
     Invalid(String),
+    #[error("the sandbox helper {0} is from another build of airlock")]
+    StaleHelper(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
 /// The argument that makes this executable act as the sandbox helper.
-pub const HELPER_ARG: &str = concat!("__airlock_sandbox_helper_", env!("CARGO_PKG_VERSION"));
+pub const HELPER_ARG: &str = concat!("__airlock_sandbox_helper_", env!("AIRLOCK_SANDBOX_BUILD"));
+/// What every build's helper argument starts with.
+const HELPER_ARG_PREFIX: &str = "__airlock_sandbox_helper_";
+/// Exit status of a helper given another build's argument.
+pub const HELPER_STALE_EXIT: i32 = 86;
 /// The small helper executable's name; used when it sits next to the running program.
 pub const HELPER_BIN: &str = "airlock-sandbox-helper";
 
 /// If this process was started as the sandbox helper, runs it and never returns; otherwise returns at once.
 pub fn maybe_run_child() {
-    if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
+    let Some(arg) = std::env::args_os().nth(1) else {
+        return;
+    };
+    if arg == HELPER_ARG {
         child::helper_main();
+    }
+    if arg.to_string_lossy().starts_with(HELPER_ARG_PREFIX) {
+        // Started by another build of the runner: say so by the exit status, do nothing else.
+        std::process::exit(HELPER_STALE_EXIT);
     }
 }
 

@@ -149,6 +149,16 @@ fn start(
         .map_err(|e| setup(format!("start {}: {e}", helper.display())))?;
     drop(theirs);
     let fail = |child: &mut Child, e: SandboxError| {
+        // A helper from another build exits at once with its own status: tell that apart.
+        for _ in 0..50 {
+            match child.try_wait() {
+                Ok(Some(status)) if status.code() == Some(crate::HELPER_STALE_EXIT) => {
+                    return SandboxError::StaleHelper(helper.display().to_string());
+                }
+                Ok(Some(_)) => return e,
+                _ => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
         let _ = child.kill();
         let _ = child.wait();
         e
@@ -222,9 +232,12 @@ thread_local! {
 /// [`maybe_run_child`](crate::maybe_run_child) (the current one when `None`).
 pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, SandboxError> {
     let config = validate(config)?;
-    let helper = match helper {
-        Some(h) => h,
-        None => default_helper()?,
+    let (helper, fallback) = match helper {
+        Some(h) => (h, None),
+        None => {
+            let exe = std::env::current_exe()?;
+            (default_helper(&exe), Some(exe))
+        }
     };
     let root_dir = tempfile::Builder::new().prefix("airlock-root-").tempdir()?;
     fs_err::set_permissions(
@@ -236,9 +249,17 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let request_id = request_id();
     let l = &config.limits;
     let group_name = format!("airlock-{request_id}");
-    let (mut s, cgroup) = start(&config, root_dir.path(), &helper, || {
-        Cgroup::create(&group_name, l.memory_bytes, l.pids)
-    })?;
+    let make_cgroup = || Cgroup::create(&group_name, l.memory_bytes, l.pids);
+    let (mut s, cgroup) = match start(&config, root_dir.path(), &helper, make_cgroup) {
+        // The helper next to this program failed (from another build, or damaged): run this program's own copy of
+        // the helper instead. A failure that is not the helper's repeats and is reported from there.
+        Err(e) if fallback.as_ref().is_some_and(|exe| *exe != helper) => {
+            let exe = fallback.unwrap_or_default();
+            tracing::warn!("{} failed ({e}); using {}", helper.display(), exe.display());
+            start(&config, root_dir.path(), &exe, make_cgroup)?
+        }
+        other => other?,
+    };
     let stdout = reader(
         s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
         config.output_limit,
@@ -483,12 +504,15 @@ fn upper_full(upper: &OwnedFd) -> bool {
 
 /// The small helper next to the running program when there is one (same version: it checks the argument), else
 /// the running program itself.
-fn default_helper() -> std::io::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
+fn default_helper(exe: &std::path::Path) -> PathBuf {
     let sibling = exe.with_file_name(crate::HELPER_BIN);
     let usable = fs_err::metadata(&sibling)
         .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
-    Ok(if usable { sibling } else { exe })
+    if usable {
+        sibling
+    } else {
+        exe.to_path_buf()
+    }
 }
 
 fn first_allowed_cpu() -> Option<usize> {

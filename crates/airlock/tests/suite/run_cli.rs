@@ -532,3 +532,30 @@ fn the_readme_example_changes_the_sample_app() {
         .iter()
         .all(|n| n["decision"] == "local"));
 }
+
+/// A helper executable left from another build (or broken) next to airlock is not trusted with the run: airlock
+/// runs its own copy of the helper instead.
+#[test]
+fn a_stale_helper_next_to_airlock_is_replaced_by_airlock_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bin");
+    fs_err::create_dir(&dir).unwrap();
+    std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let exe = dir.join("airlock");
+    fs_err::copy(env!("CARGO_BIN_EXE_airlock"), &exe).unwrap();
+    for helper in ["#!/bin/sh\nexit 86\n", "#!/bin/sh\necho broken >&2\nexit 1\n"] {
+        let path = dir.join("airlock-sandbox-helper");
+        fs_err::write(&path, helper).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let out = Command::new(&exe)
+            .args(["exec", "--json", "--", "/bin/echo", "sealed"])
+            .output()
+            .unwrap();
+        let rec: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(rec["status"], "succeeded");
+        assert_eq!(rec["stdout"], "sealed\n");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("using"));
+    }
+}
