@@ -173,6 +173,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     let skill_root = staged.scan_root();
     let plan = plan::plan(&staged.root, &staged.source.subpath, &report).context("plan the skill")?;
+    // A skill the scan blocks is refused (and that refusal recorded) before the invocation is looked at.
+    let refuse = report.risk_level == RiskLevel::Block && !args.force;
+    if args.mode == Mode::Sandbox && !refuse {
+        check_invocation(args, &plan, &skill_root)?;
+    }
     record.plan = Some(plan);
     let target = if args.mode == Mode::Sandbox {
         Some(prepare_target(&args.target, &args.source, &data)?)
@@ -183,7 +188,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     store.begin_run(&record, &source_id, &report_id, expires)?;
     let outcome = match args.mode {
         Mode::Inspect | Mode::DryRun => Ok(()),
-        Mode::Sandbox if report.risk_level == RiskLevel::Block && !args.force => {
+        Mode::Sandbox if refuse => {
             record.status = RunStatus::Refused;
             record.status_reason = Some(
                 "the scan says block: this skill goes for secrets, credentials or the host; rerun with --force to run \
@@ -315,6 +320,39 @@ fn copy_tree(from: &Path, to: &Path, owner: Option<u32>) -> std::io::Result<()> 
     Ok(())
 }
 
+/// Refuses, before anything is stored, a sandbox run that cannot start: a `--script` outside the skill or missing,
+/// or nothing to run at all.
+fn check_invocation(args: &RunArgs, plan: &airlock_types::Plan, skill_root: &Path) -> Result<(), UsageError> {
+    if let Some(script) = &args.script {
+        let rel = script.trim_start_matches("./");
+        if rel.is_empty() || rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
+            return Err(UsageError(format!(
+                "--script {}: give a path inside the skill",
+                escape(script)
+            )));
+        }
+        let meta = fs_err::symlink_metadata(skill_root.join(rel))
+            .map_err(|_| UsageError(format!("--script {}: no such file in the skill", escape(script))))?;
+        if !meta.is_file() {
+            return Err(UsageError(format!(
+                "--script {}: not a regular file",
+                escape(script)
+            )));
+        }
+    } else if let Some(agent) = &args.agent {
+        if !AGENTS.iter().any(|(name, _)| name == agent) && split_words(agent)?.is_empty() {
+            return Err(UsageError("--agent: empty command".into()));
+        }
+    } else if plan.steps.is_empty() {
+        return Err(UsageError(
+            "the skill asks for no command to run (it is instructions for an agent): give --agent to try it with \
+             one, --script to run a file of it, or --mode dry-run to see what an agent would receive"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// An agent CLI preset: its command, where it looks for skills, and the model host it needs.
 struct AgentPreset {
     template: &'static str,
@@ -439,19 +477,7 @@ fn sandbox_run(
     let mut step_commands = Vec::new();
     config.command = if let Some(script) = &args.script {
         let rel = script.trim_start_matches("./");
-        if rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
-            return Err(UsageError(format!(
-                "--script {}: give a path inside the skill",
-                escape(script)
-            ))
-            .into());
-        }
         let full = skill_root.join(rel);
-        let meta = fs_err::symlink_metadata(&full)
-            .map_err(|_| UsageError(format!("--script {}: no such file in the skill", escape(script))))?;
-        if !meta.is_file() {
-            return Err(UsageError(format!("--script {}: not a regular file", escape(script))).into());
-        }
         let text = String::from_utf8_lossy(&fs_err::read(&full)?).into_owned();
         let mut command: Vec<String> = plan::interpreter(rel, &text)
             .map(|i| i.split_whitespace().map(str::to_owned).collect())
@@ -497,13 +523,6 @@ fn sandbox_run(
     } else {
         // The plan, step by step, in one sandbox so that each step sees what the ones before it did.
         let steps = record.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default();
-        if steps.is_empty() {
-            return Err(UsageError(
-                "the skill asks for no command to run: give --script or --agent, or use --mode dry-run"
-                    .into(),
-            )
-            .into());
-        }
         let mut script = String::from("cd /workspace\n");
         for (i, step) in steps.iter().enumerate() {
             let command = if step.kind == "script" {

@@ -559,3 +559,31 @@ fn a_stale_helper_next_to_airlock_is_replaced_by_airlock_itself() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("using"));
     }
 }
+
+#[test]
+fn a_run_that_cannot_start_is_a_usage_error_and_stores_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skill = editing_skill(tmp.path());
+    let prompt_only = tmp.path().join("voice");
+    write(
+        &prompt_only,
+        "SKILL.md",
+        &skill_md("voice", "Write in a warm, plain voice.\n"),
+    );
+    for args in [
+        vec![prompt_only.to_str().unwrap()],
+        vec![skill.to_str().unwrap(), "--script", "../edit-app/scripts/edit.py"],
+        vec![skill.to_str().unwrap(), "--script", "scripts/missing.py"],
+        vec![skill.to_str().unwrap(), "--script", "scripts"],
+        vec![skill.to_str().unwrap(), "--agent", "'unclosed"],
+        vec![skill.to_str().unwrap(), "--agent", "  "],
+    ] {
+        let mut all = vec!["run"];
+        all.extend(args.iter().copied());
+        let r = airlock(&data, &all);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+    let rows = airlock(&data, &["runs", "--json"]).json();
+    assert!(rows.as_array().unwrap().is_empty(), "{rows}");
+}
