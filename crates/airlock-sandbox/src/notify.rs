@@ -539,6 +539,20 @@ pub fn record(
                             }
                         }
                     }
+                    (None, Some(dest)) if dest.ip().is_loopback() && dest.port() == 53 => {
+                        // Nothing answers DNS in a sandbox without network: a name lookup that goes nowhere.
+                        rec.push_attempt(
+                            (
+                                "dns".into(),
+                                dest.to_string(),
+                                Some(53),
+                                NetDecision::Denied,
+                                "a name lookup: nothing answers DNS in the sandbox (no network)".into(),
+                            ),
+                            t_ms,
+                            nspid,
+                        );
+                    }
                     _ => {
                         if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
                             rec.push_attempt(attempt, t_ms, nspid);

@@ -629,20 +629,15 @@ fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
             installers.insert(e.pid);
             continue;
         }
-        // The same process exec'ing the same argv again is its PATH search trying the next folder: the later
-        // attempt is the one that ran.
-        if let Some(last) = found
-            .iter_mut()
-            .rev()
-            .find(|i| i.pid == e.pid && i.argv == e.argv)
-        {
-            last.exit_code = e.exit_code;
-            last.t_ms = e.t_ms;
-            continue;
-        }
         let Some(manager) = plan::install_manager(&e.argv.join(" ")) else {
             continue;
         };
+        // The same process exec'ing an install again is one install: a PATH search trying the next folder, or
+        // `env` starting the interpreter of `#!/usr/bin/env node`. The later exec is the one that ran.
+        if let Some(last) = found.iter_mut().rev().find(|i| i.pid == e.pid) {
+            last.exit_code = e.exit_code;
+            continue;
+        }
         let prog = e.path.rsplit('/').next().unwrap_or_default();
         // A shell passing a command line on is not the install (its child is), except `curl ... | sh`.
         if shells.contains(&prog) != (manager == "curl-pipe-shell") {
@@ -691,10 +686,13 @@ fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
             words.iter().any(|w| f.rule.contains(w)) && f.severity >= airlock_types::Severity::Medium
         })
     };
+    // Name lookups in a run without network reach nothing (no host is known): counted apart.
+    let blind_lookup = |n: &&airlock_types::NetAttempt| n.protocol == "dns" && n.host.is_none();
+    let lookups = run.network.iter().filter(blind_lookup).count();
     let remote: Vec<_> = run
         .network
         .iter()
-        .filter(|n| n.decision != airlock_types::NetDecision::Local)
+        .filter(|n| n.decision != airlock_types::NetDecision::Local && !blind_lookup(n))
         .collect();
     let mut hosts: Vec<String> = remote
         .iter()
@@ -719,6 +717,11 @@ fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
             hosts.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
             remote.len() - denied,
             denied
+        ));
+    } else if lookups > 0 {
+        out.push(format!(
+            "{}the run tried {lookups} name lookup(s); with no network, nothing answered and no connection was made.",
+            if net_warned { "The scan warned about network use; " } else { "The scan did not flag network use, but " }
         ));
     } else if net_warned {
         out.push("The scan warned about network use; the run made no network attempt.".into());

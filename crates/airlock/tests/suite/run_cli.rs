@@ -478,13 +478,15 @@ fn store_keeps_bundles_discards_expires_and_recovers_from_a_crash() {
     assert_eq!(r.json()["status"], "succeeded");
 }
 
-/// The scan fixtures, each through the modes that execute nothing, and every `block` one refused in sandbox mode.
+/// The scan fixtures, each through the modes that execute nothing; every `block` one refused in sandbox mode, and
+/// every other one that asks for commands run in the sandbox.
 #[test]
-fn every_fixture_skill_goes_through_inspect_dry_run_and_block_refusal() {
+fn every_fixture_skill_goes_through_every_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/skills");
     let mut seen = 0;
+    let mut ran = std::collections::BTreeMap::new();
     for entry in fs_err::read_dir(&fixtures).unwrap() {
         let dir = entry.unwrap().path();
         let expected = fs_err::read_to_string(dir.join("EXPECTED")).unwrap();
@@ -500,13 +502,33 @@ fn every_fixture_skill_goes_through_inspect_dry_run_and_block_refusal() {
             let file = dir.join(step["file"].as_str().unwrap());
             assert!(file.exists(), "{src}: plan step names a missing file {file:?}");
         }
+        let planned = rec["plan"]["steps"].as_array().unwrap().len();
         if level == "block" {
             let (code, rec) = run_json(&data, &[src]);
             assert_eq!((code, rec["status"].as_str().unwrap()), (1, "refused"), "{src}");
+        } else if planned > 0 {
+            // The plan runs in the sandbox, each step recorded.
+            let (code, rec) = run_json(&data, &[src, "--timeout", "20s"]);
+            assert!(code == 0 || code == 6, "{src}: {rec}");
+            assert_eq!(rec["steps"].as_array().unwrap().len(), planned, "{src}");
+            assert!(!rec["timeline"].as_array().unwrap().is_empty(), "{src}");
+            ran.insert(dir.file_name().unwrap().to_string_lossy().into_owned(), rec);
         }
         seen += 1;
     }
     assert!(seen >= 30, "only {seen} fixtures");
+    let managers = |name: &str| -> Vec<String> {
+        ran[name]["installs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["manager"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(managers("installer-pipe"), ["curl-pipe-shell"]);
+    assert_eq!(managers("lint-setup"), ["npm"]);
+    let verdict = ran["installer-pipe"]["verdict"].to_string();
+    assert!(verdict.contains("name lookup"), "{verdict}");
 }
 
 /// The README's first command: the bundled example skill run against the bundled sample.
