@@ -615,6 +615,12 @@ fn sandbox_run(
 }
 
 fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
+        return s.to_owned();
+    }
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
@@ -917,6 +923,19 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                     }
                 ));
             }
+        }
+    }
+    if !run.steps.is_empty() {
+        out.push_str("\nSteps:\n");
+        for step in &run.steps {
+            out.push_str(&format!(
+                "  {}:{}  {}  -> {}\n",
+                escape(&step.file),
+                step.line,
+                escape(&step.command),
+                step.exit_code
+                    .map_or("did not finish".into(), |c| format!("exit {c}"))
+            ));
         }
     }
     if run.mode == RunMode::Sandbox && run.status != RunStatus::Refused {

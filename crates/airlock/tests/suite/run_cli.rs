@@ -552,7 +552,16 @@ fn the_readme_example_changes_the_sample_app() {
         .as_array()
         .unwrap()
         .iter()
-        .all(|n| n["decision"] == "local"));
+        .all(|n| n["decision"] == "local")); // The same run as a person sees it.
+    let r = airlock(&data, &["run", example.to_str().unwrap()]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout
+            .contains("python3 /skill/scripts/add_footer.py  -> exit 0"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("2 file(s) in the target copy"), "{}", r.stdout);
 }
 
 /// A helper executable left from another build (or broken) next to airlock is not trusted with the run: airlock
