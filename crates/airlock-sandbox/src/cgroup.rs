@@ -91,9 +91,8 @@ impl Cgroup {
             .unwrap_or(0)
     }
 
-    /// Kills every process still in the group; returns how many there were.
-    pub fn kill_all(&self) -> usize {
-        let mut killed = 0;
+    /// Kills every process still in the group.
+    fn kill_all(&self) {
         for _ in 0..50 {
             let procs = fs_err::read_to_string(self.pids.join("cgroup.procs")).unwrap_or_default();
             let pids: Vec<i32> = procs.lines().filter_map(|l| l.trim().parse().ok()).collect();
@@ -106,10 +105,8 @@ impl Cgroup {
                     nix::sys::signal::Signal::SIGKILL,
                 );
             }
-            killed += pids.len();
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
-        killed
     }
 }
 

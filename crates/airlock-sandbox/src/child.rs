@@ -163,11 +163,7 @@ fn set_limit(resource: Resource, value: u64, what: &str) -> R<()> {
 fn command_main(config: &Config) -> R<Infallible> {
     ctx(nix::unistd::setsid(), "setsid")?;
     let limits = &config.limits;
-    let cpu_seconds = limits
-        .timeout
-        .as_secs()
-        .saturating_mul(u64::from(limits.cpus.max(1)))
-        .saturating_add(1);
+    let cpu_seconds = limits.cpu_seconds();
     set_limit(Resource::RLIMIT_AS, limits.memory_bytes, "memory limit")?;
     set_limit(Resource::RLIMIT_FSIZE, limits.disk_bytes, "file size limit")?;
     set_limit(Resource::RLIMIT_CPU, cpu_seconds, "cpu limit")?;

@@ -60,6 +60,26 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The CPU-time limit (RLIMIT_CPU) that goes with the wall-clock one: every allowed CPU busy for the whole
+    /// timeout, plus a second.
+    pub fn cpu_seconds(&self) -> u64 {
+        self.timeout
+            .as_secs()
+            .saturating_mul(u64::from(self.cpus.max(1)))
+            .saturating_add(1)
+    }
+}
+
+/// Hex of `n` random bytes (from the kernel), for ids.
+pub fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut f, &mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// One sandboxed command.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Config {
@@ -115,38 +135,20 @@ pub enum SandboxError {
     Setup(String),
     #[error("invalid sandbox request: {0}")]
     Invalid(String),
-    #[error("the sandbox helper {0} is from another build of airlock")]
-    StaleHelper(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
 /// The argument that makes this executable act as the sandbox helper.
 pub const HELPER_ARG: &str = concat!("__airlock_sandbox_helper_", env!("AIRLOCK_SANDBOX_BUILD"));
-/// What every build's helper argument starts with.
-const HELPER_ARG_PREFIX: &str = "__airlock_sandbox_helper_";
-/// Exit status of a helper given another build's argument.
-pub const HELPER_STALE_EXIT: i32 = 86;
 /// The small helper executable's name; used when it sits next to the running program.
 pub const HELPER_BIN: &str = "airlock-sandbox-helper";
 
 /// If this process was started as the sandbox helper, runs it and never returns; otherwise returns at once.
+/// A helper from another build does not know this build's argument and returns here too; the runner then falls
+/// back to its own executable.
 pub fn maybe_run_child() {
-    let Some(arg) = std::env::args_os().nth(1) else {
-        return;
-    };
-    if arg == HELPER_ARG {
+    if std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG) {
         child::helper_main();
     }
-    if arg.to_string_lossy().starts_with(HELPER_ARG_PREFIX) {
-        // Started by another build of the runner: say so by the exit status, do nothing else.
-        std::process::exit(HELPER_STALE_EXIT);
-    }
-}
-
-/// The current time as RFC 3339 in UTC.
-pub(crate) fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
 }

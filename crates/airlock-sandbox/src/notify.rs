@@ -224,24 +224,8 @@ fn egress_connect(
                     target: Some((ip, dest.port())),
                 },
             );
-            let proxy: std::net::SocketAddr = if dest.is_ipv6() {
-                (
-                    std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
-                    airlock_egress::PROXY_PORT,
-                )
-                    .into()
-            } else {
-                (std::net::Ipv4Addr::LOCALHOST, airlock_egress::PROXY_PORT).into()
-            };
-            let result = match proxy {
-                std::net::SocketAddr::V4(a) => {
-                    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn::from(a))
-                }
-                std::net::SocketAddr::V6(a) => {
-                    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn6::from(a))
-                }
-            };
-            match result {
+            let proxy = loopback(dest.is_ipv6(), airlock_egress::PROXY_PORT);
+            match nix::sys::socket::connect(sock.as_raw_fd(), &proxy) {
                 Ok(()) => Answer::Return(0),
                 Err(e) => Answer::Return(e as i32),
             }
@@ -263,23 +247,22 @@ fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
     }
 }
 
+/// The sandbox's loopback address for a socket of this family (IPv4-mapped for IPv6 sockets).
+fn loopback(v6: bool, port: u16) -> nix::sys::socket::SockaddrStorage {
+    let ip = std::net::Ipv4Addr::LOCALHOST;
+    let addr: std::net::SocketAddr = if v6 {
+        (ip.to_ipv6_mapped(), port).into()
+    } else {
+        (ip, port).into()
+    };
+    addr.into()
+}
+
 /// Binds a socket to a loopback port (unless the program bound it already) and returns its local port.
 fn bind_loopback(sock: &OwnedFd, v6: bool) -> Option<u16> {
     use nix::sys::socket::{bind, getsockname, SockaddrIn, SockaddrIn6, SockaddrStorage};
     let fd = sock.as_raw_fd();
-    let _ = if v6 {
-        bind(
-            fd,
-            &SockaddrIn6::from(std::net::SocketAddrV6::new(
-                std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped(),
-                0,
-                0,
-                0,
-            )),
-        )
-    } else {
-        bind(fd, &SockaddrIn::new(127, 0, 0, 1, 0))
-    };
+    let _ = bind(fd, &loopback(v6, 0));
     let local: SockaddrStorage = getsockname(fd).ok()?;
     local
         .as_sockaddr_in()
@@ -336,61 +319,39 @@ fn absolute(pid: u32, dirfd: i32, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path)
 }
 
-fn sockaddr(reader: &mut Reader, pid: u32, addr: u64, len: u64) -> Option<Attempt> {
-    let bytes = reader.bytes(pid, addr, usize::try_from(len.min(128)).ok()?)?;
-    let family = u16::from_ne_bytes([*bytes.first()?, *bytes.get(1)?]);
-    match i32::from(family) {
-        libc::AF_INET if bytes.len() >= 8 => {
-            let port = u16::from_be_bytes([bytes[2], bytes[3]]);
-            let ip = std::net::Ipv4Addr::new(bytes[4], bytes[5], bytes[6], bytes[7]);
-            let (decision, reason) = if ip.is_loopback() {
-                (NetDecision::Local, "the sandbox's own loopback")
-            } else {
-                (NetDecision::Denied, "no network: the sandbox has only loopback")
-            };
-            Some((
-                "tcp/udp".into(),
-                format!("{ip}:{port}"),
-                Some(port),
-                decision,
-                reason.into(),
-            ))
-        }
-        libc::AF_INET6 if bytes.len() >= 24 => {
-            let port = u16::from_be_bytes([bytes[2], bytes[3]]);
-            let mut octets = [0u8; 16];
-            octets.copy_from_slice(&bytes[8..24]);
-            let ip = std::net::Ipv6Addr::from(octets);
-            let (decision, reason) = if ip.is_loopback() {
-                (NetDecision::Local, "the sandbox's own loopback")
-            } else {
-                (NetDecision::Denied, "no network: the sandbox has only loopback")
-            };
-            Some((
-                "tcp6/udp6".into(),
-                format!("[{ip}]:{port}"),
-                Some(port),
-                decision,
-                reason.into(),
-            ))
-        }
-        libc::AF_UNIX => {
-            let raw = &bytes[2..];
-            let path = if raw.first() == Some(&0) {
-                format!("@{}", String::from_utf8_lossy(&raw[1..]).trim_end_matches('\0'))
-            } else {
-                String::from_utf8_lossy(raw.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
-            };
-            Some((
-                "unix".into(),
-                path,
-                None,
-                NetDecision::Local,
-                "a socket inside the sandbox".into(),
-            ))
-        }
-        _ => None,
+/// What a connect or sendto to this address is, for the record (no network: everything but loopback is denied).
+fn attempt_of(bytes: &[u8]) -> Option<Attempt> {
+    if let Some(dest) = inet(bytes) {
+        let (decision, reason) = if dest.ip().is_loopback() {
+            (NetDecision::Local, "the sandbox's own loopback")
+        } else {
+            (NetDecision::Denied, "no network: the sandbox has only loopback")
+        };
+        let protocol = if dest.is_ipv4() { "tcp/udp" } else { "tcp6/udp6" };
+        return Some((
+            protocol.into(),
+            dest.to_string(),
+            Some(dest.port()),
+            decision,
+            reason.into(),
+        ));
     }
+    if i32::from(u16::from_ne_bytes([*bytes.first()?, *bytes.get(1)?])) != libc::AF_UNIX {
+        return None;
+    }
+    let raw = &bytes[2..];
+    let path = if raw.first() == Some(&0) {
+        format!("@{}", String::from_utf8_lossy(&raw[1..]).trim_end_matches('\0'))
+    } else {
+        String::from_utf8_lossy(raw.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+    };
+    Some((
+        "unix".into(),
+        path,
+        None,
+        NetDecision::Local,
+        "a socket inside the sandbox".into(),
+    ))
 }
 
 /// Runs until the listener reports that no process is left, or `stop` is set.
@@ -526,15 +487,15 @@ pub fn record(
                 } else {
                     (args[4], args[5])
                 };
-                let target = reader
+                let bytes = reader
                     .bytes(pid, addr, usize::try_from(len.min(128)).unwrap_or(0))
-                    .and_then(|b| inet(&b));
-                match (&egress, target) {
+                    .unwrap_or_default();
+                match (&egress, inet(&bytes)) {
                     (Some(egress), Some(dest)) => {
                         answer =
                             egress_connect(egress, pid, nspid, args[0] as i32, dest, nr == libc::SYS_connect);
                         if let Answer::Continue = answer {
-                            if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
+                            if let Some(attempt) = attempt_of(&bytes) {
                                 rec.push_attempt(attempt, t_ms, nspid);
                             }
                         }
@@ -554,22 +515,8 @@ pub fn record(
                         );
                     }
                     _ => {
-                        if let Some(attempt) = sockaddr(&mut reader, pid, addr, len) {
+                        if let Some(attempt) = attempt_of(&bytes) {
                             rec.push_attempt(attempt, t_ms, nspid);
-                        }
-                    }
-                }
-            }
-            libc::SYS_sendmsg => {
-                let hdr = reader.bytes(pid, args[1], 16).unwrap_or_default();
-                if hdr.len() == 16 {
-                    let name = u64::from_ne_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
-                    let len = u64::from(u32::from_ne_bytes(hdr[8..12].try_into().unwrap_or([0; 4])));
-                    if name != 0 {
-                        if let Some(attempt) = sockaddr(&mut reader, pid, name, len) {
-                            if attempt.0 != "unix" {
-                                rec.push_attempt(attempt, t_ms, nspid);
-                            }
                         }
                     }
                 }

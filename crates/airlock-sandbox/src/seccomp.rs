@@ -75,6 +75,8 @@ pub const DENIED: &[i64] = &[
     libc::SYS_lookup_dcookie,
     libc::SYS_kcmp,
     libc::SYS_pidfd_getfd,
+    // --cpus pins the command before this filter; it may not widen its own affinity afterwards.
+    libc::SYS_sched_setaffinity,
 ];
 
 /// System calls the recorder sees.

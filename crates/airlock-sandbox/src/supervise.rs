@@ -104,6 +104,8 @@ struct Started {
     listener: OwnedFd,
     /// The egress proxy's listener and DNS socket inside the sandbox, when the run has egress.
     net: Option<(OwnedFd, OwnedFd)>,
+    /// The channel to the helper, kept open: init reports the command's exit on it.
+    channel: OwnedFd,
 }
 
 fn expect(channel: &OwnedFd) -> Result<(Msg, Option<OwnedFd>), SandboxError> {
@@ -111,6 +113,14 @@ fn expect(channel: &OwnedFd) -> Result<(Msg, Option<OwnedFd>), SandboxError> {
         Ok((Msg::Error(e), _)) => Err(setup(e)),
         Ok(other) => Ok(other),
         Err(e) => Err(setup(format!("the sandbox helper stopped during setup ({e})"))),
+    }
+}
+
+/// The next message, which must be the one `is` accepts and carry a descriptor.
+fn expect_fd(channel: &OwnedFd, is: fn(&Msg) -> bool) -> Result<OwnedFd, SandboxError> {
+    match expect(channel)? {
+        (msg, Some(fd)) if is(&msg) => Ok(fd),
+        (msg, _) => Err(setup(format!("unexpected {msg:?}"))),
     }
 }
 
@@ -149,16 +159,6 @@ fn start(
         .map_err(|e| setup(format!("start {}: {e}", helper.display())))?;
     drop(theirs);
     let fail = |child: &mut Child, e: SandboxError| {
-        // A helper from another build exits at once with its own status: tell that apart.
-        for _ in 0..50 {
-            match child.try_wait() {
-                Ok(Some(status)) if status.code() == Some(crate::HELPER_STALE_EXIT) => {
-                    return SandboxError::StaleHelper(helper.display().to_string());
-                }
-                Ok(Some(_)) => return e,
-                _ => std::thread::sleep(Duration::from_millis(1)),
-            }
-        }
         let _ = child.kill();
         let _ = child.wait();
         e
@@ -182,50 +182,31 @@ fn start(
             (Msg::Init(pid), _) => pid,
             other => return Err(setup(format!("unexpected {:?}", other.0))),
         };
-        let upper = match expect(&ours)? {
-            (Msg::Root(_), Some(fd)) => fd,
-            other => return Err(setup(format!("unexpected {:?}", other.0))),
-        };
+        let upper = expect_fd(&ours, |m| matches!(m, Msg::Root(_)))?;
         let net = if config.net_proxy {
-            let proxy = match expect(&ours)? {
-                (Msg::ProxyListener, Some(fd)) => fd,
-                other => return Err(setup(format!("unexpected {:?}", other.0))),
-            };
-            let dns = match expect(&ours)? {
-                (Msg::DnsSocket, Some(fd)) => fd,
-                other => return Err(setup(format!("unexpected {:?}", other.0))),
-            };
+            let proxy = expect_fd(&ours, |m| matches!(m, Msg::ProxyListener))?;
+            let dns = expect_fd(&ours, |m| matches!(m, Msg::DnsSocket))?;
             Some((proxy, dns))
         } else {
             None
         };
-        let listener = match expect(&ours)? {
-            (Msg::Listener, Some(fd)) => fd,
-            other => return Err(setup(format!("unexpected {:?}", other.0))),
-        };
+        let listener = expect_fd(&ours, |m| matches!(m, Msg::Listener))?;
         Ok::<_, SandboxError>((init, upper, listener, net, cgroup))
     })();
     match steps {
-        Ok((init, upper, listener, net, cgroup)) => {
-            // Keep the channel open in a thread-owned slot: init reports the exit on it.
-            CHANNEL.with(|c| *c.borrow_mut() = Some(ours));
-            Ok((
-                Started {
-                    child,
-                    init,
-                    upper,
-                    listener,
-                    net,
-                },
-                cgroup,
-            ))
-        }
+        Ok((init, upper, listener, net, cgroup)) => Ok((
+            Started {
+                child,
+                init,
+                upper,
+                listener,
+                net,
+                channel: ours,
+            },
+            cgroup,
+        )),
         Err(e) => Err(fail(&mut child, e)),
     }
-}
-
-thread_local! {
-    static CHANNEL: std::cell::RefCell<Option<OwnedFd>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Runs one command in a fresh sandbox and returns what happened. `helper` is the executable that calls
@@ -244,9 +225,9 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         root_dir.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )?;
-    let started_at = crate::now_rfc3339();
+    let started_at = airlock_types::now_rfc3339();
     let t0 = Instant::now();
-    let request_id = request_id();
+    let request_id = crate::random_hex(8);
     let l = &config.limits;
     let group_name = format!("airlock-{request_id}");
     let make_cgroup = || Cgroup::create(&group_name, l.memory_bytes, l.pids);
@@ -320,11 +301,10 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         unsafe { libc::close(pidfd) };
     }
     let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let exit = CHANNEL.with(|c| {
-        let chan = c.borrow_mut().take()?;
+    let exit = (|| {
         // Init sends its report before exiting; after a timeout there is none.
         let mut pfd = libc::pollfd {
-            fd: chan.as_raw_fd(),
+            fd: s.channel.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
@@ -332,7 +312,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
             return None;
         }
-        match recv(chan.as_raw_fd()) {
+        match recv(s.channel.as_raw_fd()) {
             Ok((
                 Msg::Exit {
                     code,
@@ -344,7 +324,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
             )) => Some((code, signal, max_rss_kb, cpu_ms)),
             _ => None,
         }
-    });
+    })();
     stop.store(true, Ordering::Relaxed);
     let mut rec: Recording = recorder.join().unwrap_or_default();
     if let Some(egress) = &egress {
@@ -356,9 +336,6 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let (out, out_trunc) = stdout.join().unwrap_or_default();
     let (err, err_trunc) = stderr.join().unwrap_or_default();
     let (code, signal, max_rss_kb, cpu_ms) = exit.unwrap_or((None, None, 0, 0));
-    if let Some(group) = &cgroup {
-        group.kill_all();
-    }
     let stderr_text = String::from_utf8_lossy(&err).into_owned();
     let disk_full = upper_full(&s.upper);
     let changes = workspace_changes(&config, &s.upper)?;
@@ -414,7 +391,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
             disk_bytes: l.disk_bytes,
             pids: l.pids,
             cpus: l.cpus,
-            cpu_seconds: l.timeout.as_secs().saturating_mul(u64::from(l.cpus.max(1))) + 1,
+            cpu_seconds: l.cpu_seconds(),
             open_files: l.open_files,
             file_size_bytes: l.disk_bytes,
             enforcement,
@@ -518,12 +495,4 @@ fn default_helper(exe: &std::path::Path) -> PathBuf {
 fn first_allowed_cpu() -> Option<usize> {
     let set = nix::sched::sched_getaffinity(Pid::from_raw(0)).ok()?;
     (0..nix::sched::CpuSet::count()).find(|c| set.is_set(*c).unwrap_or(false))
-}
-
-fn request_id() -> String {
-    let mut bytes = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = f.read_exact(&mut bytes);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

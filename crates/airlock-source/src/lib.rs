@@ -112,9 +112,4 @@ impl PinInfo {
     }
 }
 
-/// The current time as RFC 3339 in UTC.
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
-}
+pub use airlock_types::now_rfc3339;

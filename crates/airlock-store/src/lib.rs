@@ -149,7 +149,7 @@ impl Store {
             if !alive {
                 self.conn.execute(
                     "UPDATE sandbox_runs SET status = 'failed', finished_at = ?2 WHERE id = ?1 AND status = 'running'",
-                    params![id, now_rfc3339()],
+                    params![id, airlock_types::now_rfc3339()],
                 )?;
                 n += 1;
             }
@@ -223,7 +223,7 @@ impl Store {
              ON CONFLICT(id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
             params![
                 id,
-                serde_json::to_value(source.kind)?.as_str().unwrap_or_default(),
+                airlock_types::wire_name(&source.kind),
                 source.input,
                 source.repo_url,
                 commit,
@@ -248,8 +248,8 @@ impl Store {
                 id,
                 source_id,
                 report.risk_level.to_string(),
-                serde_json::to_value(report.classification)?.as_str().unwrap_or_default(),
-                serde_json::to_value(report.recommended_mode)?.as_str().unwrap_or_default(),
+                airlock_types::wire_name(&report.classification),
+                airlock_types::wire_name(&report.recommended_mode),
                 report.created_at,
                 expires_at,
                 sha
@@ -267,7 +267,7 @@ impl Store {
                 run.run_id,
                 source_id,
                 report_id,
-                serde_json::to_value(run.mode)?.as_str().unwrap_or_default(),
+                airlock_types::wire_name(&run.mode),
                 run.target.as_ref().map_or("none", |t| t.kind.as_str()),
                 run.target.as_ref().map_or("", |t| t.input.as_str()),
                 run.started_at,
@@ -287,7 +287,7 @@ impl Store {
             "UPDATE sandbox_runs SET status = ?2, finished_at = ?3, record_sha = ?4 WHERE id = ?1",
             params![
                 run.run_id,
-                serde_json::to_value(run.status)?.as_str().unwrap_or_default(),
+                airlock_types::wire_name(&run.status),
                 run.finished_at,
                 sha
             ],
@@ -530,12 +530,6 @@ fn tree_size(path: &Path) -> u64 {
 fn pid_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
-}
-
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 impl RunRow {

@@ -25,3 +25,19 @@ pub use source::{SkillSource, SourceKind};
 
 /// Version of the JSON documents airlock prints; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The current time as RFC 3339 in UTC.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
+}
+
+/// The name a value has in the JSON documents (`"timed_out"` for [`RunStatus::TimedOut`]); empty for values that
+/// are not a plain name.
+pub fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}

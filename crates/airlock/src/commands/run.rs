@@ -94,10 +94,6 @@ pub struct RunArgs {
 
 fn new_run_id() -> String {
     let now = time::OffsetDateTime::now_utc();
-    let mut bytes = [0u8; 4];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut f, &mut bytes);
-    }
     format!(
         "r{:04}{:02}{:02}-{:02}{:02}{:02}-{}",
         now.year(),
@@ -106,7 +102,7 @@ fn new_run_id() -> String {
         now.hour(),
         now.minute(),
         now.second(),
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        airlock_sandbox::random_hex(4)
     )
 }
 
@@ -145,7 +141,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         status: RunStatus::Succeeded,
         status_reason: None,
         exit_code: None,
-        started_at: airlock_store::now_rfc3339(),
+        started_at: airlock_types::now_rfc3339(),
         finished_at: None,
         risk_level: report.risk_level,
         classification: report.classification,
@@ -209,7 +205,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     record.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     record.verdict = verdict(&report, &record);
     store_artifacts(&store, &skill_root, &staged.source.subpath, &report, &mut record)?;
-    record.finished_at = Some(airlock_store::now_rfc3339());
+    record.finished_at = Some(airlock_types::now_rfc3339());
     store.finish_run(&record)?;
     if args.source.json {
         println!("{}", serde_json::to_string_pretty(&record)?);
@@ -666,10 +662,7 @@ fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     let mut out = vec![format!(
         "The scan rated this skill {} ({}) with {} finding(s).",
         report.risk_level,
-        serde_json::to_value(report.classification)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        airlock_types::wire_name(&report.classification),
         report.findings.len()
     )];
     match run.mode {
@@ -782,21 +775,12 @@ fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         out.push("It changed no file in the target.".into());
     }
     if let Some(limit) = run.limit_hit {
-        out.push(format!(
-            "It hit the {} limit.",
-            serde_json::to_value(limit)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        ));
+        out.push(format!("It hit the {} limit.", airlock_types::wire_name(&limit)));
     }
     out.push(format!(
         "It ran {} program(s) and ended {} (exit {}).",
         run.timeline.len(),
-        serde_json::to_value(run.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        airlock_types::wire_name(&run.status),
         run.exit_code.map_or("none".into(), |c| c.to_string())
     ));
     out
@@ -881,14 +865,8 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
         "run {}  {}  mode {}  status {}\n",
         run.run_id,
         escape(&report.source.input),
-        serde_json::to_value(run.mode)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
-        serde_json::to_value(run.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default(),
+        airlock_types::wire_name(&run.mode),
+        airlock_types::wire_name(&run.status),
     );
     if let Some(reason) = &run.status_reason {
         out.push_str(&format!("  {}\n", escape(reason)));

@@ -139,7 +139,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
         out.push_str(&format!(
             "run {}  status {}  source {}\n",
             run.run_id,
-            json_name(&run.status),
+            airlock_types::wire_name(&run.status),
             escape(&run.source.input)
         ));
         for v in &run.verdict {
@@ -161,7 +161,11 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
     if all || args.files {
         out.push_str("\nchanges:\n");
         for c in &run.changes {
-            out.push_str(&format!("  {:<9} {}\n", json_name(&c.kind), escape(&c.path)));
+            out.push_str(&format!(
+                "  {:<9} {}\n",
+                airlock_types::wire_name(&c.kind),
+                escape(&c.path)
+            ));
         }
         if args.files {
             out.push_str("\nfiles read:\n");
@@ -183,7 +187,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
         {
             out.push_str(&format!(
                 "  {:<8} {:<14} {}  {}\n",
-                json_name(&n.decision),
+                airlock_types::wire_name(&n.decision),
                 escape(&n.protocol),
                 escape(&n.destination),
                 escape(&n.reason)
@@ -195,13 +199,6 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
     }
     print!("{out}");
     Ok(exit::OK)
-}
-
-fn json_name<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 fn patch_text(store: &Store, run: &SkillRun) -> anyhow::Result<String> {

@@ -318,6 +318,26 @@ echo finished"#;
 }
 
 #[test]
+fn the_cpu_limit_cannot_be_widened_from_inside() {
+    let s = sandbox();
+    let script = r#"python3 -c '
+import os
+before = len(os.sched_getaffinity(0))
+try:
+    os.sched_setaffinity(0, set(range(os.cpu_count())))
+    print("setaffinity ALLOWED")
+except OSError as e:
+    print("setaffinity DENIED", e.errno)
+print("cpus", before, len(os.sched_getaffinity(0)))
+'"#;
+    let (_, record) = s.exec(&["--cpus", "1"], script);
+    let out = stdout(&record);
+    assert!(out.contains("setaffinity DENIED 1"), "{record}");
+    assert!(out.contains("cpus 1 1"), "{out}");
+    assert_eq!(record["limits"]["cpus"], 1);
+}
+
+#[test]
 fn workspace_changes_are_listed_and_the_real_folder_is_untouched() {
     let s = sandbox();
     let (_, record) = s.exec(
