@@ -16,6 +16,15 @@ pub struct Query {
 pub const TYPE_A: u16 = 1;
 pub const TYPE_AAAA: u16 = 28;
 
+/// The record type's name for the record: `A`, `AAAA` or `other`.
+pub fn type_name(qtype: u16) -> &'static str {
+    match qtype {
+        TYPE_A => "A",
+        TYPE_AAAA => "AAAA",
+        _ => "other",
+    }
+}
+
 /// Parses a query with exactly one question; `None` for anything else.
 pub fn parse(packet: &[u8]) -> Option<Query> {
     if packet.len() < 12 || packet.len() > 512 {

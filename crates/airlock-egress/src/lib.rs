@@ -194,23 +194,13 @@ impl Egress {
     pub fn decide_connect(&self, pid: i32, ip: IpAddr, port: u16, stream: bool) -> ConnectDecision {
         let ip = policy::to_canonical(ip);
         let host = self.name_of(ip);
-        let destination = dest(host.as_deref(), ip, port);
+        let destination = dest(host.as_deref(), Some(ip), port);
         let verdict = if !stream {
-            Verdict {
-                allowed: false,
-                rule: None,
-                reason: "UDP (and QUIC) is refused; only TCP goes through the proxy".into(),
-            }
+            Verdict::refuse(None, "UDP (and QUIC) is refused; only TCP goes through the proxy")
         } else if let Some(h) = &host {
             self.policy().check_name(h, port)
-        } else if (IpAddr::V4(Ipv4Addr::new(198, 18, 0, 0))..=IpAddr::V4(Ipv4Addr::new(198, 19, 255, 255)))
-            .contains(&ip)
-        {
-            Verdict {
-                allowed: false,
-                rule: None,
-                reason: "not an address the DNS stub gave out".into(),
-            }
+        } else if matches!(ip, IpAddr::V4(v4) if (FAKE_BASE..=FAKE_LAST).contains(&u32::from(v4))) {
+            Verdict::refuse(None, "not an address the DNS stub gave out")
         } else {
             self.policy().check_ip(ip, port)
         };
@@ -291,15 +281,7 @@ impl Egress {
             let Some(q) = dns::parse(&buf[..n]) else {
                 continue;
             };
-            // A name is answered when some port of it is allowed; the connect is checked again with its port.
-            let name_ok = valid_domain(&q.name).is_some()
-                && [443, 80]
-                    .iter()
-                    .any(|p| self.policy().check_name(&q.name, *p).allowed)
-                || self.policy().allow.iter().any(|r| {
-                    r.port
-                        .is_some_and(|p| self.policy().check_name(&q.name, p).allowed)
-                });
+            let name_ok = self.policy().answers_name(&q.name);
             let addr = if name_ok && q.qtype == dns::TYPE_A {
                 self.fake_addr(&q.name)
             } else {
@@ -313,33 +295,18 @@ impl Egress {
             };
             if first {
                 let verdict = if name_ok {
-                    Verdict {
-                        allowed: true,
-                        rule: None,
-                        reason: "answered by the DNS stub with a proxy address; nothing is forwarded".into(),
-                    }
+                    Verdict::pass("answered by the DNS stub with a proxy address; nothing is forwarded")
                 } else {
-                    Verdict {
-                        allowed: false,
-                        rule: None,
-                        reason: "name not on the allowlist: answered NXDOMAIN, nothing is forwarded".into(),
-                    }
+                    Verdict::refuse(
+                        None,
+                        "name not on the allowlist: answered NXDOMAIN, nothing is forwarded",
+                    )
                 };
                 self.record(attempt(
                     self.t_ms(),
                     0,
                     "dns",
-                    format!(
-                        "{} ({})",
-                        q.name,
-                        if q.qtype == dns::TYPE_AAAA {
-                            "AAAA"
-                        } else if q.qtype == dns::TYPE_A {
-                            "A"
-                        } else {
-                            "other"
-                        }
-                    ),
+                    format!("{} ({})", q.name, dns::type_name(q.qtype)),
                     Some(q.name.clone()),
                     Some(53),
                     &verdict,
@@ -365,11 +332,7 @@ impl Egress {
                             "proxy".into(),
                             None,
                             None,
-                            &Verdict {
-                                allowed: false,
-                                rule: None,
-                                reason: format!("more than {MAX_ACTIVE} connections at once"),
-                            },
+                            &Verdict::refuse(None, format!("more than {MAX_ACTIVE} connections at once")),
                         ));
                         continue;
                     }
@@ -382,9 +345,13 @@ impl Egress {
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let mut pfd = [nix_poll(listener)];
+                    let mut pfd = libc::pollfd {
+                        fd: std::os::fd::AsRawFd::as_raw_fd(listener),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
                     // SAFETY: one valid pollfd.
-                    unsafe { libc_poll(&mut pfd, 100) };
+                    unsafe { libc::poll(&mut pfd, 1, 100) };
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
@@ -449,11 +416,7 @@ impl Conn<'_> {
         verdict: &Verdict,
         (up, down, secret): (u64, u64, bool),
     ) {
-        let destination = match (&host, ip) {
-            (Some(h), _) => format!("{h}:{port}"),
-            (None, Some(ip)) => SocketAddr::new(ip, port).to_string(),
-            (None, None) => format!("?:{port}"),
-        };
+        let destination = dest(host.as_deref(), ip, port);
         let mut a = attempt(
             self.t_ms,
             self.pid,
@@ -532,29 +495,28 @@ impl Conn<'_> {
         })
     }
 
+    fn bad_request(&mut self, reason: Option<&str>) {
+        let reason = reason.map_or(String::new(), |r| format!("X-Airlock-Reason: {r}\r\n"));
+        let _ = write!(
+            self.client,
+            "HTTP/1.1 400 Bad Request\r\n{reason}Connection: close\r\n\r\n"
+        );
+    }
+
     /// A client of `HTTP_PROXY`: `CONNECT host:port` or an absolute-form plain HTTP request.
     fn explicit(&mut self) {
         let Some(head) = self.read_head(Vec::new()) else {
-            let _ = self
-                .client
-                .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-            return;
+            return self.bad_request(None);
         };
         if head.method == "CONNECT" {
             let Some((host, port)) = split_authority(&head.target, 443) else {
-                let _ = self
-                    .client
-                    .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-                return;
+                return self.bad_request(None);
             };
             self.connect_tunnel(&host, port, &head.rest);
         } else if let Some(rest) = head.target.strip_prefix("http://") {
             let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
             let Some((host, port)) = split_authority(authority, 80) else {
-                let _ = self
-                    .client
-                    .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-                return;
+                return self.bad_request(None);
             };
             let path = &rest[authority.len()..];
             let path = if path.is_empty() {
@@ -564,9 +526,7 @@ impl Conn<'_> {
             };
             self.plain_http(&host, port, &head, &path, "http");
         } else {
-            let _ = self.client.write_all(
-                b"HTTP/1.1 400 Bad Request\r\nX-Airlock-Reason: only CONNECT and http:// requests go through this proxy\r\nConnection: close\r\n\r\n",
-            );
+            self.bad_request(Some("only CONNECT and http:// requests go through this proxy"));
         }
     }
 
@@ -591,22 +551,14 @@ impl Conn<'_> {
             return match TcpStream::connect_timeout(&SocketAddr::new(ip, port), CONNECT_TIMEOUT) {
                 Ok(s) => Some((s, v, None, ip)),
                 Err(e) => {
-                    let v = Verdict {
-                        allowed: false,
-                        rule: v.rule,
-                        reason: format!("allowed, but the connection failed: {e}"),
-                    };
+                    let v = Verdict::refuse(v.rule, format!("allowed, but the connection failed: {e}"));
                     self.refuse(protocol, None, Some(ip), port, &v, http);
                     None
                 }
             };
         }
         let Some(name) = valid_domain(host) else {
-            let v = Verdict {
-                allowed: false,
-                rule: None,
-                reason: "not a valid host name".into(),
-            };
+            let v = Verdict::refuse(None, "not a valid host name");
             self.refuse(
                 protocol,
                 Some(host.chars().take(100).collect()),
@@ -627,11 +579,7 @@ impl Conn<'_> {
             None => match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)) {
                 Ok(a) => (a.collect(), false),
                 Err(e) => {
-                    let v = Verdict {
-                        allowed: false,
-                        rule: v.rule,
-                        reason: format!("allowed, but {name} did not resolve: {e}"),
-                    };
+                    let v = Verdict::refuse(v.rule, format!("allowed, but {name} did not resolve: {e}"));
                     self.refuse(protocol, Some(name), None, port, &v, http);
                     return None;
                 }
@@ -649,19 +597,14 @@ impl Conn<'_> {
             match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
                 Ok(s) => return Some((s, v, Some(name), addr.ip())),
                 Err(e) => {
-                    last = Some(Verdict {
-                        allowed: false,
-                        rule: v.rule.clone(),
-                        reason: format!("allowed, but the connection to {addr} failed: {e}"),
-                    });
+                    last = Some(Verdict::refuse(
+                        v.rule.clone(),
+                        format!("allowed, but the connection to {addr} failed: {e}"),
+                    ));
                 }
             }
         }
-        let v = last.unwrap_or(Verdict {
-            allowed: false,
-            rule: None,
-            reason: format!("{name} has no address"),
-        });
+        let v = last.unwrap_or(Verdict::refuse(None, format!("{name} has no address")));
         self.refuse(protocol, Some(name), None, port, &v, http);
         None
     }
@@ -683,11 +626,7 @@ impl Conn<'_> {
         };
         if let Some(name) = &name {
             if let Err(why) = sni_matches(&first, name) {
-                let v = Verdict {
-                    allowed: false,
-                    rule: verdict.rule,
-                    reason: why,
-                };
+                let v = Verdict::refuse(verdict.rule, why);
                 self.refuse("https-connect", Some(name.clone()), Some(ip), port, &v, false);
                 return;
             }
@@ -719,14 +658,13 @@ impl Conn<'_> {
         if let Some(h) = head.header("host") {
             let given = split_authority(h, port).map(|(h, p)| (h.to_ascii_lowercase(), p));
             if given != Some((host_l.clone(), port)) {
-                let v = Verdict {
-                    allowed: false,
-                    rule: None,
-                    reason: format!(
+                let v = Verdict::refuse(
+                    None,
+                    format!(
                         "the Host header `{}` does not match the request's host {host}:{port}",
                         h.chars().take(100).collect::<String>()
                     ),
-                };
+                );
                 self.refuse(protocol, valid_domain(host), None, port, &v, true);
                 return;
             }
@@ -772,11 +710,7 @@ impl Conn<'_> {
         };
         // With a secret: TLS upstream, whole request body first (by Content-Length), then stream the response.
         if head.header("transfer-encoding").is_some() {
-            let v = Verdict {
-                allowed: false,
-                rule: verdict.rule,
-                reason: "a request with a secret must give Content-Length".into(),
-            };
+            let v = Verdict::refuse(verdict.rule, "a request with a secret must give Content-Length");
             let _ = self
                 .client
                 .write_all(b"HTTP/1.1 411 Length Required\r\nConnection: close\r\n\r\n");
@@ -788,11 +722,7 @@ impl Conn<'_> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
         if len > BODY_LIMIT {
-            let v = Verdict {
-                allowed: false,
-                rule: verdict.rule,
-                reason: "request body too large".into(),
-            };
+            let v = Verdict::refuse(verdict.rule, "request body too large");
             let _ = self
                 .client
                 .write_all(b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n\r\n");
@@ -878,11 +808,7 @@ impl Conn<'_> {
                 };
                 if tls {
                     if let Err(why) = sni_matches(&first, &name) {
-                        let v = Verdict {
-                            allowed: false,
-                            rule: verdict.rule,
-                            reason: why,
-                        };
+                        let v = Verdict::refuse(verdict.rule, why);
                         self.refuse("tls", Some(name), Some(up_ip), port, &v, false);
                         return;
                     }
@@ -950,33 +876,25 @@ fn splice(client: &TcpStream, mut upstream: TcpStream, first: &[u8]) -> (u64, u6
     (up + first.len() as u64, down)
 }
 
+/// The host and port of a request target or Host header, with the scheme's port when none is given.
 fn split_authority(a: &str, default_port: u16) -> Option<(String, u16)> {
     if a.is_empty() || a.len() > 300 {
         return None;
     }
-    if let Some(rest) = a.strip_prefix('[') {
-        let (h, after) = rest.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None if after.is_empty() => default_port,
-            None => return None,
-        };
-        return Some((h.to_owned(), port));
-    }
-    match a.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_owned(), p.parse().ok()?)),
-        None => Some((a.to_owned(), default_port)),
-    }
+    let (host, port) = policy::split_host_port(a).ok()?;
+    Some((host.to_owned(), port.unwrap_or(default_port)))
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-fn dest(host: Option<&str>, ip: IpAddr, port: u16) -> String {
-    match host {
-        Some(h) => format!("{h}:{port}"),
-        None => SocketAddr::new(ip, port).to_string(),
+/// `host:port` when the name is known, else `address:port`.
+fn dest(host: Option<&str>, ip: Option<IpAddr>, port: u16) -> String {
+    match (host, ip) {
+        (Some(h), _) => format!("{h}:{port}"),
+        (None, Some(ip)) => SocketAddr::new(ip, port).to_string(),
+        (None, None) => format!("?:{port}"),
     }
 }
 
@@ -1044,19 +962,4 @@ fn tls_config(extra: &[PathBuf]) -> Result<rustls::ClientConfig, EgressError> {
         .map_err(|e| EgressError::Tls(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth())
-}
-
-fn nix_poll(l: &TcpListener) -> libc::pollfd {
-    libc::pollfd {
-        fd: std::os::fd::AsRawFd::as_raw_fd(l),
-        events: libc::POLLIN,
-        revents: 0,
-    }
-}
-
-/// # Safety
-/// `fds` must be valid pollfd entries.
-unsafe fn libc_poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> i32 {
-    // SAFETY: the caller passes valid entries; the length matches the slice.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }
 }

@@ -53,20 +53,7 @@ impl Rule {
         if t.is_empty() {
             return Err(bad("empty"));
         }
-        let (host, port) = if let Some(rest) = t.strip_prefix('[') {
-            let (inner, after) = rest.split_once(']').ok_or_else(|| bad("unclosed `[`"))?;
-            let port = match after.strip_prefix(':') {
-                Some(p) => Some(p.parse::<u16>().map_err(|_| bad("bad port"))?),
-                None if after.is_empty() => None,
-                None => return Err(bad("text after `]`")),
-            };
-            (inner.to_owned(), port)
-        } else if t.matches(':').count() == 1 {
-            let (h, p) = t.split_once(':').ok_or_else(|| bad("bad port"))?;
-            (h.to_owned(), Some(p.parse::<u16>().map_err(|_| bad("bad port"))?))
-        } else {
-            (t.to_owned(), None)
-        };
+        let (host, port) = split_host_port(t).map_err(bad)?;
         if port == Some(0) {
             return Err(bad("port 0"));
         }
@@ -88,7 +75,7 @@ impl Rule {
         } else if let Some(domain) = host.strip_prefix("*.") {
             Target::Wildcard(valid_domain(domain).ok_or_else(|| bad("bad domain"))?)
         } else {
-            Target::Domain(valid_domain(&host).ok_or_else(|| bad("bad domain"))?)
+            Target::Domain(valid_domain(host).ok_or_else(|| bad("bad domain"))?)
         };
         Ok(Self {
             target,
@@ -127,6 +114,23 @@ impl Rule {
     /// Whether this rule names an address explicitly (so a private address it covers is allowed).
     fn names_ip(&self, ip: IpAddr, port: u16) -> bool {
         matches!(self.target, Target::Net { .. }) && self.matches_ip(ip, port)
+    }
+}
+
+/// Splits `host`, `host:port`, `[v6]` or `[v6]:port` (a bare IPv6 address is all host).
+pub(crate) fn split_host_port(t: &str) -> Result<(&str, Option<u16>), &'static str> {
+    let port = |p: &str| p.parse::<u16>().map_err(|_| "bad port");
+    if let Some(rest) = t.strip_prefix('[') {
+        let (inner, after) = rest.split_once(']').ok_or("unclosed `[`")?;
+        return match after.strip_prefix(':') {
+            Some(p) => Ok((inner, Some(port(p)?))),
+            None if after.is_empty() => Ok((inner, None)),
+            None => Err("text after `]`"),
+        };
+    }
+    match t.split_once(':') {
+        Some((h, p)) if !p.contains(':') => Ok((h, Some(port(p)?))),
+        _ => Ok((t, None)),
     }
 }
 
@@ -267,9 +271,23 @@ impl Verdict {
     }
 
     fn deny(rule: Option<&Rule>, reason: impl Into<String>) -> Self {
+        Self::refuse(rule.map(|r| r.text.clone()), reason)
+    }
+
+    /// A refusal, with the text of the rule that decided when one did.
+    pub fn refuse(rule: Option<String>, reason: impl Into<String>) -> Self {
         Self {
             allowed: false,
-            rule: rule.map(|r| r.text.clone()),
+            rule,
+            reason: reason.into(),
+        }
+    }
+
+    /// Allowed by no particular rule (an answer of the DNS stub, an address check that found nothing wrong).
+    pub fn pass(reason: impl Into<String>) -> Self {
+        Self {
+            allowed: true,
+            rule: None,
             reason: reason.into(),
         }
     }
@@ -345,6 +363,14 @@ impl Policy {
         }
     }
 
+    /// Whether the DNS stub answers `name`: some port of it is allowed (the connect is checked with its port).
+    pub fn answers_name(&self, name: &str) -> bool {
+        let ports = [443, 80]
+            .into_iter()
+            .chain(self.allow.iter().filter_map(|r| r.port));
+        ports.into_iter().any(|p| self.check_name(name, p).allowed)
+    }
+
     /// May the sandbox reach this address directly (a connect to a raw IP)?
     pub fn check_ip(&self, ip: IpAddr, port: u16) -> Verdict {
         let ip = to_canonical(ip);
@@ -379,11 +405,7 @@ impl Policy {
                 format!("{name} resolved to {ip}, a private or local address (DNS rebinding is refused)"),
             );
         }
-        Verdict {
-            allowed: true,
-            rule: None,
-            reason: String::new(),
-        }
+        Verdict::pass("")
     }
 
     /// Where to connect for `name:port`: the user's `connect_to` mapping if there is one.
