@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
-use airlock_types::{Artifact, RunStatus, ScanReport, SkillRun, SkillSource};
+use airlock_types::{ScanReport, SkillRun, SkillSource};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -41,12 +41,29 @@ pub struct RunRow {
     pub expires_at: i64,
 }
 
+/// The columns of a [`RunRow`] (then the record's hash), joined with the source's input.
+const RUN_ROWS: &str =
+    "SELECT r.id, s.input, r.mode, r.status, r.target, r.started_at, r.expires_at, r.record_sha
+     FROM sandbox_runs r JOIN skill_sources s ON s.id = r.skill_source_id";
+
+impl RunRow {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: r.get(0)?,
+            source: r.get(1)?,
+            mode: r.get(2)?,
+            status: r.get(3)?,
+            target: r.get(4)?,
+            started_at: r.get(5)?,
+            expires_at: r.get(6)?,
+        })
+    }
+}
+
 /// What a sweep removed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct GcStats {
     pub runs: usize,
-    /// Import caches removed (staged copies and clones).
-    pub caches: usize,
     pub reports: usize,
     pub sources: usize,
     pub objects: usize,
@@ -135,14 +152,13 @@ impl Store {
         Ok(store)
     }
 
-    fn recover(&self) -> Result<usize> {
+    fn recover(&self) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare("SELECT id, pid FROM sandbox_runs WHERE status = 'running'")?;
         let rows: Vec<(String, i64)> = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<std::result::Result<_, _>>()?;
-        let mut n = 0;
         for (id, pid) in rows {
             let alive = i32::try_from(pid).is_ok_and(|p| p > 0 && pid_alive(p))
                 && pid != i64::from(std::process::id());
@@ -151,14 +167,9 @@ impl Store {
                     "UPDATE sandbox_runs SET status = 'failed', finished_at = ?2 WHERE id = ?1 AND status = 'running'",
                     params![id, airlock_types::now_rfc3339()],
                 )?;
-                n += 1;
             }
         }
-        Ok(n)
-    }
-
-    pub fn root(&self) -> &Path {
-        &self.root
+        Ok(())
     }
 
     pub fn object_path(&self, sha: &str) -> PathBuf {
@@ -331,25 +342,11 @@ impl Store {
     /// The finished record of a run; a run that never finished gives its row's status and no record.
     pub fn run(&self, id: &str) -> Result<(RunRow, Option<SkillRun>)> {
         let id = self.resolve(id)?;
-        let (row, sha): (RunRow, Option<String>) = self.conn.query_row(
-            "SELECT r.id, s.input, r.mode, r.status, r.target, r.started_at, r.expires_at, r.record_sha
-             FROM sandbox_runs r JOIN skill_sources s ON s.id = r.skill_source_id WHERE r.id = ?1",
-            [&id],
-            |r| {
-                Ok((
-                    RunRow {
-                        id: r.get(0)?,
-                        source: r.get(1)?,
-                        mode: r.get(2)?,
-                        status: r.get(3)?,
-                        target: r.get(4)?,
-                        started_at: r.get(5)?,
-                        expires_at: r.get(6)?,
-                    },
-                    r.get(7)?,
-                ))
-            },
-        )?;
+        let (row, sha): (RunRow, Option<String>) =
+            self.conn
+                .query_row(&format!("{RUN_ROWS} WHERE r.id = ?1"), [&id], |r| {
+                    Ok((RunRow::from_row(r)?, r.get(7)?))
+                })?;
         let record = match sha {
             Some(sha) => Some(serde_json::from_slice(&self.read_object(&sha)?)?),
             None => None,
@@ -358,41 +355,11 @@ impl Store {
     }
 
     pub fn runs(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT r.id, s.input, r.mode, r.status, r.target, r.started_at, r.expires_at
-             FROM sandbox_runs r JOIN skill_sources s ON s.id = r.skill_source_id ORDER BY r.started_at DESC, r.id DESC",
-        )?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!("{RUN_ROWS} ORDER BY r.started_at DESC, r.id DESC"))?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    source: r.get(1)?,
-                    mode: r.get(2)?,
-                    status: r.get(3)?,
-                    target: r.get(4)?,
-                    started_at: r.get(5)?,
-                    expires_at: r.get(6)?,
-                })
-            })?
-            .collect::<std::result::Result<_, _>>()?;
-        Ok(rows)
-    }
-
-    pub fn artifacts(&self, run_id: &str) -> Result<Vec<Artifact>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, type, path, sha256, size, summary FROM run_artifacts WHERE sandbox_run_id = ?1 ORDER BY type, path",
-        )?;
-        let rows = stmt
-            .query_map([run_id], |r| {
-                Ok(Artifact {
-                    id: r.get(0)?,
-                    kind: r.get(1)?,
-                    path: r.get(2)?,
-                    sha256: r.get(3)?,
-                    size: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
-                    summary: r.get(5)?,
-                })
-            })?
+            .query_map([], RunRow::from_row)?
             .collect::<std::result::Result<_, _>>()?;
         Ok(rows)
     }
@@ -424,9 +391,10 @@ impl Store {
             [now],
         )?;
         tx.commit()?;
-        let (objects, bytes) = self.sweep_objects()?;
-        stats.objects = objects;
-        stats.bytes = bytes;
+        // Files only lose their last name when a row goes; with nothing deleted there is nothing to look for.
+        if stats.runs + stats.reports + stats.sources > 0 {
+            (stats.objects, stats.bytes) = self.sweep_objects()?;
+        }
         Ok(stats)
     }
 
@@ -465,8 +433,8 @@ impl Store {
         Ok((n, bytes))
     }
 
-    /// Removes content files that no row names.
-    fn sweep_objects(&self) -> Result<(usize, u64)> {
+    /// Removes content files that no row names (also those a crashed run wrote and never named).
+    pub fn sweep_objects(&self) -> Result<(usize, u64)> {
         let mut live = std::collections::HashSet::new();
         for sql in [
             "SELECT record_sha FROM sandbox_runs WHERE record_sha IS NOT NULL",
@@ -530,10 +498,4 @@ fn tree_size(path: &Path) -> u64 {
 fn pid_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
-}
-
-impl RunRow {
-    pub fn status(&self) -> Option<RunStatus> {
-        serde_json::from_value(serde_json::Value::String(self.status.clone())).ok()
-    }
 }

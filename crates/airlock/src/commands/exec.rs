@@ -13,6 +13,39 @@ use airlock_sandbox::{Config, Limits, Mount};
 use crate::exit;
 use crate::settings::escape;
 
+/// The resource limits shared by `airlock exec` and `airlock run`.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Wall-clock limit, e.g. 30s, 2m (default: 30s for exec, 60s for run).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Memory limit (address space), e.g. 512M.
+    #[arg(long, default_value = "512M", value_parser = parse_size)]
+    pub memory: u64,
+    /// Disk limit for everything the run writes, e.g. 256M.
+    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    pub disk: u64,
+    /// Most processes.
+    #[arg(long, default_value_t = 256)]
+    pub pids: u64,
+    /// CPUs the command may use.
+    #[arg(long, default_value_t = 1)]
+    pub cpus: u32,
+}
+
+impl LimitArgs {
+    pub fn limits(&self, default_timeout: Duration) -> Limits {
+        Limits {
+            timeout: self.timeout.unwrap_or(default_timeout),
+            memory_bytes: self.memory,
+            disk_bytes: self.disk,
+            pids: self.pids,
+            cpus: self.cpus,
+            open_files: 1024,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// Mount a host folder read-only: HOST[:SANDBOX_PATH] (same path inside by default).
@@ -26,21 +59,8 @@ pub struct ExecArgs {
     pub workdir: Option<PathBuf>,
     #[command(flatten)]
     pub net: super::net::NetArgs,
-    /// Wall-clock limit (e.g. 30s, 2m).
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Memory limit (address space), e.g. 512M.
-    #[arg(long, default_value = "512M", value_parser = parse_size)]
-    pub memory: u64,
-    /// Disk limit for everything the run writes, e.g. 256M.
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
-    pub disk: u64,
-    /// Most processes.
-    #[arg(long, default_value_t = 256)]
-    pub pids: u64,
-    /// CPUs the command may use.
-    #[arg(long, default_value_t = 1)]
-    pub cpus: u32,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Set an environment variable inside (nothing from the host is passed).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
@@ -115,14 +135,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("--env {kv}: use K=V"))?;
         config.env.push((k.to_owned(), v.to_owned()));
     }
-    config.limits = Limits {
-        timeout: args.timeout,
-        memory_bytes: args.memory,
-        disk_bytes: args.disk,
-        pids: args.pids,
-        cpus: args.cpus,
-        open_files: 1024,
-    };
+    config.limits = args.limits.limits(Duration::from_secs(30));
     config.record_files = !args.no_record_files;
     let record = airlock_sandbox::run(&config, None)?;
     if let Some(path) = &args.audit {

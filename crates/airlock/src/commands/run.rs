@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use airlock_sandbox::{Config, Limits, Mount};
+use airlock_sandbox::{Config, Mount};
 use airlock_scan::plan;
 use airlock_source::{ImportOptions, SourceSpec};
 use airlock_store::Store;
@@ -16,7 +16,7 @@ use airlock_types::{
     TargetInfo, SCHEMA_VERSION,
 };
 
-use super::exec::{parse_duration, parse_size};
+use super::exec::{parse_duration, LimitArgs};
 use super::net::{NetArgs, UsageError};
 use super::scan::SourceArgs;
 use crate::exit;
@@ -74,14 +74,8 @@ pub struct RunArgs {
     /// Run even when the scan says `block`.
     #[arg(long)]
     pub force: bool,
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub timeout: Duration,
-    #[arg(long, default_value = "512M", value_parser = parse_size)]
-    pub memory: u64,
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
-    pub disk: u64,
-    #[arg(long, default_value_t = 256)]
-    pub pids: u64,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     #[command(flatten)]
     pub net: NetArgs,
     /// How long runs and their files are kept (e.g. 24h, 30m).
@@ -461,14 +455,7 @@ fn sandbox_run(
     });
     config.workdir = Some(WORKSPACE.into());
     config.env.push(("SKILL_DIR".into(), SKILL_DIR.into()));
-    config.limits = Limits {
-        timeout: args.timeout,
-        memory_bytes: args.memory,
-        disk_bytes: args.disk,
-        pids: args.pids,
-        cpus: 1,
-        open_files: 1024,
-    };
+    config.limits = args.limits.limits(Duration::from_secs(60));
     config.keep_changes = Some(scratch.path().join("changes"));
     let mut step_commands = Vec::new();
     config.command = if let Some(script) = &args.script {
@@ -794,69 +781,63 @@ fn store_artifacts(
     report: &ScanReport,
     record: &mut SkillRun,
 ) -> anyhow::Result<()> {
-    let id = record.run_id.clone();
-    let mut add = |kind: &str, path: &str, bytes: &[u8], summary: String| -> anyhow::Result<()> {
-        let (sha, size) = store.put_bytes(bytes)?;
-        record.artifacts.push(Artifact {
-            id: format!("{id}-{kind}-{}", record.artifacts.len()),
+    let mut added = Vec::new();
+    let mut add = |kind: &str, path: &str, (sha256, size): (String, u64), summary: String| {
+        added.push(Artifact {
+            id: format!(
+                "{}-{kind}-{}",
+                record.run_id,
+                record.artifacts.len() + added.len()
+            ),
             kind: kind.into(),
             path: path.into(),
-            sha256: sha,
+            sha256,
             size,
             summary,
         });
-        Ok(())
     };
+    let report_json = serde_json::to_vec_pretty(report)?;
     add(
         "report",
         "report.json",
-        &serde_json::to_vec_pretty(report)?,
+        store.put_bytes(&report_json)?,
         format!("risk {}", report.risk_level),
-    )?;
-    let stdout = record.stdout.clone();
-    let stderr = record.stderr.clone();
-    if !stdout.is_empty() {
-        add(
-            "stdout",
-            "stdout.txt",
-            stdout.as_bytes(),
-            format!("{} bytes of output", stdout.len()),
-        )?;
+    );
+    for (kind, text, what) in [
+        ("stdout", &record.stdout, "output"),
+        ("stderr", &record.stderr, "errors"),
+    ] {
+        if !text.is_empty() {
+            let summary = format!("{} bytes of {what}", text.len());
+            add(
+                kind,
+                &format!("{kind}.txt"),
+                store.put_bytes(text.as_bytes())?,
+                summary,
+            );
+        }
     }
-    if !stderr.is_empty() {
-        add(
-            "stderr",
-            "stderr.txt",
-            stderr.as_bytes(),
-            format!("{} bytes of errors", stderr.len()),
-        )?;
-    }
+    let from = if subpath.is_empty() {
+        String::new()
+    } else {
+        format!(", from {subpath}")
+    };
     for f in &report.source.detected_files {
         let path = skill_root.join(f);
         let Ok(meta) = fs_err::symlink_metadata(&path) else {
             continue;
         };
-        if !meta.is_file() {
-            continue;
+        if meta.is_file() {
+            let mode = if meta.mode() & 0o111 != 0 { "755" } else { "644" };
+            add(
+                "skill-file",
+                f,
+                store.put_file(&path)?,
+                format!("mode {mode}{from}"),
+            );
         }
-        let (sha, size) = store.put_file(&path)?;
-        let mode = if meta.mode() & 0o111 != 0 { "755" } else { "644" };
-        record.artifacts.push(Artifact {
-            id: format!("{id}-skill-{}", record.artifacts.len()),
-            kind: "skill-file".into(),
-            path: f.clone(),
-            sha256: sha,
-            size,
-            summary: format!(
-                "mode {mode}{}",
-                if subpath.is_empty() {
-                    String::new()
-                } else {
-                    format!(", from {subpath}")
-                }
-            ),
-        });
     }
+    record.artifacts.append(&mut added);
     Ok(())
 }
 

@@ -294,12 +294,18 @@ pub fn discard(args: &DiscardArgs) -> anyhow::Result<u8> {
 
 pub fn gc(args: &GcArgs) -> anyhow::Result<u8> {
     let mut store = open(&args.store)?;
-    let mut s = store.gc(airlock_store::now_unix())?;
-    let (caches, bytes) = store.sweep_caches(args.retention)?;
-    s.caches = caches;
+    let s = store.gc(airlock_store::now_unix())?;
+    let (orphans, orphan_bytes) = store.sweep_objects()?;
+    let (caches, cache_bytes) = store.sweep_caches(args.retention)?;
     println!(
         "removed {} run(s), {} report(s), {} source(s), {} file(s) ({} bytes), {} import cache(s) ({} bytes)",
-        s.runs, s.reports, s.sources, s.objects, s.bytes, s.caches, bytes
+        s.runs,
+        s.reports,
+        s.sources,
+        s.objects + orphans,
+        s.bytes + orphan_bytes,
+        caches,
+        cache_bytes
     );
     Ok(exit::OK)
 }

@@ -2,7 +2,7 @@
 //! resolved outside this machine.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, UdpSocket};
+use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -26,25 +26,28 @@ fn read_head(stream: &mut impl Read) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-fn http_upstream() -> Upstream {
+/// A server on loopback: `answer` handles one connection, keeping the request head it read in the log (before it
+/// answers, so the head is there once the client has its answer).
+fn upstream(answer: impl Fn(TcpStream, &Mutex<Vec<String>>) + Send + Sync + 'static) -> Upstream {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
+    let (log, answer) = (seen.clone(), Arc::new(answer));
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let log = log.clone();
-            std::thread::spawn(move || {
-                let head = read_head(&mut stream);
-                log.lock().unwrap().push(head);
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nupstream\n",
-                );
-            });
+        for stream in listener.incoming().flatten() {
+            let (log, answer) = (log.clone(), answer.clone());
+            std::thread::spawn(move || answer(stream, &log));
         }
     });
     Upstream { port, seen }
+}
+
+fn http_upstream() -> Upstream {
+    upstream(|mut stream, log| {
+        log.lock().unwrap().push(read_head(&mut stream));
+        let _ =
+            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nupstream\n");
+    })
 }
 
 /// A TLS server for `api.test` on loopback with a certificate from a test CA; returns the CA's PEM path.
@@ -72,29 +75,17 @@ fn tls_upstream(dir: &std::path::Path) -> (Upstream, std::path::PathBuf) {
         )
         .unwrap();
     let config = Arc::new(config);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            let (log, config) = (log.clone(), config.clone());
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, stream);
-                let head = read_head(&mut tls);
-                log.lock().unwrap().push(head);
-                let _ = tls
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nmodel\n");
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
+    let server = upstream(move |stream, log| {
+        let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(conn, stream);
+        log.lock().unwrap().push(read_head(&mut tls));
+        let _ = tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nmodel\n");
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
     });
-    (Upstream { port, seen }, ca_path)
+    (server, ca_path)
 }
 
 fn exec(args: &[&str], script: &str, env: &[(&str, &str)]) -> Value {

@@ -104,25 +104,10 @@ fn script_run_on_the_blank_sample_records_everything_and_exports_a_patch() {
     );
     assert!(argv.iter().any(|a| a.starts_with("curl")));
     // Files read include the script and the target's source; changes are the upper layer.
-    let read: Vec<&str> = rec["files_read"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
+    let read = super::util::strings(&rec["files_read"], "path");
     assert!(read.contains(&"/skill/scripts/edit.py"), "{read:?}");
     assert!(read.contains(&"/workspace/src/App.jsx"), "{read:?}");
-    let changes: Vec<(String, String)> = rec["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["path"].as_str().unwrap().to_owned(),
-                c["kind"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let changes = super::util::changes(&rec);
     assert_eq!(
         changes,
         [
@@ -541,12 +526,7 @@ fn the_readme_example_changes_the_sample_app() {
     assert_eq!(code, 0, "{rec}");
     assert_eq!(rec["risk_level"], "medium");
     assert_eq!(rec["steps"][0]["exit_code"], 0, "{rec}");
-    let changes: Vec<&str> = rec["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["path"].as_str().unwrap())
-        .collect();
+    let changes = super::util::strings(&rec["changes"], "path");
     assert_eq!(changes, ["src/App.jsx", "src/Footer.jsx"]);
     assert!(rec["network"]
         .as_array()

@@ -77,3 +77,27 @@ pub fn init_repo(path: &Path) -> PathBuf {
 pub fn skill_md(name: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: Test skill {name}. Use it in tests.\n---\n\n{body}\n")
 }
+
+/// `field` of each element of a JSON array, as strings.
+pub fn strings<'a>(list: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[field].as_str().unwrap())
+        .collect()
+}
+
+/// `(path, kind)` of each change in a run record.
+pub fn changes(record: &serde_json::Value) -> Vec<(String, String)> {
+    record["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_owned(),
+                c["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
