@@ -63,19 +63,17 @@ pub fn interpreter(path: &str, text: &str) -> Option<String> {
         };
         return Some(name.to_owned());
     }
-    let ext = path.rsplit_once('.').map(|(_, e)| e)?;
-    Some(
-        match ext {
-            "py" => "python3",
-            "sh" | "bash" => "bash",
-            "js" | "mjs" | "cjs" => "node",
-            "ts" => "npx tsx",
-            "rb" => "ruby",
-            "pl" => "perl",
-            _ => return None,
-        }
-        .to_owned(),
-    )
+    // Without a `#!` line, by the language the inventory gives the extension.
+    let program = match crate::inventory::language_of(path)? {
+        "python" => "python3",
+        "shell" => "bash",
+        "javascript" => "node",
+        "typescript" => "npx tsx",
+        "ruby" => "ruby",
+        "perl" => "perl",
+        _ => return None,
+    };
+    Some(program.to_owned())
 }
 
 /// Builds the plan for the skill at `subpath` of `tree_root` (the scan root of `report`).

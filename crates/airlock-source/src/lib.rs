@@ -53,6 +53,11 @@ pub fn import(spec: &SourceSpec, options: &ImportOptions) -> Result<StagedSource
         SourceSpec::Folder(path) => stage::import_folder(path, spec, options)?,
         SourceSpec::Archive(path) => archive::import_archive(path, spec, options)?,
     };
+    // Staged copies are caches, reused by content or commit: mark this one as used now so that a sweep of unused
+    // caches keeps it.
+    if let Ok(dir) = std::fs::File::open(&staged.root) {
+        let _ = dir.set_modified(std::time::SystemTime::now());
+    }
     Ok(staged)
 }
 

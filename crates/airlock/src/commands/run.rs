@@ -118,7 +118,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         skipped: &staged.skipped,
     })
     .context("scan failed")?;
-    touch(&staged.root);
     let source_id = store.save_source(&staged.source, expires)?;
     let report_id = store.save_report(&source_id, &report, expires)?;
     let started = std::time::Instant::now();
@@ -257,7 +256,6 @@ fn prepare_target(target: &str, source: &SourceArgs, data: &Path) -> anyhow::Res
     };
     let staged = airlock_source::import(&spec, &options)
         .with_context(|| format!("cannot snapshot the target {}", escape(target)))?;
-    touch(&staged.root);
     Ok(Target {
         info: TargetInfo {
             kind: kind.into(),
@@ -271,13 +269,6 @@ fn prepare_target(target: &str, source: &SourceArgs, data: &Path) -> anyhow::Res
         },
         root: staged.scan_root(),
     })
-}
-
-/// Marks an import cache as used now, so that the cache sweep keeps it.
-fn touch(dir: &Path) {
-    if let Ok(f) = std::fs::File::open(dir) {
-        let _ = f.set_modified(std::time::SystemTime::now());
-    }
 }
 
 /// Copies a tree (files and folders only; links are recreated as links, never followed).
