@@ -62,26 +62,12 @@ impl Cgroup {
 
     /// Whether the kernel's out-of-memory killer ended a process of the group.
     pub fn memory_hit(&self) -> bool {
-        fs_err::read_to_string(self.memory.join("memory.oom_control"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("oom_kill "))
-                    .and_then(|n| n.trim().parse::<u64>().ok())
-            })
-            .is_some_and(|n| n > 0)
+        counter(&self.memory.join("memory.oom_control"), "oom_kill ") > 0
     }
 
     /// Whether a fork or clone failed because the group was at its process limit.
     pub fn pids_hit(&self) -> bool {
-        fs_err::read_to_string(self.pids.join("pids.events"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("max "))
-                    .and_then(|n| n.trim().parse::<u64>().ok())
-            })
-            .is_some_and(|n| n > 0)
+        counter(&self.pids.join("pids.events"), "max ") > 0
     }
 
     pub fn peak_memory(&self) -> u64 {
@@ -108,6 +94,18 @@ impl Cgroup {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     }
+}
+
+/// The number after `key` in a cgroup file of `key value` lines (0 when absent).
+fn counter(file: &std::path::Path, key: &str) -> u64 {
+    fs_err::read_to_string(file)
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 impl Drop for Cgroup {

@@ -75,14 +75,26 @@ pub(crate) fn make_source(
     } else {
         root.join(&subpath)
     };
-    let (digest, detected_files) = stage::digest_tree(&scan_root)?;
+    let digested = stage::digest_tree(&scan_root)?;
+    Ok(describe(kind, spec, repo_url, pinned, subpath, digested))
+}
+
+/// The public record of a staged source whose folder has this digest and these files.
+pub(crate) fn describe(
+    kind: SourceKind,
+    spec: &SourceSpec,
+    repo_url: String,
+    pinned: PinInfo,
+    subpath: String,
+    (digest, detected_files): (String, Vec<String>),
+) -> SkillSource {
     let pin_key = pinned
         .commit
         .as_ref()
         .map(|c| c.to_string())
         .unwrap_or_else(|| digest.clone());
     let id = stage::short_hash(&format!("{repo_url}\n{pin_key}\n{subpath}"));
-    Ok(SkillSource {
+    SkillSource {
         id,
         kind,
         input: spec.display_input(),
@@ -95,7 +107,7 @@ pub(crate) fn make_source(
         digest,
         detected_files,
         created_at: now_rfc3339(),
-    })
+    }
 }
 
 pub(crate) struct PinInfo {

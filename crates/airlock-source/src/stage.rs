@@ -266,24 +266,27 @@ pub(crate) fn import_folder(
 ) -> Result<StagedSource, SourceError> {
     let abs = fs_err::canonicalize(path)?;
     // Fast path: the same content was staged before (the cache is keyed by the digest of its own content).
-    if let Ok((digest, _)) = digest_tree(&abs) {
-        let cached = options.data_dir.join("sources").join("folder").join(&digest[7..]);
+    // Cached copies are published whole by a rename, so the folder named by a digest holds that content.
+    if let Ok(digested) = digest_tree(&abs) {
+        let cached = options
+            .data_dir
+            .join("sources")
+            .join("folder")
+            .join(&digested.0[7..]);
         if cached.is_dir() {
-            let source = make_source(
+            let source = crate::describe(
                 SourceKind::Folder,
                 spec,
                 abs.display().to_string(),
                 PinInfo::by_content(),
                 String::new(),
-                &cached,
-            )?;
-            if source.digest == digest {
-                return Ok(StagedSource {
-                    source,
-                    root: cached,
-                    skipped: Vec::new(),
-                });
-            }
+                digested,
+            );
+            return Ok(StagedSource {
+                source,
+                root: cached,
+                skipped: Vec::new(),
+            });
         }
     }
     let tmp = staging_dir(options)?;

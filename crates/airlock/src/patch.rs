@@ -46,25 +46,19 @@ pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result
             skipped.push(c.path.clone());
             continue;
         }
-        let old = match c.kind {
-            ChangeKind::Added => None,
-            _ => match read(&lower.join(&c.path))? {
-                Some(o) => Some(o),
-                None => {
-                    skipped.push(c.path.clone());
-                    continue;
-                }
-            },
+        // Each side: `None` where the file does not exist, `Err` where it is binary (left out).
+        let side = |root: &Path, exists: bool| -> std::io::Result<Result<Option<(String, &str)>, ()>> {
+            if !exists {
+                return Ok(Ok(None));
+            }
+            Ok(read(&root.join(&c.path))?.map(Some).ok_or(()))
         };
-        let new = match c.kind {
-            ChangeKind::Deleted => None,
-            _ => match read(&kept.join(&c.path))? {
-                Some(n) => Some(n),
-                None => {
-                    skipped.push(c.path.clone());
-                    continue;
-                }
-            },
+        let (Ok(old), Ok(new)) = (
+            side(lower, c.kind != ChangeKind::Added)?,
+            side(kept, c.kind != ChangeKind::Deleted)?,
+        ) else {
+            skipped.push(c.path.clone());
+            continue;
         };
         let p = &c.path;
         let _ = writeln!(out, "diff --git a/{p} b/{p}");
