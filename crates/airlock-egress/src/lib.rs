@@ -800,36 +800,24 @@ impl Conn<'_> {
                     self.plain_http(&name, port, &head, &path, "http");
                 }
             }
-            Some(name) => {
-                let name = name.clone();
-                let Some((upstream, verdict, _, up_ip)) = self.open_upstream("tcp", &name, port, false)
+            _ => {
+                // Any other protocol to a name, or anything to an allowed address: checked and spliced through.
+                let target = host.clone().unwrap_or_else(|| ip.to_string());
+                let Some((upstream, verdict, _, up_ip)) = self.open_upstream("tcp", &target, port, false)
                 else {
                     return;
                 };
-                if tls {
-                    if let Err(why) = sni_matches(&first, &name) {
+                let tls_to_name = tls && host.is_some();
+                if let (true, Some(name)) = (tls, &host) {
+                    if let Err(why) = sni_matches(&first, name) {
                         let v = Verdict::refuse(verdict.rule, why);
-                        self.refuse("tls", Some(name), Some(up_ip), port, &v, false);
+                        self.refuse("tls", host, Some(up_ip), port, &v, false);
                         return;
                     }
                 }
                 let (up, down) = splice(&self.client, upstream, &first);
-                self.finish(
-                    if tls { "tls" } else { "tcp" },
-                    Some(name),
-                    Some(up_ip),
-                    port,
-                    &verdict,
-                    (up, down, false),
-                );
-            }
-            None => {
-                let Some((upstream, verdict, _, _)) = self.open_upstream("tcp", &ip.to_string(), port, false)
-                else {
-                    return;
-                };
-                let (up, down) = splice(&self.client, upstream, &first);
-                self.finish("tcp", None, Some(ip), port, &verdict, (up, down, false));
+                let protocol = if tls_to_name { "tls" } else { "tcp" };
+                self.finish(protocol, host, Some(up_ip), port, &verdict, (up, down, false));
             }
         }
     }
