@@ -89,6 +89,8 @@ pub struct EgressConfig {
     pub secrets: Vec<Secret>,
     /// Extra CA certificates (PEM) trusted for TLS the proxy starts itself (secret injection).
     pub extra_ca: Vec<PathBuf>,
+    /// Where each attempt is also reported as it is recorded (live progress).
+    pub events: Option<airlock_types::EventSink>,
 }
 
 impl EgressConfig {
@@ -227,6 +229,9 @@ impl Egress {
 
     /// Records an attempt seen elsewhere (the runner's refusals of raw sockets).
     pub fn record(&self, a: NetAttempt) {
+        if let Some(sink) = &self.inner.config.events {
+            sink.send(airlock_types::LiveEvent::Net(a.clone()));
+        }
         let mut list = lock(&self.inner.attempts);
         if list.len() < MAX_ATTEMPTS {
             list.push(a);

@@ -103,6 +103,12 @@ pub struct Config {
     pub egress: Option<airlock_egress::EgressConfig>,
     /// Set by the runner when the egress proxy serves this run.
     pub net_proxy: bool,
+    /// Where the recorder reports each exec, exit, file opened and network attempt as it sees it.
+    #[serde(skip)]
+    pub events: Option<airlock_types::EventSink>,
+    /// Set from another thread to stop the run: every process is killed and the record says `killed`.
+    #[serde(skip)]
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Config {
@@ -118,6 +124,8 @@ impl Config {
             keep_changes: None,
             egress: None,
             net_proxy: false,
+            events: None,
+            cancel: None,
         }
     }
 }

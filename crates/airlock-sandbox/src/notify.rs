@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use airlock_types::{ExecEvent, FileAccess, NetAttempt, NetDecision};
+use airlock_types::{EventSink, ExecEvent, FileAccess, LiveEvent, NetAttempt, NetDecision};
 
 const NOTIF_RECV: libc::c_ulong = 0xc050_2100;
 const NOTIF_SEND: libc::c_ulong = 0xc018_2101;
@@ -54,6 +54,8 @@ pub struct Recording {
     pub files_written: Vec<FileAccess>,
     pub network: Vec<NetAttempt>,
     pub dropped: u64,
+    /// Where each event is also reported as it is seen.
+    pub events: Option<EventSink>,
 }
 
 type Attempt = (String, String, Option<u16>, NetDecision, String);
@@ -69,7 +71,7 @@ impl Recording {
             self.dropped += 1;
             return;
         }
-        self.network.push(NetAttempt {
+        let attempt = NetAttempt {
             t_ms,
             pid,
             protocol,
@@ -82,7 +84,11 @@ impl Recording {
             bytes_up: 0,
             bytes_down: 0,
             secret_injected: false,
-        });
+        };
+        if let Some(sink) = &self.events {
+            sink.send(LiveEvent::Net(attempt.clone()));
+        }
+        self.network.push(attempt);
     }
 }
 
@@ -361,6 +367,7 @@ pub fn record(
     stop: Arc<AtomicBool>,
     pin_cpu: Option<usize>,
     egress: Option<airlock_egress::Egress>,
+    events: Option<EventSink>,
 ) -> Recording {
     if let Some(cpu) = pin_cpu {
         let mut set = nix::sched::CpuSet::new();
@@ -374,7 +381,10 @@ pub fn record(
     // SAFETY: the flag argument is passed by value as the kernel expects.
     let _ = unsafe { libc::ioctl(fd, NOTIF_SET_FLAGS, FD_SYNC_WAKE_UP) };
     let mut pids: HashMap<u32, (i32, i32)> = HashMap::new();
-    let mut rec = Recording::default();
+    let mut rec = Recording {
+        events,
+        ..Recording::default()
+    };
     let mut reader = Reader { mem: HashMap::new() };
     let mut last_exec: HashMap<i32, usize> = HashMap::new();
     let mut seen_read = BTreeSet::new();
@@ -426,7 +436,7 @@ pub fn record(
                 pids.remove(&pid);
                 if rec.timeline.len() < MAX_EVENTS {
                     last_exec.insert(nspid, rec.timeline.len());
-                    rec.timeline.push(ExecEvent {
+                    let event = ExecEvent {
                         t_ms,
                         pid: nspid,
                         ppid,
@@ -434,14 +444,26 @@ pub fn record(
                         argv,
                         cwd,
                         exit_code: None,
-                    });
+                    };
+                    if let Some(sink) = &rec.events {
+                        sink.send(LiveEvent::Exec(event.clone()));
+                    }
+                    rec.timeline.push(event);
                 } else {
                     rec.dropped += 1;
                 }
             }
             libc::SYS_exit_group => {
                 if let Some(i) = last_exec.get(&nspid) {
-                    rec.timeline[*i].exit_code = Some((args[0] & 0xff) as i32);
+                    let exit_code = (args[0] & 0xff) as i32;
+                    rec.timeline[*i].exit_code = Some(exit_code);
+                    if let Some(sink) = &rec.events {
+                        sink.send(LiveEvent::Exit {
+                            pid: nspid,
+                            t_ms,
+                            exit_code,
+                        });
+                    }
                 }
                 reader.mem.remove(&pid);
                 pids.remove(&pid);
@@ -470,11 +492,19 @@ pub fn record(
                     };
                     if seen.insert(full.clone()) {
                         if list.len() < MAX_EVENTS {
-                            list.push(FileAccess {
+                            let access = FileAccess {
                                 path: full,
                                 pid: nspid,
                                 t_ms,
-                            });
+                            };
+                            if let Some(sink) = &rec.events {
+                                sink.send(if write {
+                                    LiveEvent::FileWritten(access.clone())
+                                } else {
+                                    LiveEvent::FileRead(access.clone())
+                                });
+                            }
+                            list.push(access);
                         } else {
                             rec.dropped += 1;
                         }

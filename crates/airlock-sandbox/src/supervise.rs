@@ -251,7 +251,9 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     );
     let egress = match (s.net.take(), &config.egress) {
         (Some((proxy, dns)), Some(egress_config)) => {
-            let egress = airlock_egress::Egress::new(egress_config.clone(), t0)
+            let mut egress_config = egress_config.clone();
+            egress_config.events = config.events.clone();
+            let egress = airlock_egress::Egress::new(egress_config, t0)
                 .map_err(|e| SandboxError::Invalid(e.to_string()))?;
             egress.serve(std::net::TcpListener::from(proxy), std::net::UdpSocket::from(dns));
             Some(egress)
@@ -264,15 +266,24 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         let stop = stop.clone();
         let listener = s.listener;
         let egress = egress.clone();
-        std::thread::spawn(move || record(listener, t0, stop, pin, egress))
+        let events = config.events.clone();
+        std::thread::spawn(move || record(listener, t0, stop, pin, egress, events))
     };
     let deadline = t0 + config.limits.timeout;
     let mut timed_out = false;
+    let mut cancelled = false;
     // A pidfd turns readable when the helper exits: wait on it rather than polling.
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, s.child.id(), 0) } as i32;
     loop {
         if s.child.try_wait()?.is_some() {
+            break;
+        }
+        if config.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            cancelled = true;
+            let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
+            let _ = s.child.kill();
+            let _ = s.child.wait();
             break;
         }
         let now = Instant::now();
@@ -361,7 +372,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         RunStatus::TimedOut
     } else if limit_hit.is_some() {
         RunStatus::LimitExceeded
-    } else if signal.is_some() {
+    } else if signal.is_some() || cancelled {
         RunStatus::Killed
     } else if code == Some(0) {
         RunStatus::Succeeded

@@ -12,8 +12,8 @@ mod sha;
 mod source;
 
 pub use record::{
-    Change, ChangeKind, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, NetAttempt, NetDecision,
-    RunRecord, RunStatus,
+    Change, ChangeKind, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, LiveEvent,
+    NetAttempt, NetDecision, RunRecord, RunStatus,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

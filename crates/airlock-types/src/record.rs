@@ -170,3 +170,40 @@ pub struct Change {
     /// Unix mode bits after the run (for added and modified files).
     pub mode_after: Option<u32>,
 }
+
+/// One thing the recorder saw while a sandboxed command ran, reported as it happens (the same facts end up in the
+/// [`RunRecord`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LiveEvent {
+    /// A program started.
+    Exec(ExecEvent),
+    /// A process that had exec'd ended with this code.
+    Exit { pid: i32, t_ms: u64, exit_code: i32 },
+    /// A file opened for reading, the first time.
+    FileRead(FileAccess),
+    /// A file opened for writing (a change in the making), the first time.
+    FileWritten(FileAccess),
+    /// A network attempt and what became of it.
+    Net(NetAttempt),
+}
+
+/// Where live events go: a callback shared by the recorder's threads. Cheap to clone.
+#[derive(Clone)]
+pub struct EventSink(std::sync::Arc<dyn Fn(LiveEvent) + Send + Sync>);
+
+impl EventSink {
+    pub fn new(f: impl Fn(LiveEvent) + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(f))
+    }
+
+    pub fn send(&self, event: LiveEvent) {
+        (self.0)(event);
+    }
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventSink")
+    }
+}

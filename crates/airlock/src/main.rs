@@ -1,7 +1,6 @@
 //! The `airlock` command: parses arguments, resolves settings and calls the library crates.
 
 mod commands;
-mod patch;
 mod settings;
 
 use std::process::ExitCode;
@@ -109,6 +108,11 @@ fn main() -> ExitCode {
 /// Maps an error to its exit code, in this one place.
 fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
+        match cause.downcast_ref::<airlock_run::RunError>() {
+            Some(airlock_run::RunError::Usage(_)) => return exit::USAGE,
+            Some(airlock_run::RunError::Sandbox(_)) => return exit::SANDBOX,
+            _ => {}
+        }
         if let Some(source) = cause.downcast_ref::<airlock_source::SourceError>() {
             return match source {
                 airlock_source::SourceError::Io(_) | airlock_source::SourceError::DiskFull { .. } => {

@@ -83,6 +83,7 @@ impl NetArgs {
             policy,
             secrets,
             extra_ca: self.egress_ca.clone(),
+            events: None,
         }))
     }
 }

@@ -2,12 +2,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use airlock_scan::{inventory, render, skillmd, ScanInput};
-use airlock_source::{ImportOptions, SourceSpec, StagedSource};
+use airlock_scan::{inventory, render, skillmd};
+use airlock_source::StagedSource;
 use airlock_types::{FileKind, RiskLevel, ScanReport};
 
 use crate::exit;
@@ -61,59 +60,29 @@ fn parse_level(text: &str) -> Result<RiskLevel, String> {
     text.parse()
 }
 
-/// Imports the source named by the arguments.
-pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>)> {
-    let spec = SourceSpec::parse_with_github_base(&args.source, &args.github_base)?;
-    let mut options = ImportOptions::new(data_dir(args.data_dir.as_ref())?);
-    options.github_base = args.github_base.clone();
-    options.limits.max_files = args.max_files;
-    options.limits.max_total_bytes = args.max_bytes;
-    options.limits.max_file_bytes = options.limits.max_file_bytes.min(args.max_bytes);
-    let staged = airlock_source::import(&spec, &options)
-        .with_context(|| format!("cannot import {}", escape(&spec.display_input())))?;
-    let folder_name = folder_name(&spec, &staged);
-    Ok((staged, folder_name))
+impl SourceArgs {
+    /// The import settings these arguments give.
+    pub fn import_settings(&self) -> anyhow::Result<airlock_run::ImportSettings> {
+        let mut settings = airlock_run::ImportSettings::new(data_dir(self.data_dir.as_ref())?);
+        settings.github_base = self.github_base.clone();
+        settings.max_files = self.max_files;
+        settings.max_bytes = self.max_bytes;
+        Ok(settings)
+    }
 }
 
-/// The name the skill's folder has where it came from.
-fn folder_name(spec: &SourceSpec, staged: &StagedSource) -> Option<String> {
-    let sub = &staged.source.subpath;
-    if let Some(last) = sub.rsplit('/').next().filter(|s| !s.is_empty()) {
-        return Some(last.to_owned());
-    }
-    match spec {
-        SourceSpec::GitHub(t) => Some(t.repo.clone()),
-        SourceSpec::Git { url, .. } => url
-            .expose()
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .map(|n| n.trim_end_matches(".git").to_owned()),
-        SourceSpec::Folder(_) => PathBuf::from(&staged.source.repo_url)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned()),
-        SourceSpec::Archive(p) => p.file_name().map(|n| {
-            let n = n.to_string_lossy();
-            ["tar.gz", "tgz", "zip", "skill", "tar"]
-                .iter()
-                .find_map(|ext| n.strip_suffix(&format!(".{ext}")))
-                .unwrap_or(&n)
-                .to_owned()
-        }),
-    }
+/// Imports the source named by the arguments.
+pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>)> {
+    let settings = args.import_settings()?;
+    let imported = airlock_run::import(&settings.parse(&args.source)?, &settings)?;
+    Ok((imported.staged, imported.folder_name))
 }
 
 /// Imports and scans.
 pub fn run_scan(args: &SourceArgs) -> anyhow::Result<ScanReport> {
-    let (staged, folder_name) = import(args)?;
-    let input = ScanInput {
-        source: staged.source.clone(),
-        tree_root: &staged.root,
-        subpath: &staged.source.subpath,
-        folder_name,
-        skipped: &staged.skipped,
-    };
-    airlock_scan::scan(&input).context("scan failed")
+    let settings = args.import_settings()?;
+    let imported = airlock_run::import(&settings.parse(&args.source)?, &settings)?;
+    Ok(imported.scan()?)
 }
 
 pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {

@@ -1,0 +1,360 @@
+//! What a sandbox run executes: a skill's script, an agent CLI with the skill installed, or its plan step by step;
+//! the sandbox configuration for it, and the record filled from what the sandbox saw.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use airlock_sandbox::{Config, Mount};
+use airlock_scan::plan;
+use airlock_store::Store;
+use airlock_types::{Artifact, ChangeKind, EventSink, ScanReport, SkillRun, StepResult};
+
+use crate::target::{copy_tree, Target};
+use crate::{escape_input, Invocation, RunError, RunEvent, RunRequest, SKILL_DIR, WORKSPACE};
+
+/// Refuses, before anything is stored, a sandbox run that cannot start: a script outside the skill or missing, an
+/// empty agent command, or nothing to run at all.
+pub(crate) fn check(
+    invocation: &Invocation,
+    plan: &airlock_types::Plan,
+    skill_root: &Path,
+) -> Result<(), RunError> {
+    match invocation {
+        Invocation::Script { path, .. } => {
+            let shown = escape_input(path);
+            let rel = path.trim_start_matches("./");
+            if rel.is_empty() || rel.split('/').any(|c| c == ".." || c.is_empty()) || rel.starts_with('/') {
+                return Err(RunError::Usage(format!(
+                    "--script {shown}: give a path inside the skill"
+                )));
+            }
+            let meta = fs_err::symlink_metadata(skill_root.join(rel))
+                .map_err(|_| RunError::Usage(format!("--script {shown}: no such file in the skill")))?;
+            if !meta.is_file() {
+                return Err(RunError::Usage(format!("--script {shown}: not a regular file")));
+            }
+        }
+        Invocation::Agent { agent, .. } => {
+            if !AGENTS.iter().any(|(name, _)| name == agent) && split_words(agent)?.is_empty() {
+                return Err(RunError::Usage("--agent: empty command".into()));
+            }
+        }
+        Invocation::Plan if plan.steps.is_empty() => {
+            return Err(RunError::Usage(
+                "the skill asks for no command to run (it is instructions for an agent): give --agent to try it \
+                 with one, --script to run a file of it, or --mode dry-run to see what an agent would receive"
+                    .into(),
+            ));
+        }
+        Invocation::Plan => {}
+    }
+    Ok(())
+}
+
+/// An agent CLI preset: its command, where it looks for skills, and the model host it needs.
+pub struct AgentPreset {
+    pub template: &'static str,
+    pub skills_dir: &'static str,
+    pub host: &'static str,
+    pub key_var: &'static str,
+    pub header: &'static str,
+    pub bearer: bool,
+    pub base_url_var: &'static str,
+    pub base_url: &'static str,
+}
+
+/// The agent CLIs airlock knows by name.
+pub const AGENTS: &[(&str, AgentPreset)] = &[
+    (
+        "claude",
+        AgentPreset {
+            template: "claude -p {task}",
+            skills_dir: ".claude/skills",
+            host: "api.anthropic.com",
+            key_var: "ANTHROPIC_API_KEY",
+            header: "x-api-key",
+            bearer: false,
+            base_url_var: "ANTHROPIC_BASE_URL",
+            base_url: "http://api.anthropic.com",
+        },
+    ),
+    (
+        "codex",
+        AgentPreset {
+            template: "codex exec {task}",
+            skills_dir: ".codex/skills",
+            host: "api.openai.com",
+            key_var: "OPENAI_API_KEY",
+            header: "authorization",
+            bearer: true,
+            base_url_var: "OPENAI_BASE_URL",
+            base_url: "http://api.openai.com/v1",
+        },
+    ),
+];
+
+/// Splits a command template into words (single and double quotes group; no other shell syntax).
+pub fn split_words(text: &str) -> Result<Vec<String>, RunError> {
+    let (mut out, mut cur, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(RunError::Usage(format!(
+            "--agent: unclosed quote in `{}`",
+            escape_input(text)
+        )));
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// Runs the invocation in the sealed sandbox and fills the record from what happened.
+pub(crate) fn sandbox_run(
+    request: &RunRequest,
+    report: &ScanReport,
+    skill_root: &Path,
+    target: &Target,
+    store: &Store,
+    record: &mut SkillRun,
+    on_event: &(dyn Fn(RunEvent) + Send + Sync),
+) -> Result<(), RunError> {
+    let skill_name = record
+        .plan
+        .as_ref()
+        .and_then(|p| p.skill_name.clone())
+        .or_else(|| skill_root.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| airlock_scan::skillmd::valid_name(n))
+        .unwrap_or_else(|| "skill".into());
+    // Root runs map the sandbox user to a dedicated uid: give it a copy it may read and write, in a folder it can
+    // reach (the data folder may sit under a home it cannot enter). Ordinary users mount the staged copies.
+    let scratch = tempfile::Builder::new().prefix("airlock-run-").tempdir()?;
+    fs_err::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
+    let (skill_dir, target_dir) = if nix::unistd::geteuid().is_root() {
+        let owner = Some(airlock_sandbox::ROOT_MODE_HOST_UID);
+        copy_tree(skill_root, &scratch.path().join("skill"), None)?;
+        copy_tree(&target.root, &scratch.path().join("target"), owner)?;
+        (scratch.path().join("skill"), scratch.path().join("target"))
+    } else {
+        (skill_root.to_path_buf(), target.root.clone())
+    };
+    let mut config = Config::new(Vec::new());
+    config.mounts.push(Mount::Rw {
+        host: target_dir.clone(),
+        sandbox: WORKSPACE.into(),
+    });
+    config.mounts.push(Mount::Ro {
+        host: skill_dir.clone(),
+        sandbox: SKILL_DIR.into(),
+    });
+    config.workdir = Some(WORKSPACE.into());
+    config.env.push(("SKILL_DIR".into(), SKILL_DIR.into()));
+    config.limits = request.limits.clone();
+    config.keep_changes = Some(scratch.path().join("changes"));
+    config.cancel = request.cancel.clone();
+    let mut egress = request.egress.clone();
+    let mut step_commands = Vec::new();
+    config.command = match &request.invocation {
+        Invocation::Script { path, args } => {
+            let rel = path.trim_start_matches("./");
+            let full = skill_root.join(rel);
+            let text = String::from_utf8_lossy(&fs_err::read(&full)?).into_owned();
+            let mut command: Vec<String> = plan::interpreter(rel, &text)
+                .map(|i| i.split_whitespace().map(str::to_owned).collect())
+                .unwrap_or_default();
+            command.push(format!("{SKILL_DIR}/{rel}"));
+            command.extend(args.iter().cloned());
+            command
+        }
+        Invocation::Agent { agent, task } => {
+            let preset = AGENTS.iter().find(|(name, _)| name == agent).map(|(_, p)| p);
+            let template = preset.map_or(agent.as_str(), |p| p.template);
+            let skills_dir = preset.map_or(".claude/skills", |p| p.skills_dir);
+            let installed = format!("{WORKSPACE}/{skills_dir}/{skill_name}");
+            config.mounts.push(Mount::Ro {
+                host: skill_dir.clone(),
+                sandbox: installed.clone().into(),
+            });
+            if let Some(p) = preset {
+                // Reach the model: its host allowed, its key added by the proxy from airlock's own environment.
+                let mut e = egress.take().unwrap_or_default();
+                e.policy
+                    .add_preset("model-api")
+                    .map_err(|e| RunError::Usage(e.to_string()))?;
+                if let Ok(key) = std::env::var(p.key_var) {
+                    e.secrets.push(airlock_egress::Secret {
+                        host: p.host.into(),
+                        header: p.header.into(),
+                        value: if p.bearer { format!("Bearer {key}") } else { key },
+                    });
+                    config.env.push((p.base_url_var.into(), p.base_url.into()));
+                }
+                egress = Some(e);
+            }
+            let words = split_words(template)?;
+            if words.is_empty() {
+                return Err(RunError::Usage("--agent: empty command".into()));
+            }
+            words
+                .iter()
+                .map(|w| {
+                    w.replace("{task}", task)
+                        .replace("{skill_dir}", &installed)
+                        .replace("{skill_name}", &skill_name)
+                })
+                .collect()
+        }
+        Invocation::Plan => {
+            // The plan, step by step, in one sandbox so that each step sees what the ones before it did.
+            let steps = record.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default();
+            let mut script = String::from("cd /workspace\n");
+            for (i, step) in steps.iter().enumerate() {
+                let command = if step.kind == "script" {
+                    let rel = step
+                        .file
+                        .strip_prefix(&format!("{}/", report.source.subpath))
+                        .unwrap_or(&step.file);
+                    match &step.interpreter {
+                        Some(interp) => format!("{interp} {SKILL_DIR}/{}", shell_quote(rel)),
+                        None => format!("{SKILL_DIR}/{}", shell_quote(rel)),
+                    }
+                } else {
+                    step.command.clone()
+                };
+                step_commands.push((i, command.clone(), step.file.clone(), step.line));
+                script.push_str(&format!(
+                    "echo '::airlock-step {i}::'\n( {command}\n)\necho \"::airlock-step {i} exit=$?::\"\n"
+                ));
+            }
+            vec!["/bin/bash".into(), "-c".into(), script]
+        }
+    };
+    config.egress = egress;
+    record.command = config.command.clone();
+    // The recorder's threads need a sink they own: events cross a channel to a thread of this call, which hands
+    // them to `on_event` until the sandbox is done.
+    let (tx, rx) = std::sync::mpsc::channel::<airlock_types::LiveEvent>();
+    config.events = Some(EventSink::new(move |e| {
+        let _ = tx.send(e);
+    }));
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let done = &done;
+    let result = std::thread::scope(|scope| {
+        scope.spawn(move || loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(event) => on_event(RunEvent::Sandbox { event }),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if !done.load(std::sync::atomic::Ordering::Relaxed) => {}
+                Err(_) => break,
+            }
+        });
+        let result = airlock_sandbox::run(&config, request.helper.clone());
+        config.events = None;
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
+    });
+    finish(result?, step_commands, target, &scratch, store, record)
+}
+
+/// Fills the record from the sandbox's, and stores the patch and each changed file.
+fn finish(
+    result: airlock_types::RunRecord,
+    step_commands: Vec<(usize, String, String, u32)>,
+    target: &Target,
+    scratch: &tempfile::TempDir,
+    store: &Store,
+    record: &mut SkillRun,
+) -> Result<(), RunError> {
+    let out = result.stdout.clone();
+    record.steps = step_commands
+        .into_iter()
+        .map(|(index, command, file, line)| StepResult {
+            exit_code: out
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("::airlock-step {index} exit=")))
+                .and_then(|rest| rest.trim_end_matches("::").parse().ok()),
+            index,
+            command,
+            file,
+            line,
+        })
+        .collect();
+    record.status = result.status;
+    record.exit_code = result.exit_code;
+    record.limits = Some(result.limits.clone());
+    record.limit_hit = result.limit_hit;
+    record.network_allowed = result.network_allowed;
+    record.installs = crate::verdict::installs(&result.timeline);
+    record.timeline = result.timeline;
+    record.files_read = result.files_read;
+    record.files_written = result.files_written;
+    record.network = result.network;
+    record.stdout = result.stdout;
+    record.stderr = result.stderr;
+    record.stdout_truncated = result.stdout_truncated;
+    record.stderr_truncated = result.stderr_truncated;
+    record.changes = result
+        .changes
+        .into_iter()
+        .filter(|c| c.mount == WORKSPACE)
+        .collect();
+    // The patch, and each changed file, content-addressed.
+    let kept = scratch.path().join("changes").join("0");
+    let (patch, skipped) = crate::patch::unified(&target.root, &kept, &record.changes)?;
+    record.patch_skipped = skipped;
+    if !patch.is_empty() {
+        let (sha, size) = store.put_bytes(patch.as_bytes())?;
+        record.artifacts.push(Artifact {
+            id: format!("{}-patch", record.run_id),
+            kind: "patch".into(),
+            path: "changes.patch".into(),
+            sha256: sha,
+            size,
+            summary: format!("{} changed file(s) as a unified diff", record.changes.len()),
+        });
+    }
+    for (i, c) in record.changes.iter().enumerate() {
+        if c.kind == ChangeKind::Deleted {
+            continue;
+        }
+        let path = kept.join(&c.path);
+        if let Ok((sha, size)) = store.put_file(&path) {
+            record.artifacts.push(Artifact {
+                id: format!("{}-change-{i}", record.run_id),
+                kind: "change".into(),
+                path: c.path.clone(),
+                sha256: sha,
+                size,
+                summary: format!("{:?} {}", c.kind, c.file_type).to_lowercase(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

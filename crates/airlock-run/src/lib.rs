@@ -1,0 +1,426 @@
+//! One airlock run as a library: what `airlock run`, `airlock serve` and every other face call.
+//!
+//! A [`RunRequest`] names a skill source, a [`RunMode`], a target and what to run ([`Invocation`]). [`execute`]
+//! imports and scans the skill, saves the source and its report in the [`Store`], plans the commands, snapshots the
+//! target ([`target`]), runs the sealed sandbox, collects the changes into a patch ([`patch`]), builds the verdict
+//! ([`verdict`]), stores the artifacts and the finished [`SkillRun`]. While it works it reports [`RunEvent`]s: one
+//! per phase and, during the sandbox phase, every exec, exit, file opened and network attempt as the recorder sees
+//! it, so a caller can show a run live.
+
+mod invoke;
+pub mod patch;
+pub mod target;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use airlock_scan::plan;
+use airlock_source::{ImportOptions, SourceSpec, StagedSource};
+use airlock_store::Store;
+use airlock_types::{
+    Artifact, LiveEvent, RiskLevel, RunMode, RunStatus, ScanReport, SkillRun, SCHEMA_VERSION,
+};
+
+pub use invoke::{split_words, AGENTS};
+
+/// Where the skill and the target appear inside the sandbox.
+pub const SKILL_DIR: &str = "/skill";
+pub const WORKSPACE: &str = "/workspace";
+
+/// Why a run could not be carried out. A skill that runs and fails is not an error: see the record's status.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The request itself is wrong (a bad `--script`, an empty agent command, a bad target): the caller's mistake.
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot import {input}: {source}")]
+    Import {
+        input: String,
+        #[source]
+        source: airlock_source::SourceError,
+    },
+    #[error("scan failed: {0}")]
+    Scan(#[from] airlock_scan::ScanError),
+    #[error(transparent)]
+    Store(#[from] airlock_store::StoreError),
+    #[error(transparent)]
+    Sandbox(#[from] airlock_sandbox::SandboxError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How imports are fetched and bounded.
+#[derive(Debug, Clone)]
+pub struct ImportSettings {
+    /// Clones, staged sources, targets and the store live here.
+    pub data_dir: PathBuf,
+    pub github_base: String,
+    pub max_files: usize,
+    pub max_bytes: u64,
+}
+
+impl ImportSettings {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            github_base: "https://github.com".into(),
+            max_files: 20_000,
+            max_bytes: 200 * 1024 * 1024,
+        }
+    }
+
+    fn options(&self) -> ImportOptions {
+        let mut options = ImportOptions::new(&self.data_dir);
+        options.github_base = self.github_base.clone();
+        options.limits.max_files = self.max_files;
+        options.limits.max_total_bytes = self.max_bytes;
+        options.limits.max_file_bytes = options.limits.max_file_bytes.min(self.max_bytes);
+        options
+    }
+
+    /// Parses a source as these settings read it (GitHub URLs against `github_base`).
+    pub fn parse(&self, input: &str) -> Result<SourceSpec, RunError> {
+        SourceSpec::parse_with_github_base(input, &self.github_base).map_err(|source| RunError::Import {
+            input: escape_input(input),
+            source,
+        })
+    }
+}
+
+fn escape_input(input: &str) -> String {
+    input.chars().flat_map(char::escape_debug).collect::<String>()
+}
+
+/// A skill imported and staged, with the name its folder had where it came from.
+pub struct Imported {
+    pub staged: StagedSource,
+    pub folder_name: Option<String>,
+}
+
+impl Imported {
+    /// Scans the staged skill.
+    pub fn scan(&self) -> Result<ScanReport, RunError> {
+        Ok(airlock_scan::scan(&airlock_scan::ScanInput {
+            source: self.staged.source.clone(),
+            tree_root: &self.staged.root,
+            subpath: &self.staged.source.subpath,
+            folder_name: self.folder_name.clone(),
+            skipped: &self.staged.skipped,
+        })?)
+    }
+}
+
+/// Imports a source (safely staged, pinned to a commit).
+pub fn import(spec: &SourceSpec, settings: &ImportSettings) -> Result<Imported, RunError> {
+    let staged = airlock_source::import(spec, &settings.options()).map_err(|source| RunError::Import {
+        input: spec.display_input(),
+        source,
+    })?;
+    let folder_name = folder_name(spec, &staged);
+    Ok(Imported { staged, folder_name })
+}
+
+/// The name the skill's folder has where it came from.
+fn folder_name(spec: &SourceSpec, staged: &StagedSource) -> Option<String> {
+    let sub = &staged.source.subpath;
+    if let Some(last) = sub.rsplit('/').next().filter(|s| !s.is_empty()) {
+        return Some(last.to_owned());
+    }
+    match spec {
+        SourceSpec::GitHub(t) => Some(t.repo.clone()),
+        SourceSpec::Git { url, .. } => url
+            .expose()
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .map(|n| n.trim_end_matches(".git").to_owned()),
+        SourceSpec::Folder(_) => PathBuf::from(&staged.source.repo_url)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned()),
+        SourceSpec::Archive(p) => p.file_name().map(|n| {
+            let n = n.to_string_lossy();
+            ["tar.gz", "tgz", "zip", "skill", "tar"]
+                .iter()
+                .find_map(|ext| n.strip_suffix(&format!(".{ext}")))
+                .unwrap_or(&n)
+                .to_owned()
+        }),
+    }
+}
+
+/// What a sandbox run executes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Invocation {
+    /// The commands the skill asks for (its plan), step by step in one sandbox.
+    Plan,
+    /// One of the skill's scripts (a path inside the skill) with its interpreter.
+    Script { path: String, args: Vec<String> },
+    /// An agent CLI (`claude`, `codex`, or a command template) with the skill installed where it looks.
+    Agent { agent: String, task: String },
+}
+
+/// One run, as asked for.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub source: SourceSpec,
+    pub mode: RunMode,
+    /// `blank` (the bundled sample app), a folder or a git URL; always snapshotted.
+    pub target: String,
+    pub invocation: Invocation,
+    /// Run even when the scan says `block`.
+    pub force: bool,
+    pub limits: airlock_sandbox::Limits,
+    pub egress: Option<airlock_egress::EgressConfig>,
+    /// How long the run and its files are kept.
+    pub retention: Duration,
+    /// The run's id, when the caller gave it one in advance (else a new one).
+    pub run_id: Option<String>,
+    /// Set from another thread to cancel the run.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// The executable that starts the sandbox (one that calls `airlock_sandbox::maybe_run_child`); the running
+    /// program's helper when `None`.
+    pub helper: Option<PathBuf>,
+}
+
+/// The phases of a run, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Importing,
+    Scanned,
+    Snapshotting,
+    Running,
+    Collecting,
+    Stored,
+}
+
+/// Progress of a run, reported while it happens.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// A phase began (or, for `scanned` and `stored`, finished).
+    Phase {
+        phase: Phase,
+        /// Milliseconds since the run started.
+        t_ms: u64,
+        message: String,
+    },
+    /// What the recorder saw inside the sandbox.
+    Sandbox { event: LiveEvent },
+}
+
+/// What a finished run produced: the stored record and the scan it was based on.
+pub struct Outcome {
+    pub record: SkillRun,
+    pub report: ScanReport,
+}
+
+/// A new run id: the time and random hex, sortable.
+pub fn new_run_id() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "r{:04}{:02}{:02}-{:02}{:02}{:02}-{}",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        airlock_sandbox::random_hex(4)
+    )
+}
+
+fn expiry(retention: Duration) -> i64 {
+    airlock_store::now_unix().saturating_add(i64::try_from(retention.as_secs()).unwrap_or(i64::MAX / 2))
+}
+
+/// Carries out one run and stores it. `on_event` is called from this thread for phases and from the recorder's
+/// threads for sandbox events; it must be quick.
+pub fn execute(
+    request: &RunRequest,
+    settings: &ImportSettings,
+    store: &mut Store,
+    on_event: &(dyn Fn(RunEvent) + Send + Sync),
+) -> Result<Outcome, RunError> {
+    let t0 = Instant::now();
+    let phase = |phase: Phase, message: String| {
+        on_event(RunEvent::Phase {
+            phase,
+            t_ms: u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX),
+            message,
+        });
+    };
+    let expires = expiry(request.retention);
+    phase(Phase::Importing, request.source.display_input());
+    let imported = import(&request.source, settings)?;
+    let report = imported.scan()?;
+    let staged = &imported.staged;
+    phase(
+        Phase::Scanned,
+        format!(
+            "risk {} ({}), {} finding(s)",
+            report.risk_level,
+            airlock_types::wire_name(&report.classification),
+            report.findings.len()
+        ),
+    );
+    let source_id = store.save_source(&staged.source, expires)?;
+    let report_id = store.save_report(&source_id, &report, expires)?;
+    let mut record = new_record(request, &report);
+    let skill_root = staged.scan_root();
+    let plan = plan::plan(&staged.root, &staged.source.subpath, &report)
+        .map_err(|e| RunError::Usage(format!("cannot plan the skill: {e}")))?;
+    // A skill the scan blocks is refused (and that refusal recorded) before the invocation is looked at.
+    let refuse = report.risk_level == RiskLevel::Block && !request.force;
+    if request.mode == RunMode::Sandbox && !refuse {
+        invoke::check(&request.invocation, &plan, &skill_root)?;
+    }
+    record.plan = Some(plan);
+    let target = if request.mode == RunMode::Sandbox {
+        phase(Phase::Snapshotting, request.target.clone());
+        Some(target::prepare(&request.target, settings)?)
+    } else {
+        None
+    };
+    record.target = target.as_ref().map(|t| t.info.clone());
+    store.begin_run(&record, &source_id, &report_id, expires)?;
+    let outcome = match (request.mode, &target) {
+        (RunMode::Sandbox, _) if refuse => {
+            record.status = RunStatus::Refused;
+            record.status_reason = Some(
+                "the scan says block: this skill goes for secrets, credentials or the host; rerun with --force to run \
+                 it in the sandbox anyway"
+                    .into(),
+            );
+            Ok(())
+        }
+        (RunMode::Sandbox, Some(t)) => {
+            phase(Phase::Running, "sealed sandbox".into());
+            invoke::sandbox_run(request, &report, &skill_root, t, store, &mut record, on_event)
+        }
+        _ => Ok(()),
+    };
+    phase(Phase::Collecting, String::new());
+    if let Err(e) = outcome {
+        record.status = RunStatus::Failed;
+        record.status_reason = Some(e.to_string());
+    }
+    record.duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    record.verdict = verdict::verdict(&report, &record);
+    store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;
+    record.finished_at = Some(airlock_types::now_rfc3339());
+    store.finish_run(&record)?;
+    phase(Phase::Stored, airlock_types::wire_name(&record.status));
+    Ok(Outcome { record, report })
+}
+
+fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
+    SkillRun {
+        schema_version: SCHEMA_VERSION,
+        run_id: request.run_id.clone().unwrap_or_else(new_run_id),
+        source: report.source.clone(),
+        mode: request.mode,
+        target: None,
+        status: RunStatus::Succeeded,
+        status_reason: None,
+        exit_code: None,
+        started_at: airlock_types::now_rfc3339(),
+        finished_at: None,
+        risk_level: report.risk_level,
+        classification: report.classification,
+        findings: report.findings.len(),
+        command: Vec::new(),
+        limits: None,
+        limit_hit: None,
+        network_allowed: false,
+        timeline: Vec::new(),
+        files_read: Vec::new(),
+        files_written: Vec::new(),
+        changes: Vec::new(),
+        patch_skipped: Vec::new(),
+        network: Vec::new(),
+        installs: Vec::new(),
+        plan: None,
+        steps: Vec::new(),
+        stdout: String::new(),
+        stderr: String::new(),
+        stdout_truncated: false,
+        stderr_truncated: false,
+        artifacts: Vec::new(),
+        verdict: Vec::new(),
+        duration_ms: 0,
+    }
+}
+
+/// Stores the record's outputs, the report and the skill's files (for a bundle), content-addressed.
+fn store_artifacts(
+    store: &Store,
+    skill_root: &Path,
+    subpath: &str,
+    report: &ScanReport,
+    record: &mut SkillRun,
+) -> Result<(), RunError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut added = Vec::new();
+    let mut add = |kind: &str, path: &str, (sha256, size): (String, u64), summary: String| {
+        added.push(Artifact {
+            id: format!(
+                "{}-{kind}-{}",
+                record.run_id,
+                record.artifacts.len() + added.len()
+            ),
+            kind: kind.into(),
+            path: path.into(),
+            sha256,
+            size,
+            summary,
+        });
+    };
+    let report_json = serde_json::to_vec_pretty(report).map_err(airlock_store::StoreError::from)?;
+    add(
+        "report",
+        "report.json",
+        store.put_bytes(&report_json)?,
+        format!("risk {}", report.risk_level),
+    );
+    for (kind, text, what) in [
+        ("stdout", &record.stdout, "output"),
+        ("stderr", &record.stderr, "errors"),
+    ] {
+        if !text.is_empty() {
+            let summary = format!("{} bytes of {what}", text.len());
+            add(
+                kind,
+                &format!("{kind}.txt"),
+                store.put_bytes(text.as_bytes())?,
+                summary,
+            );
+        }
+    }
+    let from = if subpath.is_empty() {
+        String::new()
+    } else {
+        format!(", from {subpath}")
+    };
+    for f in &report.source.detected_files {
+        let path = skill_root.join(f);
+        let Ok(meta) = fs_err::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() {
+            let mode = if meta.mode() & 0o111 != 0 { "755" } else { "644" };
+            add(
+                "skill-file",
+                f,
+                store.put_file(&path)?,
+                format!("mode {mode}{from}"),
+            );
+        }
+    }
+    record.artifacts.append(&mut added);
+    Ok(())
+}
