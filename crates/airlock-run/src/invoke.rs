@@ -224,7 +224,6 @@ pub(crate) fn sandbox_run(
         Invocation::Plan => {
             // The plan, step by step, in one sandbox so that each step sees what the ones before it did.
             let steps = record.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default();
-            let mut script = String::from("cd /workspace\n");
             for (i, step) in steps.iter().enumerate() {
                 let command = if step.kind == "script" {
                     let rel = step
@@ -239,11 +238,9 @@ pub(crate) fn sandbox_run(
                     step.command.clone()
                 };
                 step_commands.push((i, command.clone(), step.file.clone(), step.line));
-                script.push_str(&format!(
-                    "echo '::airlock-step {i}::'\n( {command}\n)\necho \"::airlock-step {i} exit=$?::\"\n"
-                ));
+                config.steps.push(vec!["/bin/bash".into(), "-c".into(), command]);
             }
-            vec!["/bin/bash".into(), "-c".into(), script]
+            step_commands.iter().map(|(_, c, _, _)| c.clone()).collect()
         }
     };
     config.egress = egress;
@@ -282,18 +279,19 @@ fn finish(
     store: &Store,
     record: &mut SkillRun,
 ) -> Result<(), RunError> {
-    let out = result.stdout.clone();
+    // Each step's status as airlock's step runner reported it (never read from the skill's output).
     record.steps = step_commands
         .into_iter()
-        .map(|(index, command, file, line)| StepResult {
-            exit_code: out
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("::airlock-step {index} exit=")))
-                .and_then(|rest| rest.trim_end_matches("::").parse().ok()),
-            index,
-            command,
-            file,
-            line,
+        .map(|(index, command, file, line)| {
+            let exit = result.steps.iter().find(|s| s.index == index);
+            StepResult {
+                exit_code: exit.and_then(|s| s.exit_code),
+                signal: exit.and_then(|s| s.signal),
+                index,
+                command,
+                file,
+                line,
+            }
         })
         .collect();
     record.status = result.status;

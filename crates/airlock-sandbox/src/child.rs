@@ -192,11 +192,14 @@ fn command_main(config: &Config) -> R<Infallible> {
     }
     landlock(config)?;
     let env = environment(config, &workdir);
-    let argv: Vec<CString> = config
-        .command
-        .iter()
-        .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("argument {a:?} holds a NUL byte")))
-        .collect::<R<_>>()?;
+    let to_argv = |command: &[String]| {
+        command
+            .iter()
+            .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("argument {a:?} holds a NUL byte")))
+            .collect::<R<Vec<CString>>>()
+    };
+    let argv = to_argv(&config.command)?;
+    let steps = config.steps.iter().map(|s| to_argv(s)).collect::<R<Vec<_>>>()?;
     let program = resolve(&config.command[0], &env);
     let listener = seccomp::apply(config.record_files)?;
     ctx(
@@ -204,17 +207,75 @@ fn command_main(config: &Config) -> R<Infallible> {
         "send listener",
     )?;
     drop(listener);
+    if !steps.is_empty() {
+        run_steps(&config.steps, &steps, &env);
+    }
     // Close every descriptor but the standard ones (the channel included).
     // SAFETY: closing descriptors we own; no other thread exists.
     unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-    let err = nix::unistd::execve(&program, &argv, &env).unwrap_err();
-    // The channel is closed now: report on stderr and exit with the shell's code for "not found".
-    eprintln!("airlock: cannot run {}: {err}", config.command[0]);
+    exec(&config.command[0], &program, &argv, &env)
+}
+
+/// Execs a command; on failure reports on stderr and exits with the shell's codes (127 not found, 126 cannot run).
+fn exec(name: &str, program: &CString, argv: &[CString], env: &[CString]) -> ! {
+    let err = nix::unistd::execve(program, argv, env).unwrap_err();
+    // The channel is closed now: report on stderr.
+    eprintln!("airlock: cannot run {name}: {err}");
     std::process::exit(if err == nix::errno::Errno::ENOENT {
         127
     } else {
         126
     });
+}
+
+/// airlock's step runner, inside every layer: starts each step, waits for it and reports its status to the
+/// supervisor on the channel, which the steps never hold. It makes itself non-dumpable first, so that the steps
+/// (same user, no capabilities) can neither read its memory nor reopen its descriptors through `/proc`; they can
+/// only kill it, which ends the run with the remaining steps unreported. Exits with the first failing step's code.
+fn run_steps(names: &[Vec<String>], steps: &[Vec<CString>], env: &[CString]) -> ! {
+    // SAFETY: prctl with constant arguments.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    let mut first_failure = None;
+    for (index, argv) in steps.iter().enumerate() {
+        let name = names[index].first().map_or("", String::as_str);
+        let program = resolve(name, env);
+        // SAFETY: the runner is single-threaded.
+        let child = match unsafe { fork() } {
+            Ok(ForkResult::Child) => {
+                // SAFETY: closing descriptors we own; no other thread exists.
+                unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+                exec(name, &program, argv, env)
+            }
+            Ok(ForkResult::Parent { child }) => child,
+            Err(_) => {
+                let _ = send(
+                    HELPER_FD,
+                    &Msg::Step {
+                        index,
+                        code: None,
+                        signal: None,
+                    },
+                    None,
+                );
+                first_failure.get_or_insert(126);
+                continue;
+            }
+        };
+        let (code, signal) = loop {
+            match waitpid(child, None) {
+                Ok(WaitStatus::Exited(_, c)) => break (Some(c), None),
+                Ok(WaitStatus::Signaled(_, sig, _)) => break (None, Some(sig as i32)),
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => break (None, None),
+            }
+        };
+        let _ = send(HELPER_FD, &Msg::Step { index, code, signal }, None);
+        if code != Some(0) {
+            first_failure.get_or_insert(code.unwrap_or_else(|| 128 + signal.unwrap_or(0)));
+        }
+    }
+    std::process::exit(first_failure.unwrap_or(0));
 }
 
 fn pin_cpus(cpus: u32) {

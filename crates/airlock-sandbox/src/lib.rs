@@ -84,6 +84,10 @@ pub fn random_hex(n: usize) -> String {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     pub command: Vec<String>,
+    /// Commands run one after another in the same sandbox instead of `command` (which then only names the run):
+    /// airlock's own step runner starts each, waits for it and reports its exit status to the supervisor, so a
+    /// step's result never depends on what the skill prints. The run's exit code is the first failing step's.
+    pub steps: Vec<Vec<String>>,
     pub mounts: Vec<Mount>,
     /// Working directory inside the sandbox; defaults to the first read-write mount, else `/home/sandbox`.
     pub workdir: Option<PathBuf>,
@@ -115,6 +119,7 @@ impl Config {
     pub fn new(command: Vec<String>) -> Self {
         Self {
             command,
+            steps: Vec::new(),
             mounts: Vec::new(),
             workdir: None,
             env: Vec::new(),

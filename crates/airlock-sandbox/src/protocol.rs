@@ -26,6 +26,12 @@ pub enum Msg {
     DnsSocket,
     /// Command → supervisor: filters installed; carries the notification listener fd. Then it execs.
     Listener,
+    /// Step runner → supervisor: step `index` ended (exit code, or the signal that killed it).
+    Step {
+        index: usize,
+        code: Option<i32>,
+        signal: Option<i32>,
+    },
     /// Init → supervisor: how the command ended, and resource use of the whole run.
     Exit {
         code: Option<i32>,

@@ -312,8 +312,9 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         unsafe { libc::close(pidfd) };
     }
     let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let exit = (|| {
-        // Init sends its report before exiting; after a timeout there is none.
+    // Init sends its report before exiting, after the step runner's reports; after a timeout there is none.
+    let mut steps = Vec::new();
+    let exit = loop {
         let mut pfd = libc::pollfd {
             fd: s.channel.as_raw_fd(),
             events: libc::POLLIN,
@@ -321,7 +322,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         };
         // SAFETY: one valid pollfd.
         if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
-            return None;
+            break None;
         }
         match recv(s.channel.as_raw_fd()) {
             Ok((
@@ -332,10 +333,18 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
                     cpu_ms,
                 },
                 _,
-            )) => Some((code, signal, max_rss_kb, cpu_ms)),
-            _ => None,
+            )) => break Some((code, signal, max_rss_kb, cpu_ms)),
+            Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
+                steps.push(airlock_types::StepExit {
+                    index,
+                    exit_code: code,
+                    signal,
+                });
+            }
+            Ok(_) => {}
+            Err(_) => break None,
         }
-    })();
+    };
     stop.store(true, Ordering::Relaxed);
     let mut rec: Recording = recorder.join().unwrap_or_default();
     if let Some(egress) = &egress {
@@ -422,6 +431,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         stdout_truncated: out_trunc,
         stderr_truncated: err_trunc,
         dropped_events: rec.dropped,
+        steps,
     })
 }
 

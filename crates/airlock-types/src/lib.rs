@@ -13,7 +13,7 @@ mod source;
 
 pub use record::{
     Change, ChangeKind, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, LiveEvent,
-    NetAttempt, NetDecision, RunRecord, RunStatus,
+    NetAttempt, NetDecision, RunRecord, RunStatus, StepExit,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

@@ -144,6 +144,17 @@ pub struct RunRecord {
     pub stderr_truncated: bool,
     /// Events the recorder dropped because the run produced more than it keeps.
     pub dropped_events: u64,
+    /// How each step of a multi-step run ended, as airlock's step runner saw it (`wait`), in order.
+    #[serde(default)]
+    pub steps: Vec<StepExit>,
+}
+
+/// How one step of a multi-step run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepExit {
+    pub index: usize,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
 }
 
 /// How a file in a workspace differs after the run.

@@ -61,7 +61,11 @@ pub struct StepResult {
     pub command: String,
     pub file: String,
     pub line: u32,
+    /// The step's exit code, from airlock's step runner (`None` when it did not finish).
     pub exit_code: Option<i32>,
+    /// The signal that ended the step, if one did.
+    #[serde(default)]
+    pub signal: Option<i32>,
 }
 
 /// A package install recognised in the timeline.

@@ -43,10 +43,14 @@ fn sandbox() -> Sandbox {
 
 impl Sandbox {
     fn exec(&self, extra: &[&str], script: &str) -> (i32, Value) {
-        let bin = env!("CARGO_BIN_EXE_airlock");
+        let bin = if as_nobody() {
+            super::util::nobody_bin()
+        } else {
+            env!("CARGO_BIN_EXE_airlock").to_owned()
+        };
         let mut cmd = if as_nobody() {
             let mut c = Command::new("setpriv");
-            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", bin]);
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", &bin]);
             c
         } else {
             Command::new(bin)

@@ -1,5 +1,6 @@
 mod egress;
 mod escape;
+mod integrity;
 mod run_cli;
 mod run_library;
 mod scan_cli;

@@ -101,3 +101,9 @@ pub fn changes(record: &serde_json::Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The `airlock` binary the tests run as `nobody`: a copy that user can reach (`AIRLOCK_TEST_BIN`, made by
+/// `scripts/test` in its own temporary folder), else the one cargo built.
+pub fn nobody_bin() -> String {
+    std::env::var("AIRLOCK_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_airlock").to_owned())
+}
