@@ -294,12 +294,13 @@ fn finish(
             }
         })
         .collect();
+    record.dropped = result.dropped;
     record.status = result.status;
     record.exit_code = result.exit_code;
     record.limits = Some(result.limits.clone());
     record.limit_hit = result.limit_hit;
     record.network_allowed = result.network_allowed;
-    record.installs = crate::verdict::installs(&result.timeline);
+    record.installs = crate::verdict::installs(&result.timeline, &result.files_written);
     record.timeline = result.timeline;
     record.files_read = result.files_read;
     record.files_written = result.files_written;

@@ -351,6 +351,7 @@ fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
         stdout_truncated: false,
         stderr_truncated: false,
         artifacts: Vec::new(),
+        dropped: airlock_types::DroppedEvents::default(),
         verdict: Vec::new(),
         duration_ms: 0,
     }

@@ -5,7 +5,31 @@ use airlock_scan::plan;
 use airlock_types::{ChangeKind, Install, RunMode, RunStatus, ScanReport, SkillRun};
 
 /// Package installs in the timeline. A shell that only passes a command line on is not counted (its child is).
-pub fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
+/// Package installs a run made: each executed program parsed with its arguments (`pip3 --quiet install`, `python3 -m
+/// pip install`, `npm i`, ...), plus `curl ... | sh`; and, when no install command was seen, writes under
+/// `site-packages` or `node_modules` (an install by other means).
+pub fn installs(
+    timeline: &[airlock_types::ExecEvent],
+    written: &[airlock_types::FileAccess],
+) -> Vec<Install> {
+    let mut found = exec_installs(timeline);
+    if found.is_empty() {
+        for (marker, manager) in [("/site-packages/", "pip"), ("/node_modules/", "npm")] {
+            if let Some(w) = written.iter().find(|w| w.path.contains(marker)) {
+                found.push(Install {
+                    manager: manager.into(),
+                    argv: vec![format!("(no install command seen: files written under {marker})")],
+                    pid: w.pid,
+                    t_ms: w.t_ms,
+                    exit_code: None,
+                });
+            }
+        }
+    }
+    found
+}
+
+fn exec_installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
     let shells = ["sh", "bash", "dash", "zsh"];
     let mut installers = std::collections::HashSet::new();
     let mut found: Vec<Install> = Vec::new();
@@ -15,7 +39,8 @@ pub fn installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
             installers.insert(e.pid);
             continue;
         }
-        let Some(manager) = plan::install_manager(&e.argv.join(" ")) else {
+        let piped = plan::install_manager(&e.argv.join(" ")).filter(|m| *m == "curl-pipe-shell");
+        let Some(manager) = airlock_types::observe::install_manager(&e.path, &e.argv).or(piped) else {
             continue;
         };
         // The same process exec'ing an install again is one install: a PATH search trying the next folder, or
@@ -124,19 +149,7 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         .files_read
         .iter()
         .chain(&run.files_written)
-        .filter(|f| {
-            [
-                ".ssh",
-                ".aws",
-                ".env",
-                ".netrc",
-                ".git-credentials",
-                "id_rsa",
-                "shadow",
-            ]
-            .iter()
-            .any(|s| f.path.contains(s))
-        })
+        .filter(|f| airlock_types::observe::credential_like(&f.path))
         .map(|f| f.path.clone())
         .collect();
     if !secrets.is_empty() {
@@ -160,6 +173,15 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     }
     if let Some(limit) = run.limit_hit {
         out.push(format!("It hit the {} limit.", airlock_types::wire_name(&limit)));
+    }
+    if run.dropped.total() > 0 {
+        let d = &run.dropped;
+        out.push(format!(
+            "The run made more events than the record keeps: {} exec(s), {} read(s), {} write(s) and {} network \
+             attempt(s) were not kept (credential reads, hook and out-of-workspace writes, remote attempts and installs \
+             always are).",
+            d.timeline, d.files_read, d.files_written, d.network
+        ));
     }
     out.push(format!(
         "It ran {} program(s) and ended {} (exit {}).",

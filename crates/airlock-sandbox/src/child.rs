@@ -203,9 +203,13 @@ fn command_main(config: &Config) -> R<Infallible> {
     let program = resolve(&config.command[0], &env);
     let listener = seccomp::apply(config.record_files)?;
     ctx(
-        send(HELPER_FD, &Msg::Listener, Some(listener.as_raw_fd())),
-        "send listener",
+        send(HELPER_FD, &Msg::ListenerAt(listener.as_raw_fd()), None),
+        "announce the listener",
     )?;
+    match recv(HELPER_FD) {
+        Ok((Msg::Taken, _)) => {}
+        _ => return Err("the supervisor did not take the recorder's listener".to_owned()),
+    }
     drop(listener);
     if !steps.is_empty() {
         run_steps(&config.steps, &steps, &env);
@@ -242,8 +246,12 @@ fn run_steps(names: &[Vec<String>], steps: &[Vec<CString>], env: &[CString]) -> 
         // SAFETY: the runner is single-threaded.
         let child = match unsafe { fork() } {
             Ok(ForkResult::Child) => {
-                // SAFETY: closing descriptors we own; no other thread exists.
-                unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+                // The step itself may be read by the recorder (its exec's path and arguments); the runner may not.
+                // SAFETY: prctl with constant arguments; closing descriptors we own; no other thread exists.
+                unsafe {
+                    libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+                    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+                }
                 exec(name, &program, argv, env)
             }
             Ok(ForkResult::Parent { child }) => child,

@@ -10,15 +10,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use airlock_types::{EventSink, ExecEvent, FileAccess, LiveEvent, NetAttempt, NetDecision};
+use airlock_types::{DroppedEvents, EventSink, ExecEvent, FileAccess, LiveEvent, NetAttempt, NetDecision};
 
 const NOTIF_RECV: libc::c_ulong = 0xc050_2100;
 const NOTIF_SEND: libc::c_ulong = 0xc018_2101;
 const NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
 const FD_SYNC_WAKE_UP: u64 = 1;
 const FLAG_CONTINUE: u32 = 1;
-/// Events kept per kind; more are counted as dropped.
-const MAX_EVENTS: usize = 10_000;
+/// Ordinary events kept per kind; more are counted as dropped.
+pub const MAX_EVENTS: usize = 10_000;
+/// Events that matter for the verdict (credential reads, writes outside the workspace or to start-up and hook
+/// files, remote network attempts, installs, execs of programs outside the system folders) kept per kind.
+pub const MAX_IMPORTANT: usize = 100_000;
 
 #[repr(C)]
 #[derive(Default)]
@@ -53,22 +56,64 @@ pub struct Recording {
     pub files_read: Vec<FileAccess>,
     pub files_written: Vec<FileAccess>,
     pub network: Vec<NetAttempt>,
-    pub dropped: u64,
+    /// Events not kept, by kind.
+    pub dropped: DroppedEvents,
     /// Where each event is also reported as it is seen.
     pub events: Option<EventSink>,
 }
 
 type Attempt = (String, String, Option<u16>, NetDecision, String);
 
+/// Whether one more event fits in a list: ordinary events up to [`MAX_EVENTS`], events that matter for the verdict
+/// up to [`MAX_IMPORTANT`] (so a flood of harmless events cannot push them out, and memory stays bounded).
+fn fits(len: usize, important: bool) -> bool {
+    len < MAX_EVENTS || important && len < MAX_IMPORTANT
+}
+
 impl Recording {
+    /// Keeps an exec; returns its index in the timeline.
+    fn keep_exec(&mut self, event: ExecEvent, important: bool) -> Option<usize> {
+        if !fits(self.timeline.len(), important) {
+            self.dropped.timeline += 1;
+            return None;
+        }
+        if let Some(sink) = &self.events {
+            sink.send(LiveEvent::Exec(event.clone()));
+        }
+        self.timeline.push(event);
+        Some(self.timeline.len() - 1)
+    }
+
+    /// Keeps a file access; false when it was dropped.
+    fn keep_file(&mut self, write: bool, access: FileAccess, important: bool) -> bool {
+        let (list, dropped) = if write {
+            (&mut self.files_written, &mut self.dropped.files_written)
+        } else {
+            (&mut self.files_read, &mut self.dropped.files_read)
+        };
+        if !fits(list.len(), important) {
+            *dropped += 1;
+            return false;
+        }
+        if let Some(sink) = &self.events {
+            sink.send(if write {
+                LiveEvent::FileWritten(access.clone())
+            } else {
+                LiveEvent::FileRead(access.clone())
+            });
+        }
+        list.push(access);
+        true
+    }
+
     fn push_attempt(
         &mut self,
         (protocol, destination, port, decision, reason): Attempt,
         t_ms: u64,
         pid: i32,
     ) {
-        if self.network.len() >= MAX_EVENTS {
-            self.dropped += 1;
+        if !fits(self.network.len(), decision != NetDecision::Local) {
+            self.dropped.network += 1;
             return;
         }
         let attempt = NetAttempt {
@@ -112,31 +157,44 @@ impl Reader {
     }
 
     fn string(&mut self, pid: u32, addr: u64) -> Option<String> {
+        self.bounded_string(pid, addr, 4096).map(|(s, _)| s)
+    }
+
+    /// The NUL-terminated string at `addr`, at most `limit` bytes of it, and its whole length.
+    fn bounded_string(&mut self, pid: u32, addr: u64, limit: usize) -> Option<(String, usize)> {
         if addr == 0 {
             return None;
         }
         let mut out = Vec::new();
+        let mut len = 0usize;
         let mut at = addr;
-        while out.len() < 4096 {
+        // The kernel caps one argument at MAX_ARG_STRLEN (32 pages): never read further.
+        while len < MAX_ARG_STRLEN {
             // Read up to the page end so a string at the end of a mapping does not fail the read.
             let chunk = (4096 - (at % 4096)) as usize;
             let bytes = self.bytes(pid, at, chunk)?;
             if bytes.is_empty() {
                 break;
             }
-            if let Some(nul) = bytes.iter().position(|b| *b == 0) {
-                out.extend_from_slice(&bytes[..nul]);
-                return Some(String::from_utf8_lossy(&out).into_owned());
+            let end = bytes.iter().position(|b| *b == 0);
+            let part = &bytes[..end.unwrap_or(bytes.len())];
+            let room = limit.saturating_sub(out.len());
+            out.extend_from_slice(&part[..part.len().min(room)]);
+            len += part.len();
+            if end.is_some() {
+                break;
             }
-            out.extend_from_slice(&bytes);
             at += bytes.len() as u64;
         }
-        Some(String::from_utf8_lossy(&out).into_owned())
+        Some((String::from_utf8_lossy(&out).into_owned(), len))
     }
 
-    fn argv(&mut self, pid: u32, addr: u64) -> Vec<String> {
+    /// The argument vector, whole up to [`ARGV_LIMIT`] bytes and [`ARGV_MAX`] arguments; beyond that the record
+    /// says so: the cut argument ends with a mark, and the original size is returned.
+    fn argv(&mut self, pid: u32, addr: u64) -> (Vec<String>, Option<u64>) {
         let mut out = Vec::new();
-        for i in 0..256u64 {
+        let (mut kept, mut total, mut cut) = (0usize, 0u64, false);
+        for i in 0..ARGV_MAX as u64 + 1 {
             let Some(ptr) = self.bytes(pid, addr + i * 8, 8) else {
                 break;
             };
@@ -147,11 +205,32 @@ impl Reader {
             if ptr == 0 {
                 break;
             }
-            out.push(self.string(pid, ptr).unwrap_or_default());
+            if i as usize == ARGV_MAX {
+                cut = true;
+                out.push(format!("[airlock: more than {ARGV_MAX} arguments]"));
+                break;
+            }
+            let room = ARGV_LIMIT.saturating_sub(kept);
+            let (text, len) = self.bounded_string(pid, ptr, room).unwrap_or_default();
+            total += len as u64 + 1;
+            kept += text.len();
+            if len > text.len() {
+                cut = true;
+                out.push(format!("{text}[airlock: cut, {len} bytes in all]"));
+            } else {
+                out.push(text);
+            }
         }
-        out
+        (out, cut.then_some(total))
     }
 }
+
+/// The kernel's cap on one argument's length.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+/// Bytes of an exec's arguments kept in the record.
+pub const ARGV_LIMIT: usize = 64 * 1024;
+/// Arguments of one exec kept in the record.
+pub const ARGV_MAX: usize = 1024;
 
 /// How to answer a notification.
 enum Answer {
@@ -277,7 +356,7 @@ fn bind_loopback(sock: &OwnedFd, v6: bool) -> Option<u16> {
         .filter(|p| *p != 0)
 }
 
-fn ns_pid(pid: u32) -> (i32, i32) {
+fn ns_pid(pid: u32) -> (i32, i32, u32) {
     let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -285,7 +364,10 @@ fn ns_pid(pid: u32) -> (i32, i32) {
             .find_map(|l| l.strip_prefix(name))
             .map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
     };
-    let nspid = field("NSpid:")
+    // The thread group (the process), not the thread: an exec from any thread replaces the whole process, and an
+    // exit_group from any thread ends it.
+    let nspid = field("NStgid:")
+        .or_else(|| field("NSpid:"))
         .and_then(|v| v.last().and_then(|p| p.parse().ok()))
         .unwrap_or(0);
     let ppid_host: u32 = field("PPid:")
@@ -301,7 +383,10 @@ fn ns_pid(pid: u32) -> (i32, i32) {
             .and_then(|v| v.split_whitespace().last().and_then(|p| p.parse().ok()))
             .unwrap_or(0)
     };
-    (nspid, ppid)
+    let tgid = field("Tgid:")
+        .and_then(|v| v.first().and_then(|p| p.parse().ok()))
+        .unwrap_or(pid);
+    (nspid, ppid, tgid)
 }
 
 fn link(path: String) -> String {
@@ -360,6 +445,59 @@ fn attempt_of(bytes: &[u8]) -> Option<Attempt> {
     ))
 }
 
+/// Size of `struct mmsghdr` on 64-bit Linux: a 56-byte msghdr and a 4-byte length, padded.
+const MMSGHDR_SIZE: u64 = 64;
+
+/// The caller of a connect, sendto or sendmsg.
+struct AddressCall {
+    pid: u32,
+    nspid: i32,
+    fd: i32,
+    is_connect: bool,
+    t_ms: u64,
+}
+
+/// A call that names a destination address (`bytes`, a sockaddr): recorded, and with egress decided by it.
+fn address_call(
+    rec: &mut Recording,
+    egress: Option<&airlock_egress::Egress>,
+    call: &AddressCall,
+    bytes: &[u8],
+) -> Answer {
+    match (egress, inet(bytes)) {
+        (Some(egress), Some(dest)) => {
+            let answer = egress_connect(egress, call.pid, call.nspid, call.fd, dest, call.is_connect);
+            if let Answer::Continue = answer {
+                if let Some(attempt) = attempt_of(bytes) {
+                    rec.push_attempt(attempt, call.t_ms, call.nspid);
+                }
+            }
+            answer
+        }
+        (None, Some(dest)) if dest.ip().is_loopback() && dest.port() == 53 => {
+            // Nothing answers DNS in a sandbox without network: a name lookup that goes nowhere.
+            rec.push_attempt(
+                (
+                    "dns".into(),
+                    dest.to_string(),
+                    Some(53),
+                    NetDecision::Denied,
+                    "a name lookup: nothing answers DNS in the sandbox (no network)".into(),
+                ),
+                call.t_ms,
+                call.nspid,
+            );
+            Answer::Continue
+        }
+        _ => {
+            if let Some(attempt) = attempt_of(bytes) {
+                rec.push_attempt(attempt, call.t_ms, call.nspid);
+            }
+            Answer::Continue
+        }
+    }
+}
+
 /// Runs until the listener reports that no process is left, or `stop` is set.
 pub fn record(
     listener: OwnedFd,
@@ -380,7 +518,7 @@ pub fn record(
     // the command this keeps a notification to a few microseconds. Older kernels refuse it; recording still works.
     // SAFETY: the flag argument is passed by value as the kernel expects.
     let _ = unsafe { libc::ioctl(fd, NOTIF_SET_FLAGS, FD_SYNC_WAKE_UP) };
-    let mut pids: HashMap<u32, (i32, i32)> = HashMap::new();
+    let mut pids: HashMap<u32, (i32, i32, u32)> = HashMap::new();
     let mut rec = Recording {
         events,
         ..Recording::default()
@@ -419,7 +557,7 @@ pub fn record(
         let pid = notif.pid;
         let args = notif.data.args;
         let nr = i64::from(notif.data.nr);
-        let (nspid, ppid) = *pids.entry(pid).or_insert_with(|| ns_pid(pid));
+        let (nspid, ppid, tgid) = *pids.entry(pid).or_insert_with(|| ns_pid(pid));
         let mut answer = Answer::Continue;
         match nr {
             libc::SYS_execve | libc::SYS_execveat => {
@@ -429,28 +567,32 @@ pub fn record(
                     let p = reader.string(pid, args[1]).unwrap_or_default();
                     (absolute(pid, args[0] as i32, &p), args[2])
                 };
-                let argv = reader.argv(pid, argv_ptr);
+                let (argv, argv_bytes) = reader.argv(pid, argv_ptr);
                 let cwd = link(format!("/proc/{pid}/cwd"));
-                // The process image is replaced: its memory handle is stale after this.
-                reader.mem.remove(&pid);
-                pids.remove(&pid);
-                if rec.timeline.len() < MAX_EVENTS {
-                    last_exec.insert(nspid, rec.timeline.len());
-                    let event = ExecEvent {
-                        t_ms,
-                        pid: nspid,
-                        ppid,
-                        path,
-                        argv,
-                        cwd,
-                        exit_code: None,
-                    };
-                    if let Some(sink) = &rec.events {
-                        sink.send(LiveEvent::Exec(event.clone()));
-                    }
-                    rec.timeline.push(event);
-                } else {
-                    rec.dropped += 1;
+                // The process image is replaced (and an exec from a thread makes that thread the process): the
+                // memory handles and cached ids of both are stale after this.
+                for p in [pid, tgid] {
+                    reader.mem.remove(&p);
+                    pids.remove(&p);
+                }
+                // Always kept: installs, programs the run wrote or downloaded, anything outside the system folders.
+                let important = airlock_types::observe::install_manager(&path, &argv).is_some()
+                    || seen_written.contains(&path)
+                    || !["/usr/", "/bin/", "/sbin/", "/lib"]
+                        .iter()
+                        .any(|p| path.starts_with(p));
+                let event = ExecEvent {
+                    t_ms,
+                    pid: nspid,
+                    ppid,
+                    path,
+                    argv,
+                    argv_bytes,
+                    cwd,
+                    exit_code: None,
+                };
+                if let Some(i) = rec.keep_exec(event, important) {
+                    last_exec.insert(nspid, i);
                 }
             }
             libc::SYS_exit_group => {
@@ -485,28 +627,24 @@ pub fn record(
                     let full = absolute(pid, dirfd, &p);
                     let write =
                         flags as i32 & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0;
-                    let (list, seen) = if write {
-                        (&mut rec.files_written, &mut seen_written)
-                    } else {
-                        (&mut rec.files_read, &mut seen_read)
-                    };
-                    if seen.insert(full.clone()) {
-                        if list.len() < MAX_EVENTS {
-                            let access = FileAccess {
-                                path: full,
-                                pid: nspid,
-                                t_ms,
-                            };
-                            if let Some(sink) = &rec.events {
-                                sink.send(if write {
-                                    LiveEvent::FileWritten(access.clone())
-                                } else {
-                                    LiveEvent::FileRead(access.clone())
-                                });
-                            }
-                            list.push(access);
+                    let seen = if write { &mut seen_written } else { &mut seen_read };
+                    if !seen.contains(&full) {
+                        let important = if write {
+                            airlock_types::observe::startup_or_hook(&full)
+                                || airlock_types::observe::credential_like(&full)
+                                || !["/workspace/", "/tmp/", "/dev/", "/proc/"]
+                                    .iter()
+                                    .any(|p| full.starts_with(p))
                         } else {
-                            rec.dropped += 1;
+                            airlock_types::observe::credential_like(&full)
+                        };
+                        let access = FileAccess {
+                            path: full.clone(),
+                            pid: nspid,
+                            t_ms,
+                        };
+                        if rec.keep_file(write, access, important) {
+                            seen.insert(full);
                         }
                     }
                 }
@@ -520,33 +658,46 @@ pub fn record(
                 let bytes = reader
                     .bytes(pid, addr, usize::try_from(len.min(128)).unwrap_or(0))
                     .unwrap_or_default();
-                match (&egress, inet(&bytes)) {
-                    (Some(egress), Some(dest)) => {
-                        answer =
-                            egress_connect(egress, pid, nspid, args[0] as i32, dest, nr == libc::SYS_connect);
+                let call = AddressCall {
+                    pid,
+                    nspid,
+                    fd: args[0] as i32,
+                    is_connect: nr == libc::SYS_connect,
+                    t_ms,
+                };
+                answer = address_call(&mut rec, egress.as_ref(), &call, &bytes);
+            }
+            libc::SYS_sendmsg | libc::SYS_sendmmsg => {
+                // Each message's destination (msg_name), when it has one: a datagram sent to an address, or a TCP
+                // Fast Open connect. `sendmmsg` carries a vector of `struct mmsghdr` (a msghdr and a length).
+                let (count, stride) = if nr == libc::SYS_sendmsg {
+                    (1, 0)
+                } else {
+                    (args[2].min(64), MMSGHDR_SIZE)
+                };
+                let call = AddressCall {
+                    pid,
+                    nspid,
+                    fd: args[0] as i32,
+                    is_connect: false,
+                    t_ms,
+                };
+                for i in 0..count {
+                    let Some(header) = reader.bytes(pid, args[1] + i * stride, 16) else {
+                        break;
+                    };
+                    let name = u64::from_ne_bytes(header[0..8].try_into().unwrap_or_default());
+                    let name_len = u32::from_ne_bytes(header[8..12].try_into().unwrap_or_default());
+                    if name == 0 || name_len == 0 {
+                        continue;
+                    }
+                    let bytes = reader
+                        .bytes(pid, name, usize::try_from(name_len.min(128)).unwrap_or(0))
+                        .unwrap_or_default();
+                    // Every destination is recorded; the call is refused if any of them is.
+                    if let Answer::Return(errno) = address_call(&mut rec, egress.as_ref(), &call, &bytes) {
                         if let Answer::Continue = answer {
-                            if let Some(attempt) = attempt_of(&bytes) {
-                                rec.push_attempt(attempt, t_ms, nspid);
-                            }
-                        }
-                    }
-                    (None, Some(dest)) if dest.ip().is_loopback() && dest.port() == 53 => {
-                        // Nothing answers DNS in a sandbox without network: a name lookup that goes nowhere.
-                        rec.push_attempt(
-                            (
-                                "dns".into(),
-                                dest.to_string(),
-                                Some(53),
-                                NetDecision::Denied,
-                                "a name lookup: nothing answers DNS in the sandbox (no network)".into(),
-                            ),
-                            t_ms,
-                            nspid,
-                        );
-                    }
-                    _ => {
-                        if let Some(attempt) = attempt_of(&bytes) {
-                            rec.push_attempt(attempt, t_ms, nspid);
+                            answer = Answer::Return(errno);
                         }
                     }
                 }

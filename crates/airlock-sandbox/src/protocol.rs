@@ -24,8 +24,11 @@ pub enum Msg {
     ProxyListener,
     /// Init → supervisor: the DNS stub's socket inside the sandbox (carries its fd).
     DnsSocket,
-    /// Command → supervisor: filters installed; carries the notification listener fd. Then it execs.
-    Listener,
+    /// Command → supervisor: filters installed; the notification listener is this descriptor of the command, for the
+    /// supervisor to take with `pidfd_getfd` (passing it with `sendmsg` would need the notification it enables).
+    ListenerAt(i32),
+    /// Supervisor → command: the listener is taken; go on.
+    Taken,
     /// Step runner → supervisor: step `index` ended (exit code, or the signal that killed it).
     Step {
         index: usize,
@@ -46,15 +49,18 @@ pub enum Msg {
 pub fn send(fd: RawFd, msg: &Msg, pass: Option<RawFd>) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
     let iov = [IoSlice::new(&bytes)];
-    let fds;
-    let cmsgs: Vec<ControlMessage<'_>> = match pass {
+    match pass {
         Some(f) => {
-            fds = [f];
-            vec![ControlMessage::ScmRights(&fds)]
+            let fds = [f];
+            let cmsgs = [ControlMessage::ScmRights(&fds)];
+            sendmsg::<()>(fd, &iov, &cmsgs, MsgFlags::empty(), None).map_err(std::io::Error::from)?;
         }
-        None => vec![],
-    };
-    sendmsg::<()>(fd, &iov, &cmsgs, MsgFlags::empty(), None).map_err(std::io::Error::from)?;
+        // A plain send (the `sendto` system call without an address), which the recorder's filter lets through:
+        // the step runner reports on the channel while the command's filter is installed.
+        None => {
+            nix::sys::socket::send(fd, &bytes, MsgFlags::empty()).map_err(std::io::Error::from)?;
+        }
+    }
     Ok(())
 }
 

@@ -79,13 +79,15 @@ pub const DENIED: &[i64] = &[
     libc::SYS_sched_setaffinity,
 ];
 
-/// System calls the recorder sees.
-/// (`sendmsg` is left out: the command hands its listener to the supervisor with it, before anyone listens.)
+/// System calls the recorder sees. (The command hands its listener over without `sendmsg`: the supervisor takes it
+/// with `pidfd_getfd`, so `sendmsg` can be recorded like the rest.)
 pub const RECORDED_ALWAYS: &[i64] = &[
     libc::SYS_execve,
     libc::SYS_execveat,
     libc::SYS_connect,
     libc::SYS_exit_group,
+    libc::SYS_sendmsg,
+    libc::SYS_sendmmsg,
 ];
 pub const RECORDED_FILES: &[i64] = &[
     libc::SYS_open,

@@ -190,7 +190,11 @@ fn start(
         } else {
             None
         };
-        let listener = expect_fd(&ours, |m| matches!(m, Msg::Listener))?;
+        let listener = match expect(&ours)? {
+            (Msg::ListenerAt(fd), _) => take_listener(init, fd)?,
+            other => return Err(setup(format!("unexpected {:?}", other.0))),
+        };
+        send(ours.as_raw_fd(), &Msg::Taken, None)?;
         Ok::<_, SandboxError>((init, upper, listener, net, cgroup))
     })();
     match steps {
@@ -206,6 +210,34 @@ fn start(
             cgroup,
         )),
         Err(e) => Err(fail(&mut child, e)),
+    }
+}
+
+/// Takes the recorder's listener (descriptor `fd` of the command, init's only child) with `pidfd_getfd`.
+fn take_listener(init: i32, fd: i32) -> Result<OwnedFd, SandboxError> {
+    use std::os::fd::FromRawFd;
+    let children = fs_err::read_to_string(format!("/proc/{init}/task/{init}/children"))?;
+    let command: i32 = children
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| setup("the sandbox's command process is gone"))?;
+    // SAFETY: plain syscalls with integer arguments; each result is checked before use, and each new descriptor
+    // is owned once.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, command, 0) as i32;
+        if pidfd < 0 {
+            return Err(setup(format!("pidfd_open: {}", std::io::Error::last_os_error())));
+        }
+        let pidfd = OwnedFd::from_raw_fd(pidfd);
+        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) as i32;
+        if got < 0 {
+            return Err(setup(format!(
+                "take the recorder's listener: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(OwnedFd::from_raw_fd(got))
     }
 }
 
@@ -351,7 +383,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         let (attempts, dropped) = egress.finish(Duration::from_secs(1));
         rec.network.extend(attempts);
         rec.network.sort_by_key(|a| a.t_ms);
-        rec.dropped += dropped;
+        rec.dropped.network += dropped;
     }
     let (out, out_trunc) = stdout.join().unwrap_or_default();
     let (err, err_trunc) = stderr.join().unwrap_or_default();
@@ -430,7 +462,8 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         stderr: stderr_text,
         stdout_truncated: out_trunc,
         stderr_truncated: err_trunc,
-        dropped_events: rec.dropped,
+        dropped_events: rec.dropped.total(),
+        dropped: rec.dropped,
         steps,
     })
 }

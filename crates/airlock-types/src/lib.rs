@@ -5,6 +5,7 @@
 //! [`RiskLevel`], [`Classification`] and recommended [`RunMode`]. Running a command in the sandbox yields a
 //! [`RunRecord`]. These types are what `--format json` prints, so their field names are a stable interface.
 
+pub mod observe;
 mod record;
 mod report;
 mod run;
@@ -12,8 +13,8 @@ mod sha;
 mod source;
 
 pub use record::{
-    Change, ChangeKind, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits, LiveEvent,
-    NetAttempt, NetDecision, RunRecord, RunStatus, StepExit,
+    Change, ChangeKind, DroppedEvents, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits,
+    LiveEvent, NetAttempt, NetDecision, RunRecord, RunStatus, StepExit,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

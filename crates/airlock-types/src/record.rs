@@ -59,7 +59,12 @@ pub struct ExecEvent {
     pub ppid: i32,
     /// The program path as given to execve.
     pub path: String,
+    /// The arguments, whole up to 64 KiB and 1,024 arguments; a cut argument ends with an
+    /// `[airlock: cut, N bytes in all]` mark.
     pub argv: Vec<String>,
+    /// The arguments' full size in bytes when they were cut (`None` when `argv` is whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv_bytes: Option<u64>,
     pub cwd: String,
     /// Exit status of the process that made this exec, when it exited normally and was seen.
     pub exit_code: Option<i32>,
@@ -142,11 +147,30 @@ pub struct RunRecord {
     pub stderr: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
-    /// Events the recorder dropped because the run produced more than it keeps.
+    /// Events the recorder dropped because the run produced more than it keeps (all kinds).
     pub dropped_events: u64,
+    /// The same, by kind.
+    #[serde(default)]
+    pub dropped: DroppedEvents,
     /// How each step of a multi-step run ended, as airlock's step runner saw it (`wait`), in order.
     #[serde(default)]
     pub steps: Vec<StepExit>,
+}
+
+/// Ordinary events the recorder did not keep, by kind. Events that matter for the verdict are kept far beyond the
+/// ordinary cap, so a flood of harmless events cannot push them out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedEvents {
+    pub timeline: u64,
+    pub files_read: u64,
+    pub files_written: u64,
+    pub network: u64,
+}
+
+impl DroppedEvents {
+    pub fn total(&self) -> u64 {
+        self.timeline + self.files_read + self.files_written + self.network
+    }
 }
 
 /// How one step of a multi-step run ended.

@@ -129,6 +129,9 @@ pub struct SkillRun {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub artifacts: Vec<Artifact>,
+    /// Events the recorder did not keep, by kind (the verdict says so when there are any).
+    #[serde(default)]
+    pub dropped: crate::DroppedEvents,
     /// Sentences that join what the scan warned about with what the run did.
     pub verdict: Vec<String>,
     pub duration_ms: u64,

@@ -142,3 +142,200 @@ fn a_step_cannot_reach_the_step_runners_channel_through_proc() {
     assert_eq!(steps[1]["exit_code"], 7, "{rec}");
     assert!(!rec["stdout"].as_str().unwrap().contains("wrote"), "{rec}");
 }
+
+/// Sends to a destination by every call that names one; each is wrapped so a refusal does not stop the next.
+const SENDERS: &str = r#"import ctypes, socket, struct
+def tryit(f):
+    try:
+        f()
+    except OSError:
+        pass
+tryit(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("203.0.113.1", 9001)))
+tryit(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("203.0.113.2", 9002)))
+tryit(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendmsg([b"x"], [], 0, ("203.0.113.3", 9003)))
+tryit(lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendmsg([b"x"], [], 0, ("2001:db8::4", 9004)))
+tryit(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).sendto(b"x", socket.MSG_FASTOPEN, ("203.0.113.5", 9005)))
+tryit(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).sendmsg([b"x"], [], socket.MSG_FASTOPEN, ("203.0.113.6", 9006)))
+tryit(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).connect(("2001:db8::7", 9007)))
+# sendmmsg: two datagrams, the second to another host.
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+names = [ctypes.create_string_buffer(struct.pack("<HH4s8x", socket.AF_INET, socket.htons(p), socket.inet_aton(h))) for h, p in (("203.0.113.8", 9008), ("203.0.113.9", 9009))]
+data = ctypes.create_string_buffer(b"x")
+iov = (ctypes.c_char * 16)()
+struct.pack_into("<QQ", iov, 0, ctypes.addressof(data), 1)
+vec = ctypes.create_string_buffer(128)
+for i, n in enumerate(names):
+    struct.pack_into("<QI4xQQQQi4xI4x", vec, i * 64, ctypes.addressof(n), 16, ctypes.addressof(iov), 1, 0, 0, 0, 0)
+libc.sendmmsg(s.fileno(), vec, 2, 0)
+print("sent")
+"#;
+
+fn destinations(rec: &Value) -> Vec<String> {
+    rec["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["destination"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn every_call_that_names_a_destination_is_recorded() {
+    let env = env();
+    let skill = env.skill(
+        "sender",
+        "Sends.\n\nRun `scripts/send.py`.\n",
+        &[("scripts/send.py", SENDERS)],
+    );
+    for extra in [&[][..], &["--allow-net", "example.invalid"][..]] {
+        let mut args = vec!["--script", "scripts/send.py"];
+        args.extend_from_slice(extra);
+        let rec = env.run(&skill, &args);
+        assert!(rec["stdout"].as_str().unwrap().contains("sent"), "{rec}");
+        let dest = destinations(&rec);
+        for (i, want) in [
+            "203.0.113.1:9001",
+            "203.0.113.2:9002",
+            "203.0.113.3:9003",
+            "[2001:db8::4]:9004",
+            "203.0.113.5:9005",
+            "203.0.113.6:9006",
+            "[2001:db8::7]:9007",
+            "203.0.113.8:9008",
+            "203.0.113.9:9009",
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(
+                dest.iter().any(|d| d == want),
+                "call {i} to {want} not recorded (egress {extra:?}): {dest:?}"
+            );
+        }
+        assert!(rec["network"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["decision"] == "denied"));
+    }
+}
+
+#[test]
+fn a_flood_of_harmless_events_cannot_push_out_what_matters() {
+    let env = env();
+    // Ten thousand and more opens, loopback connects and execs first; then a secret read, a remote attempt and
+    // an install.
+    let flood = r#"import os, socket, subprocess
+for i in range(21000):
+    open("/workspace/package.json").close() if i % 2 else open("/workspace/f%d" % i, "w").close()
+for i in range(10100):
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("/tmp/none%d" % i)
+    except OSError:
+        pass
+open("/workspace/.env", "w").write("K=v\n")
+open("/workspace/.env").read()
+try:
+    socket.socket().connect(("203.0.113.77", 443))
+except OSError:
+    pass
+subprocess.run(["pip3", "--quiet", "install", "--no-index", "nothing-here"], capture_output=True)
+"#;
+    let skill = env.skill(
+        "flood",
+        "Floods.\n\nRun `scripts/flood.py`.\n",
+        &[("scripts/flood.py", flood)],
+    );
+    let rec = env.run(&skill, &["--script", "scripts/flood.py", "--timeout", "120s"]);
+    let read: Vec<&str> = rec["files_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        read.contains(&"/workspace/.env"),
+        "the secret read was pushed out"
+    );
+    assert!(
+        destinations(&rec).iter().any(|d| d == "203.0.113.77:443"),
+        "the remote attempt was pushed out"
+    );
+    assert_eq!(rec["installs"][0]["manager"], "pip", "{}", rec["installs"]);
+    assert!(
+        rec["dropped"]["network"].as_u64().unwrap() > 0,
+        "{}",
+        rec["dropped"]
+    );
+    assert!(
+        rec["dropped"]["files_written"].as_u64().unwrap() > 0,
+        "{}",
+        rec["dropped"]
+    );
+    let verdict = rec["verdict"].to_string();
+    assert!(verdict.contains("not kept"), "{verdict}");
+    assert!(verdict.contains(".env"), "{verdict}");
+    assert!(verdict.contains("203.0.113.77"), "{verdict}");
+}
+
+#[test]
+fn installs_are_recognised_by_what_ran_not_by_a_pattern() {
+    let env = env();
+    let script = "pip3 --quiet install --no-index nothing-a || true\npython3 -m pip install --no-index nothing-b || true\necho pip install is just words\n";
+    let skill = env.skill(
+        "installer",
+        "Installs.\n\nRun `scripts/i.sh`.\n",
+        &[("scripts/i.sh", script)],
+    );
+    let rec = env.run(&skill, &["--script", "scripts/i.sh"]);
+    let installs = rec["installs"].as_array().unwrap();
+    assert_eq!(installs.len(), 2, "{installs:?}");
+    assert!(installs.iter().all(|i| i["manager"] == "pip"), "{installs:?}");
+}
+
+#[test]
+fn the_timeline_keeps_long_arguments_with_a_cut_mark_and_threads_exec_as_their_process() {
+    let env = env();
+    let hidden = format!("bash -c '{}echo hidden-command'", " ".repeat(20_000));
+    let huge = format!("/bin/true {}", "x".repeat(100_000));
+    let thread = r#"import os, threading
+def go():
+    os.execv("/bin/sh", ["/bin/sh", "-c", "exit 9"])
+threading.Thread(target=go).start()
+threading.Event().wait(5)
+"#;
+    let script = format!("{hidden}\n{huge}\npython3 /skill/scripts/t.py\n");
+    let skill = env.skill(
+        "timeline",
+        "Runs.\n\nRun `scripts/run.sh`.\n",
+        &[("scripts/run.sh", &script), ("scripts/t.py", thread)],
+    );
+    let rec = env.run(&skill, &["--script", "scripts/run.sh"]);
+    let timeline = rec["timeline"].as_array().unwrap();
+    // The hidden command is in the record whole.
+    assert!(
+        timeline
+            .iter()
+            .any(|e| e["argv"].to_string().contains("hidden-command")),
+        "{timeline:?}"
+    );
+    // The huge argument is cut with a mark, and the original size is given.
+    let cut = timeline
+        .iter()
+        .find(|e| e["path"] == "/bin/true" || e["path"] == "/usr/bin/true")
+        .unwrap();
+    assert!(cut["argv"][1]
+        .as_str()
+        .unwrap()
+        .contains("[airlock: cut, 100000 bytes in all]"));
+    assert!(cut["argv_bytes"].as_u64().unwrap() > 100_000);
+    // The exec from a thread belongs to the python process, with the exit code it really had.
+    let python = timeline
+        .iter()
+        .find(|e| e["argv"][1] == "/skill/scripts/t.py")
+        .unwrap();
+    let sh = timeline.iter().find(|e| e["argv"][2] == "exit 9").unwrap();
+    assert_eq!(sh["pid"], python["pid"], "{sh} {python}");
+    assert_eq!(sh["exit_code"], 9, "{sh}");
+}
