@@ -16,7 +16,7 @@ pub fn visible(text: &str, max: usize) -> String {
         }
         if c == '\t' {
             out.push(' ');
-        } else if c.is_control() || is_hidden_char(c) {
+        } else if airlock_types::display::hidden(c) {
             out.push_str(&format!("\\u{{{:04x}}}", c as u32));
         } else {
             out.push(c);

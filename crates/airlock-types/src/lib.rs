@@ -5,6 +5,7 @@
 //! [`RiskLevel`], [`Classification`] and recommended [`RunMode`]. Running a command in the sandbox yields a
 //! [`RunRecord`]. These types are what `--format json` prints, so their field names are a stable interface.
 
+pub mod display;
 pub mod observe;
 mod record;
 mod report;

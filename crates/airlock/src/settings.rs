@@ -32,15 +32,13 @@ pub fn color_stdout() -> airlock_scan::render::Color {
     }
 }
 
-/// Untrusted text made safe for a terminal: control characters shown as escapes.
+/// Untrusted text (a message, a diff, output) made safe for a terminal: lines kept, everything else a skill could use
+/// to move the cursor, change the terminal, reorder or hide text shown as visible escapes.
 pub fn escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' {
-                format!("\\u{{{:04x}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    airlock_types::display::block(text)
+}
+
+/// One untrusted field (a path, an argument, an address) on one line: newlines escaped too.
+pub fn field(text: &str) -> String {
+    airlock_types::display::line(text)
 }

@@ -10,7 +10,7 @@ use airlock_store::Store;
 use airlock_types::{NetDecision, SkillRun};
 
 use crate::exit;
-use crate::settings::{data_dir, escape};
+use crate::settings::{data_dir, escape, field};
 
 #[derive(Debug, Args)]
 pub struct StoreArgs {
@@ -69,9 +69,13 @@ pub struct ExportArgs {
     /// Write the changes as a patch that `git apply` accepts on the original target.
     #[arg(long, value_name = "FILE")]
     pub patch: Option<PathBuf>,
-    /// Print the captured output (stdout, then stderr) to stdout.
+    /// Print the captured output (stdout, then stderr) to stdout; to a terminal, control and invisible characters
+    /// are shown escaped (see --raw).
     #[arg(long)]
     pub output: bool,
+    /// With --output to a terminal, write the bytes as they were (escape sequences included).
+    #[arg(long, requires = "output")]
+    pub raw: bool,
     /// Write a sanitized bundle (.tar.gz): the skill at its pinned commit without links, a manifest of hashes,
     /// the risk report and the run record.
     #[arg(long, value_name = "FILE")]
@@ -119,8 +123,8 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
             r.id,
             r.mode,
             r.status,
-            escape(&r.started_at),
-            escape(&r.source)
+            field(&r.started_at),
+            field(&r.source)
         );
     }
     Ok(exit::OK)
@@ -140,10 +144,10 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             "run {}  status {}  source {}\n",
             run.run_id,
             airlock_types::wire_name(&run.status),
-            escape(&run.source.input)
+            field(&run.source.input)
         ));
         for v in &run.verdict {
-            out.push_str(&format!("- {}\n", escape(v)));
+            out.push_str(&format!("- {}\n", field(v)));
         }
     }
     if all || args.timeline {
@@ -153,7 +157,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
                 "  {:>6} ms  pid {:<4} {}  (exit {})\n",
                 e.t_ms,
                 e.pid,
-                escape(&e.argv.join(" ")),
+                command_line(&e.path, &e.argv),
                 e.exit_code.map_or("?".into(), |c| c.to_string())
             ));
         }
@@ -164,17 +168,17 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             out.push_str(&format!(
                 "  {:<9} {}\n",
                 airlock_types::wire_name(&c.kind),
-                escape(&c.path)
+                field(&c.path)
             ));
         }
         if args.files {
             out.push_str("\nfiles read:\n");
             for f in &run.files_read {
-                out.push_str(&format!("  {}\n", escape(&f.path)));
+                out.push_str(&format!("  {}\n", field(&f.path)));
             }
             out.push_str("\nfiles written:\n");
             for f in &run.files_written {
-                out.push_str(&format!("  {}\n", escape(&f.path)));
+                out.push_str(&format!("  {}\n", field(&f.path)));
             }
         }
     }
@@ -188,9 +192,9 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             out.push_str(&format!(
                 "  {:<8} {:<14} {}  {}\n",
                 airlock_types::wire_name(&n.decision),
-                escape(&n.protocol),
-                escape(&n.destination),
-                escape(&n.reason)
+                field(&n.protocol),
+                field(&n.destination),
+                field(&n.reason)
             ));
         }
     }
@@ -199,6 +203,28 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
     }
     print!("{out}");
     Ok(exit::OK)
+}
+
+/// An exec as shown: the program that really ran, then its arguments, each a field (so an argument with spaces or
+/// a newline cannot pass for several); the name it gave itself (`exec -a`) is shown only when it differs.
+fn command_line(path: &str, argv: &[String]) -> String {
+    let mut out = field(path);
+    if let Some(name) = argv.first().filter(|a| {
+        let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_owned();
+        base(a) != base(path)
+    }) {
+        out.push_str(&format!(" (as {})", field(name)));
+    }
+    for a in argv.iter().skip(1) {
+        let shown = field(a);
+        if shown.is_empty() || shown.contains(' ') || shown.contains('"') {
+            out.push_str(&format!(" \"{}\"", shown.replace('"', "\\\"")));
+        } else {
+            out.push(' ');
+            out.push_str(&shown);
+        }
+    }
+    out
 }
 
 fn patch_text(store: &Store, run: &SkillRun) -> anyhow::Result<String> {
@@ -230,8 +256,15 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
     }
     if args.output {
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(run.stdout.as_bytes())?;
-        stdout.write_all(run.stderr.as_bytes())?;
+        // To a terminal the output is made safe (no escape sequences reach it) unless --raw; to a file or a pipe
+        // it is written as it was.
+        if std::io::IsTerminal::is_terminal(&stdout) && !args.raw {
+            stdout.write_all(escape(&run.stdout).as_bytes())?;
+            stdout.write_all(escape(&run.stderr).as_bytes())?;
+        } else {
+            stdout.write_all(run.stdout.as_bytes())?;
+            stdout.write_all(run.stderr.as_bytes())?;
+        }
     }
     if let Some(file) = &args.bundle {
         bundle(&store, &run, file)?;
