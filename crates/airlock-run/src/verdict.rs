@@ -149,8 +149,16 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         .files_read
         .iter()
         .chain(&run.files_written)
-        .filter(|f| airlock_types::observe::credential_like(&f.path))
-        .map(|f| f.path.clone())
+        .filter(|f| {
+            airlock_types::observe::credential_like(&f.path)
+                || f.resolved
+                    .as_deref()
+                    .is_some_and(airlock_types::observe::credential_like)
+        })
+        .map(|f| match &f.resolved {
+            Some(r) => format!("{} (a link to {r})", f.path),
+            None => f.path.clone(),
+        })
         .collect();
     if !secrets.is_empty() {
         out.push(format!(

@@ -445,6 +445,60 @@ fn attempt_of(bytes: &[u8]) -> Option<Attempt> {
     ))
 }
 
+/// The path `path` (absolute, inside the sandbox of process `pid`) reaches when it holds symbolic links, resolved
+/// as the kernel would inside that sandbox (absolute targets from its root); `None` when no component is a link
+/// (the common case costs one `lstat` per component of the sandbox's view through `/proc/PID/root`).
+fn resolve_links(pid: u32, path: &str) -> Option<String> {
+    let root = format!("/proc/{pid}/root");
+    let mut todo: Vec<String> = path
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
+    todo.reverse();
+    let mut done: Vec<String> = Vec::new();
+    let (mut hops, mut linked) = (0, false);
+    while let Some(part) = todo.pop() {
+        match part.as_str() {
+            "." => continue,
+            ".." => {
+                done.pop();
+                continue;
+            }
+            _ => {}
+        }
+        let here = format!("{root}/{}/{part}", done.join("/"));
+        let Ok(meta) = std::fs::symlink_metadata(&here) else {
+            // Not there (yet): the rest is taken as written.
+            done.push(part);
+            done.extend(todo.drain(..).rev());
+            break;
+        };
+        if !meta.file_type().is_symlink() {
+            done.push(part);
+            continue;
+        }
+        hops += 1;
+        if hops > 40 {
+            return None;
+        }
+        linked = true;
+        let target = std::fs::read_link(&here).ok()?;
+        let target = target.to_string_lossy();
+        if target.starts_with('/') {
+            done.clear();
+        }
+        todo.extend(
+            target
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .rev()
+                .map(str::to_owned),
+        );
+    }
+    linked.then(|| format!("/{}", done.join("/")))
+}
+
 /// Size of `struct mmsghdr` on 64-bit Linux: a 56-byte msghdr and a 4-byte length, padded.
 const MMSGHDR_SIZE: u64 = 64;
 
@@ -629,17 +683,21 @@ pub fn record(
                         flags as i32 & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0;
                     let seen = if write { &mut seen_written } else { &mut seen_read };
                     if !seen.contains(&full) {
+                        // A read or write through a symbolic link counts as what it reached.
+                        let resolved = resolve_links(pid, &full);
+                        let judged = resolved.as_deref().unwrap_or(&full);
                         let important = if write {
-                            airlock_types::observe::startup_or_hook(&full)
-                                || airlock_types::observe::credential_like(&full)
+                            airlock_types::observe::startup_or_hook(judged)
+                                || airlock_types::observe::credential_like(judged)
                                 || !["/workspace/", "/tmp/", "/dev/", "/proc/"]
                                     .iter()
-                                    .any(|p| full.starts_with(p))
+                                    .any(|p| judged.starts_with(p))
                         } else {
-                            airlock_types::observe::credential_like(&full)
+                            airlock_types::observe::credential_like(judged)
                         };
                         let access = FileAccess {
                             path: full.clone(),
+                            resolved,
                             pid: nspid,
                             t_ms,
                         };

@@ -73,7 +73,11 @@ pub struct ExecEvent {
 /// A file opened in the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileAccess {
+    /// The path as asked for.
     pub path: String,
+    /// What the path reached, when it differs (through a symbolic link), inside the sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
     pub pid: i32,
     pub t_ms: u64,
 }

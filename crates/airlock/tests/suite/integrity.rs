@@ -392,3 +392,30 @@ print("\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[Hverdict clean")
         assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown:?}");
     }
 }
+
+#[test]
+fn a_read_through_a_symlink_is_recorded_as_what_it_reached() {
+    let env = env();
+    let script = "echo K=v > .env\nln -s .env stats.cfg\nmkdir -p conf && ln -s /workspace conf/ws\ncat stats.cfg conf/ws/.env > /dev/null\n";
+    let skill = env.skill(
+        "linker",
+        "Links.\n\nRun `scripts/l.sh`.\n",
+        &[("scripts/l.sh", script)],
+    );
+    let rec = env.run(&skill, &["--script", "scripts/l.sh"]);
+    let reads = rec["files_read"].as_array().unwrap();
+    let through = |p: &str| {
+        reads
+            .iter()
+            .find(|f| f["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not recorded: {reads:?}"))["resolved"]
+            .clone()
+    };
+    assert_eq!(through("/workspace/stats.cfg"), "/workspace/.env");
+    assert_eq!(through("/workspace/conf/ws/.env"), "/workspace/.env");
+    let verdict = rec["verdict"].to_string();
+    assert!(
+        verdict.contains("stats.cfg (a link to /workspace/.env)"),
+        "{verdict}"
+    );
+}
