@@ -3,7 +3,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use airlock_sandbox::{Config, Mount};
 use airlock_scan::plan;
@@ -11,7 +12,9 @@ use airlock_store::Store;
 use airlock_types::{Artifact, ChangeKind, EventSink, ScanReport, SkillRun, StepResult};
 
 use crate::target::{copy_tree, Target};
-use crate::{escape_input, Invocation, RunError, RunEvent, RunRequest, SKILL_DIR, WORKSPACE};
+use airlock_types::display::line as escape_input;
+
+use crate::{Invocation, OnEvent, RunError, RunEvent, RunRequest, SKILL_DIR, WORKSPACE};
 
 /// Refuses, before anything is stored, a sandbox run that cannot start: a script outside the skill or missing, an
 /// empty agent command, or nothing to run at all.
@@ -134,7 +137,7 @@ pub(crate) fn sandbox_run(
     target: &Target,
     store: &Store,
     record: &mut SkillRun,
-    on_event: &(dyn Fn(RunEvent) + Send + Sync),
+    on_event: &OnEvent,
 ) -> Result<(), RunError> {
     let skill_name = record
         .plan
@@ -245,28 +248,17 @@ pub(crate) fn sandbox_run(
     };
     config.egress = egress;
     record.command = config.command.clone();
-    // The recorder's threads need a sink they own: events cross a channel to a thread of this call, which hands
-    // them to `on_event` until the sandbox is done.
-    let (tx, rx) = std::sync::mpsc::channel::<airlock_types::LiveEvent>();
-    config.events = Some(EventSink::new(move |e| {
-        let _ = tx.send(e);
+    // The recorder's and the proxy's threads report straight to the caller, until the sandbox is done (an attempt
+    // the proxy records late is in the record, not in the live events).
+    let done = Arc::new(AtomicBool::new(false));
+    let (forward, gate) = (on_event.clone(), done.clone());
+    config.events = Some(EventSink::new(move |event| {
+        if !gate.load(Ordering::Relaxed) {
+            forward(RunEvent::Sandbox { event });
+        }
     }));
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let done = &done;
-    let result = std::thread::scope(|scope| {
-        scope.spawn(move || loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(event) => on_event(RunEvent::Sandbox { event }),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-                    if !done.load(std::sync::atomic::Ordering::Relaxed) => {}
-                Err(_) => break,
-            }
-        });
-        let result = airlock_sandbox::run(&config, request.helper.clone());
-        config.events = None;
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        result
-    });
+    let result = airlock_sandbox::run(&config, request.helper.clone());
+    done.store(true, Ordering::Relaxed);
     finish(result?, step_commands, target, &scratch, store, record)
 }
 

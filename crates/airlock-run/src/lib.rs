@@ -84,14 +84,10 @@ impl ImportSettings {
     /// Parses a source as these settings read it (GitHub URLs against `github_base`).
     pub fn parse(&self, input: &str) -> Result<SourceSpec, RunError> {
         SourceSpec::parse_with_github_base(input, &self.github_base).map_err(|source| RunError::Import {
-            input: escape_input(input),
+            input: airlock_types::display::line(input),
             source,
         })
     }
-}
-
-fn escape_input(input: &str) -> String {
-    input.chars().flat_map(char::escape_debug).collect::<String>()
 }
 
 /// A skill imported and staged, with the name its folder had where it came from.
@@ -213,6 +209,10 @@ pub enum RunEvent {
     Sandbox { event: LiveEvent },
 }
 
+/// Where a run reports its progress: called from the run's thread for phases and from the recorder's and the
+/// egress proxy's threads for sandbox events, so it must be quick.
+pub type OnEvent = Arc<dyn Fn(RunEvent) + Send + Sync>;
+
 /// What a finished run produced: the stored record and the scan it was based on.
 pub struct Outcome {
     pub record: SkillRun,
@@ -238,13 +238,12 @@ fn expiry(retention: Duration) -> i64 {
     airlock_store::now_unix().saturating_add(i64::try_from(retention.as_secs()).unwrap_or(i64::MAX / 2))
 }
 
-/// Carries out one run and stores it. `on_event` is called from this thread for phases and from the recorder's
-/// threads for sandbox events; it must be quick.
+/// Carries out one run and stores it, reporting progress to `on_event`.
 pub fn execute(
     request: &RunRequest,
     settings: &ImportSettings,
     store: &mut Store,
-    on_event: &(dyn Fn(RunEvent) + Send + Sync),
+    on_event: &OnEvent,
 ) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
     let phase = |phase: Phase, message: String| {

@@ -58,7 +58,7 @@ pub fn prepare(target: &str, settings: &ImportSettings) -> Result<Target, RunErr
         ("blank", SourceSpec::Folder(dir))
     } else {
         let spec = SourceSpec::parse_with_github_base(target, &settings.github_base)
-            .map_err(|e| RunError::Usage(format!("target {}: {e}", crate::escape_input(target))))?;
+            .map_err(|e| RunError::Usage(format!("target {}: {e}", airlock_types::display::line(target))))?;
         match &spec {
             SourceSpec::Folder(_) => ("path", spec),
             SourceSpec::GitHub(_) | SourceSpec::Git { .. } => ("git", spec),
@@ -70,7 +70,7 @@ pub fn prepare(target: &str, settings: &ImportSettings) -> Result<Target, RunErr
         }
     };
     let staged = airlock_source::import(&spec, &settings.options()).map_err(|source| RunError::Import {
-        input: format!("the target {}", crate::escape_input(target)),
+        input: format!("the target {}", airlock_types::display::line(target)),
         source,
     })?;
     Ok(Target {

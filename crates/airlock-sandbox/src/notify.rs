@@ -319,7 +319,7 @@ fn egress_connect(
 }
 
 /// A copy of descriptor `fd` of process `pid` (the same open socket).
-fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
+pub(crate) fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
     // SAFETY: plain syscalls with integer arguments; each result is checked before use.
     unsafe {
         let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
@@ -445,11 +445,62 @@ fn attempt_of(bytes: &[u8]) -> Option<Attempt> {
     ))
 }
 
-/// The path `path` (absolute, inside the sandbox of process `pid`) reaches when it holds symbolic links, resolved
-/// as the kernel would inside that sandbox (absolute targets from its root); `None` when no component is a link
-/// (the common case costs one `lstat` per component of the sandbox's view through `/proc/PID/root`).
-fn resolve_links(pid: u32, path: &str) -> Option<String> {
-    let root = format!("/proc/{pid}/root");
+/// The sandbox's root directory, as seen through `/proc/PID/root` of one of its processes (they all share it: the
+/// root is built before the command starts and `chroot` is denied).
+fn sandbox_root(pid: u32) -> Option<OwnedFd> {
+    nix::fcntl::open(
+        format!("/proc/{pid}/root").as_str(),
+        nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .ok()
+}
+
+/// Whether `path` (absolute, inside the sandbox) goes through a symbolic link: one `openat2` that refuses links,
+/// resolved in the sandbox's root. A path that does not exist has no link before its missing part.
+fn has_links(root: &OwnedFd, path: &str) -> bool {
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    const RESOLVE_IN_ROOT: u64 = 0x10;
+    let Ok(c_path) = std::ffi::CString::new(path) else {
+        return false;
+    };
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: a valid directory descriptor, a NUL-terminated path and an open_how of the kernel's layout and size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            c_path.as_ptr(),
+            &how,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: the descriptor was just opened and is closed once.
+        unsafe { libc::close(fd as i32) };
+        return false;
+    }
+    std::io::Error::last_os_error().raw_os_error() == Some(libc::ELOOP)
+}
+
+/// The path `path` (absolute, inside the sandbox) reaches when it goes through symbolic links, resolved as the kernel
+/// would inside the sandbox (absolute targets from its root); `None` when no component is a link, which costs one
+/// `openat2` ([`has_links`]). Only a path with links is walked component by component.
+fn resolve_links(root: &OwnedFd, path: &str) -> Option<String> {
+    if !has_links(root, path) {
+        return None;
+    }
     let mut todo: Vec<String> = path
         .split('/')
         .filter(|c| !c.is_empty())
@@ -457,7 +508,7 @@ fn resolve_links(pid: u32, path: &str) -> Option<String> {
         .collect();
     todo.reverse();
     let mut done: Vec<String> = Vec::new();
-    let (mut hops, mut linked) = (0, false);
+    let mut hops = 0;
     while let Some(part) = todo.pop() {
         match part.as_str() {
             "." => continue,
@@ -467,14 +518,20 @@ fn resolve_links(pid: u32, path: &str) -> Option<String> {
             }
             _ => {}
         }
-        let here = format!("{root}/{}/{part}", done.join("/"));
-        let Ok(meta) = std::fs::symlink_metadata(&here) else {
+        // Relative to the root descriptor, through components already known not to be links.
+        let here = if done.is_empty() {
+            part.clone()
+        } else {
+            format!("{}/{part}", done.join("/"))
+        };
+        let Ok(stat) = nix::sys::stat::fstatat(root, here.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+        else {
             // Not there (yet): the rest is taken as written.
             done.push(part);
             done.extend(todo.drain(..).rev());
             break;
         };
-        if !meta.file_type().is_symlink() {
+        if stat.st_mode & libc::S_IFMT != libc::S_IFLNK {
             done.push(part);
             continue;
         }
@@ -482,8 +539,7 @@ fn resolve_links(pid: u32, path: &str) -> Option<String> {
         if hops > 40 {
             return None;
         }
-        linked = true;
-        let target = std::fs::read_link(&here).ok()?;
+        let target = nix::fcntl::readlinkat(root, here.as_str()).ok()?;
         let target = target.to_string_lossy();
         if target.starts_with('/') {
             done.clear();
@@ -496,7 +552,7 @@ fn resolve_links(pid: u32, path: &str) -> Option<String> {
                 .map(str::to_owned),
         );
     }
-    linked.then(|| format!("/{}", done.join("/")))
+    Some(format!("/{}", done.join("/")))
 }
 
 /// Size of `struct mmsghdr` on 64-bit Linux: a 56-byte msghdr and a 4-byte length, padded.
@@ -579,6 +635,7 @@ pub fn record(
     };
     let mut reader = Reader { mem: HashMap::new() };
     let mut last_exec: HashMap<i32, usize> = HashMap::new();
+    let mut root: Option<OwnedFd> = None;
     let mut seen_read = BTreeSet::new();
     let mut seen_written = BTreeSet::new();
     loop {
@@ -684,7 +741,10 @@ pub fn record(
                     let seen = if write { &mut seen_written } else { &mut seen_read };
                     if !seen.contains(&full) {
                         // A read or write through a symbolic link counts as what it reached.
-                        let resolved = resolve_links(pid, &full);
+                        if root.is_none() {
+                            root = sandbox_root(pid);
+                        }
+                        let resolved = root.as_ref().and_then(|r| resolve_links(r, &full));
                         let judged = resolved.as_deref().unwrap_or(&full);
                         let important = if write {
                             airlock_types::observe::startup_or_hook(judged)

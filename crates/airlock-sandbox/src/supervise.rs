@@ -215,30 +215,14 @@ fn start(
 
 /// Takes the recorder's listener (descriptor `fd` of the command, init's only child) with `pidfd_getfd`.
 fn take_listener(init: i32, fd: i32) -> Result<OwnedFd, SandboxError> {
-    use std::os::fd::FromRawFd;
     let children = fs_err::read_to_string(format!("/proc/{init}/task/{init}/children"))?;
-    let command: i32 = children
+    let command: u32 = children
         .split_whitespace()
         .next()
         .and_then(|p| p.parse().ok())
         .ok_or_else(|| setup("the sandbox's command process is gone"))?;
-    // SAFETY: plain syscalls with integer arguments; each result is checked before use, and each new descriptor
-    // is owned once.
-    unsafe {
-        let pidfd = libc::syscall(libc::SYS_pidfd_open, command, 0) as i32;
-        if pidfd < 0 {
-            return Err(setup(format!("pidfd_open: {}", std::io::Error::last_os_error())));
-        }
-        let pidfd = OwnedFd::from_raw_fd(pidfd);
-        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) as i32;
-        if got < 0 {
-            return Err(setup(format!(
-                "take the recorder's listener: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        Ok(OwnedFd::from_raw_fd(got))
-    }
+    crate::notify::get_fd(command, fd)
+        .ok_or_else(|| setup("could not take the recorder's listener from the command (pidfd_getfd)"))
 }
 
 /// Runs one command in a fresh sandbox and returns what happened. `helper` is the executable that calls
@@ -311,16 +295,10 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         if s.child.try_wait()?.is_some() {
             break;
         }
-        if config.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
-            cancelled = true;
-            let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
-            let _ = s.child.kill();
-            let _ = s.child.wait();
-            break;
-        }
+        cancelled = config.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         let now = Instant::now();
-        if now >= deadline {
-            timed_out = true;
+        timed_out = now >= deadline;
+        if cancelled || timed_out {
             let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
             let _ = s.child.kill();
             let _ = s.child.wait();

@@ -97,11 +97,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     // Phases on a terminal's stderr, so a long run shows where it is; the record is printed at the end.
     let progress = std::io::stderr().is_terminal() && !args.source.json;
-    let on_event = move |event: RunEvent| {
+    let on_event: airlock_run::OnEvent = std::sync::Arc::new(move |event: RunEvent| {
         if let (true, RunEvent::Phase { phase, message, .. }) = (progress, event) {
             eprintln!("  {:<12} {}", airlock_types::wire_name(&phase), escape(&message));
         }
-    };
+    });
     let outcome = airlock_run::execute(&request, &settings, &mut store, &on_event)?;
     if args.source.json {
         println!("{}", serde_json::to_string_pretty(&outcome.record)?);

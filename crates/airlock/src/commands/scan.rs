@@ -72,17 +72,20 @@ impl SourceArgs {
 }
 
 /// Imports the source named by the arguments.
-pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>)> {
+fn imported(args: &SourceArgs) -> anyhow::Result<airlock_run::Imported> {
     let settings = args.import_settings()?;
-    let imported = airlock_run::import(&settings.parse(&args.source)?, &settings)?;
+    Ok(airlock_run::import(&settings.parse(&args.source)?, &settings)?)
+}
+
+/// Imports the source named by the arguments: the staged tree and the name its folder had.
+pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>)> {
+    let imported = imported(args)?;
     Ok((imported.staged, imported.folder_name))
 }
 
 /// Imports and scans.
 pub fn run_scan(args: &SourceArgs) -> anyhow::Result<ScanReport> {
-    let settings = args.import_settings()?;
-    let imported = airlock_run::import(&settings.parse(&args.source)?, &settings)?;
-    Ok(imported.scan()?)
+    Ok(imported(args)?.scan()?)
 }
 
 pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {

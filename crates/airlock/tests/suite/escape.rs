@@ -4,19 +4,15 @@
 
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::util::as_nobody;
+
 struct Sandbox {
     tmp: tempfile::TempDir,
     workspace: PathBuf,
-}
-
-/// Whether to run the binary as `nobody` (set by the unprivileged pass of `scripts/test`).
-fn as_nobody() -> bool {
-    std::env::var_os("AIRLOCK_TEST_AS_NOBODY").is_some()
 }
 
 fn sandbox() -> Sandbox {
@@ -43,18 +39,7 @@ fn sandbox() -> Sandbox {
 
 impl Sandbox {
     fn exec(&self, extra: &[&str], script: &str) -> (i32, Value) {
-        let bin = if as_nobody() {
-            super::util::nobody_bin()
-        } else {
-            env!("CARGO_BIN_EXE_airlock").to_owned()
-        };
-        let mut cmd = if as_nobody() {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", &bin]);
-            c
-        } else {
-            Command::new(bin)
-        };
+        let mut cmd = super::util::airlock_command();
         cmd.arg("exec")
             .arg("--json")
             .arg("--rw")

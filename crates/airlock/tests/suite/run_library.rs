@@ -48,7 +48,7 @@ fn a_library_run_reports_each_phase_and_what_the_sandbox_did_while_it_ran() {
         &request(&settings, &skill, Invocation::Plan),
         &settings,
         &mut store,
-        &move |e| sink.lock().unwrap().push(e),
+        &(Arc::new(move |e| sink.lock().unwrap().push(e)) as airlock_run::OnEvent),
     )
     .unwrap();
     assert_eq!(outcome.record.status, RunStatus::Succeeded);
@@ -73,30 +73,13 @@ fn a_library_run_reports_each_phase_and_what_the_sandbox_did_while_it_ran() {
         ]
     );
     // Sandbox events arrive between `running` and `collecting`, and agree with the stored record.
-    let running = events
-        .iter()
-        .position(|e| {
-            matches!(
-                e,
-                RunEvent::Phase {
-                    phase: Phase::Running,
-                    ..
-                }
-            )
-        })
-        .unwrap();
-    let collecting = events
-        .iter()
-        .position(|e| {
-            matches!(
-                e,
-                RunEvent::Phase {
-                    phase: Phase::Collecting,
-                    ..
-                }
-            )
-        })
-        .unwrap();
+    let at = |wanted: Phase| {
+        events
+            .iter()
+            .position(|e| matches!(e, RunEvent::Phase { phase, .. } if *phase == wanted))
+            .unwrap()
+    };
+    let (running, collecting) = (at(Phase::Running), at(Phase::Collecting));
     let live: Vec<&LiveEvent> = events[running..collecting]
         .iter()
         .filter_map(|e| match e {
@@ -143,7 +126,7 @@ fn a_library_run_can_be_cancelled_and_is_recorded_as_killed() {
     req.cancel = Some(cancel.clone());
     let flag = cancel.clone();
     // Cancel as soon as the sleep starts.
-    let on_event = move |e: RunEvent| {
+    let on_event: airlock_run::OnEvent = Arc::new(move |e: RunEvent| {
         if let RunEvent::Sandbox {
             event: LiveEvent::Exec(x),
         } = e
@@ -152,7 +135,7 @@ fn a_library_run_can_be_cancelled_and_is_recorded_as_killed() {
                 flag.store(true, std::sync::atomic::Ordering::Relaxed);
             }
         }
-    };
+    });
     let started = std::time::Instant::now();
     let outcome = airlock_run::execute(&req, &settings, &mut store, &on_event).unwrap();
     assert_eq!(outcome.record.status, RunStatus::Killed);

@@ -102,8 +102,20 @@ pub fn changes(record: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The `airlock` binary the tests run as `nobody`: a copy that user can reach (`AIRLOCK_TEST_BIN`, made by
-/// `scripts/test` in its own temporary folder), else the one cargo built.
-pub fn nobody_bin() -> String {
-    std::env::var("AIRLOCK_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_airlock").to_owned())
+/// Whether to run the binary as `nobody` (set by the unprivileged pass of `scripts/test`).
+pub fn as_nobody() -> bool {
+    std::env::var_os("AIRLOCK_TEST_AS_NOBODY").is_some()
+}
+
+/// A command that starts `airlock` as the user the test pass runs it as: itself, or `nobody` (through `setpriv`)
+/// on a copy of the binary that user can reach (`AIRLOCK_TEST_BIN`, made by `scripts/test` in its own temporary
+/// folder).
+pub fn airlock_command() -> Command {
+    if !as_nobody() {
+        return Command::new(env!("CARGO_BIN_EXE_airlock"));
+    }
+    let bin = std::env::var("AIRLOCK_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_airlock").to_owned());
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", &bin]);
+    c
 }
