@@ -113,6 +113,9 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     if let Some(lang) = language_of(rel) {
         return (FileKind::Script, Some(lang));
     }
+    if matches!(name, "Makefile" | "makefile" | "GNUmakefile") || name.ends_with(".mk") {
+        return (FileKind::Script, Some("make"));
+    }
     if head.starts_with(b"#!") {
         return (FileKind::Script, language_of_shebang(head));
     }

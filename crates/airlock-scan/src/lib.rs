@@ -9,6 +9,7 @@
 //! classification, risk level and recommended mode, and [`render`] prints text and SARIF.
 
 pub mod code;
+pub mod follow;
 pub mod inventory;
 pub mod markdown;
 pub mod plan;
@@ -53,7 +54,47 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
     } else {
         input.tree_root.join(input.subpath)
     };
-    let inventory = inventory::build(input.tree_root, input.subpath)?;
+    let mut inventory = inventory::build(input.tree_root, input.subpath)?;
+    // A file the skill's commands run is code, whatever its name says.
+    let mut run_as_code = Vec::new();
+    for run in follow::executed(&inventory, input.tree_root) {
+        let Some(entry) = inventory.files.iter_mut().find(|f| f.path == run.file) else {
+            continue;
+        };
+        if matches!(
+            entry.kind,
+            airlock_types::FileKind::Markdown
+                | airlock_types::FileKind::Asset
+                | airlock_types::FileKind::Other
+        ) {
+            let named = if entry.kind == airlock_types::FileKind::Other {
+                "a file"
+            } else {
+                "a file named as data or documentation"
+            };
+            run_as_code.push(Finding {
+                rule: "file/run-as-code".to_owned(),
+                severity: if entry.kind == airlock_types::FileKind::Other {
+                    Severity::Low
+                } else {
+                    Severity::Medium
+                },
+                file: run.file.clone(),
+                line: 0,
+                evidence: text::visible(&format!("{}:{}", run.by, run.line), 160),
+                message: format!(
+                    "{}:{} runs {named} with `{}`; it is scanned as {} code.",
+                    text::visible(&run.by, 120),
+                    run.line,
+                    run.runner,
+                    run.language
+                ),
+                context: FindingContext::File,
+            });
+            entry.kind = airlock_types::FileKind::Script;
+            entry.language = Some(run.language.to_owned());
+        }
+    }
     // Files are independent: scan them on every core, then merge in inventory order.
     let per_file: Vec<Result<(Vec<Finding>, verdict::Facts), ScanError>> = inventory
         .files
@@ -65,7 +106,7 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
             Ok((found, facts))
         })
         .collect();
-    let mut findings = Vec::new();
+    let mut findings = run_as_code;
     let mut facts = verdict::Facts::default();
     for result in per_file {
         let (found, file_facts) = result?;

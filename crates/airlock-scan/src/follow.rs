@@ -1,0 +1,212 @@
+//! Files the skill's own commands run. An instruction such as `make -f references/style.txt` or `bash notes.md`
+//! turns a file into a program whatever its name says, so such a file is scanned as code in the language of what
+//! runs it. Commands are read where an agent would take them from: SKILL.md's and other markdown files' code blocks
+//! and inline code, and the lines of shell scripts the skill ships.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use airlock_types::{FileKind, Inventory};
+
+use crate::markdown::{segments, Segment};
+
+/// Only this much of each file is read for commands.
+const MAX_READ: u64 = 1 << 20;
+
+/// A program (or shell `source`) followed by the path of the file it runs.
+static RUNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?x)
+        (?:^|[\s;&|(`])(?:sudo\s+)?(?:env\s+)?
+        (?:
+            (?P<make>g?make)(?:\s+-[^\s]*)*?\s+(?:-f\s*|--file[=\s]\s*|--makefile[=\s]\s*)
+          | (?P<prog>python(?:3(?:\.\d+)?)?|bash|sh|zsh|dash|ksh|source|\.|node|bun|deno\s+run|tsx|npx\s+tsx|perl|ruby)
+            (?:\s+-[a-zA-Z-]+)*\s+
+        )
+        ["']?(?P<path>[^\s"';|&)`<>]+)
+        "#,
+    )
+    .ok()
+});
+
+/// One file that a command of the skill runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Executed {
+    /// The file run, as an inventory path.
+    pub file: String,
+    /// Where the command is: file and line.
+    pub by: String,
+    pub line: u32,
+    /// What runs it (`make`, `python3`, `bash`, `source`, ...).
+    pub runner: String,
+    /// The language it is scanned as.
+    pub language: &'static str,
+}
+
+fn language_of_runner(runner: &str) -> &'static str {
+    match runner {
+        "make" | "gmake" => "make",
+        r if r.starts_with("python") => "python",
+        "node" | "bun" | "tsx" | "npx tsx" | "deno run" => "javascript",
+        "perl" => "perl",
+        "ruby" => "ruby",
+        _ => "shell",
+    }
+}
+
+/// Every file of the inventory that a command in the skill's instructions or shell scripts runs.
+pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
+    let mut out = Vec::new();
+    for entry in &inventory.files {
+        let shell_script = entry.kind == FileKind::Script && entry.language.as_deref() == Some("shell");
+        let markdown = matches!(entry.kind, FileKind::SkillMd | FileKind::Markdown);
+        if !shell_script && !markdown {
+            continue;
+        }
+        let Ok(file) = fs_err::File::open(tree_root.join(&entry.path)) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        if std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).is_err() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let mut found = |line: u32, command: &str| {
+            for (runner, path) in commands(command) {
+                if let Some(file) = resolve(inventory, &entry.path, &path) {
+                    if file != entry.path {
+                        out.push(Executed {
+                            language: language_of_runner(&runner),
+                            file,
+                            by: entry.path.clone(),
+                            line,
+                            runner,
+                        });
+                    }
+                }
+            }
+        };
+        if shell_script {
+            for (i, l) in text.lines().enumerate() {
+                found(u32::try_from(i + 1).unwrap_or(u32::MAX), l);
+            }
+            continue;
+        }
+        for segment in segments(&text, 1) {
+            match segment {
+                Segment::Code { line, text, .. } => {
+                    for (i, l) in text.lines().enumerate() {
+                        found(line + u32::try_from(i).unwrap_or(0), l);
+                    }
+                }
+                Segment::Prose {
+                    line,
+                    text,
+                    inline_code,
+                } => {
+                    for (start, end) in inline_code {
+                        if let Some(code) = text.get(start..end) {
+                            found(line, code.trim_matches('`'));
+                        }
+                    }
+                }
+                Segment::HtmlComment { .. } => {}
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.file, &a.by, a.line).cmp(&(&b.file, &b.by, b.line)));
+    out.dedup_by(|a, b| a.file == b.file);
+    out
+}
+
+/// The (runner, path) pairs a command line names.
+fn commands(line: &str) -> Vec<(String, String)> {
+    let Some(re) = RUNS.as_ref() else {
+        return Vec::new();
+    };
+    re.captures_iter(line)
+        .filter_map(|c| {
+            let runner = c.name("make").or_else(|| c.name("prog"))?.as_str();
+            let runner = runner.split_whitespace().collect::<Vec<_>>().join(" ");
+            Some((runner, c.name("path")?.as_str().to_owned()))
+        })
+        .collect()
+}
+
+/// The inventory path a command's path argument names, looked up from the commanding file's folder first, then as
+/// a path anywhere in the tree (skills name their files from the skill's folder, often behind a variable such as
+/// `${CLAUDE_SKILL_DIR}/` or `{baseDir}/`).
+fn resolve(inventory: &Inventory, by: &str, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path
+        .split('/')
+        .skip_while(|p| p.contains(['$', '{', '}', '~']) || p.is_empty())
+        .collect();
+    if parts.is_empty() || parts.iter().any(|p| p.contains(['$', '{', '}', '*'])) {
+        return None;
+    }
+    let dir = by.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut joined: Vec<&str> = if dir.is_empty() {
+        Vec::new()
+    } else {
+        dir.split('/').collect()
+    };
+    for p in &parts {
+        match *p {
+            "." => {}
+            ".." => {
+                joined.pop();
+            }
+            p => joined.push(p),
+        }
+    }
+    let near = joined.join("/");
+    let tail: Vec<&str> = parts
+        .iter()
+        .copied()
+        .filter(|p| *p != "." && *p != "..")
+        .collect();
+    let tail = tail.join("/");
+    if tail.is_empty() {
+        return None;
+    }
+    let suffix = format!("/{tail}");
+    let common = |p: &str| p.bytes().zip(by.bytes()).take_while(|(a, b)| a == b).count();
+    inventory
+        .files
+        .iter()
+        .filter(|f| f.path == near)
+        .chain(
+            inventory
+                .files
+                .iter()
+                .filter(|f| f.path == tail || f.path.ends_with(&suffix))
+                .max_by_key(|f| common(&f.path)),
+        )
+        .map(|f| f.path.clone())
+        .next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_what_commands_run() {
+        let got = |l: &str| commands(l);
+        assert_eq!(
+            got("make -s -f references/style.txt all"),
+            vec![("make".into(), "references/style.txt".into())]
+        );
+        assert_eq!(got("python3 -u scripts/x.py a b")[0].1, "scripts/x.py");
+        assert_eq!(
+            got("cd x && bash ./setup.md")[0],
+            ("bash".into(), "./setup.md".into())
+        );
+        assert_eq!(got("source \"$DIR/env.cfg\"")[0].1, "$DIR/env.cfg");
+        assert_eq!(got(". notes/rc.txt")[0], (".".into(), "notes/rc.txt".into()));
+        assert_eq!(got("npx tsx tools/a.data")[0].0, "npx tsx");
+        assert!(got("Remember to use make for this.").is_empty());
+    }
+}
