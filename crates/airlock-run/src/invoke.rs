@@ -310,6 +310,7 @@ fn finish(
     let kept = scratch.path().join("changes").join("0");
     let (patch, skipped) = crate::patch::unified(&target.root, &kept, &record.changes)?;
     record.patch_skipped = skipped;
+    record.review = crate::patch::review(&target.root, &kept, &record.changes);
     if !patch.is_empty() {
         let (sha, size) = store.put_bytes(patch.as_bytes())?;
         record.artifacts.push(Artifact {

@@ -309,6 +309,7 @@ pub fn execute(
         record.status_reason = Some(e.to_string());
     }
     record.duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    record.observed = verdict::observe(&report, &record);
     record.verdict = verdict::verdict(&report, &record);
     store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;
     record.finished_at = Some(airlock_types::now_rfc3339());
@@ -341,6 +342,8 @@ fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
         files_written: Vec::new(),
         changes: Vec::new(),
         patch_skipped: Vec::new(),
+        review: Vec::new(),
+        observed: airlock_types::Observed::default(),
         network: Vec::new(),
         installs: Vec::new(),
         plan: None,

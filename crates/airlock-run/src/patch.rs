@@ -1,110 +1,362 @@
-//! The run's changes as a git-style unified diff that `git apply` accepts on the original target: text files with
-//! modes, new and deleted files, symbolic links as git writes them. Binary files are left out and listed.
+//! The run's changes as a git-style unified diff that `git apply` accepts on the original target, and the changes
+//! a person should look at before applying it.
+//!
+//! The patch always applies: text files with modes, new and deleted files and symbolic links are written as git
+//! writes them (a file turned into a link, or a folder into a file, as a deletion and an addition); binary files,
+//! files too large to diff, and paths git refuses to check out (`.git` in any case or with trailing dots or spaces,
+//! `git~1`, characters that need quoting) are left out, each with its reason. The work is bounded: a side larger
+//! than [`MAX_FILE_BYTES`] or [`MAX_FILE_LINES`] is not diffed, and the line diff stops looking for the shortest edit
+//! script at a deadline (the patch stays correct, only less minimal).
 
 use std::fmt::Write as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use airlock_types::{Change, ChangeKind};
+use airlock_types::{Change, ChangeKind, PatchSkip, ReviewItem};
 
-/// (content, git mode) of a file as the patch sees it; `None` when it is binary.
-fn read(path: &Path) -> std::io::Result<Option<(String, &'static str)>> {
-    let meta = fs_err::symlink_metadata(path)?;
+/// A file larger than this (before or after) is left out of the patch; its copy is still an artifact of the run.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// A file with more lines than this (before or after) is left out of the patch.
+pub const MAX_FILE_LINES: usize = 100_000;
+/// Bytes of text the whole patch diffs at most; changes beyond are left out with a note.
+pub const MAX_TOTAL_BYTES: u64 = 64 << 20;
+/// Time the line diff of one file may spend looking for the smallest diff.
+const DIFF_DEADLINE: Duration = Duration::from_secs(2);
+/// Time all the line diffs of a patch may spend looking for the smallest diffs.
+const TOTAL_DEADLINE: Duration = Duration::from_secs(10);
+
+/// One side of a change as the patch sees it.
+enum Side {
+    Missing,
+    Text { text: String, mode: &'static str },
+    Left(String),
+}
+
+fn read(path: &Path) -> std::io::Result<Side> {
+    let meta = match fs_err::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Side::Missing),
+        Err(e) => return Err(e),
+    };
     if meta.file_type().is_symlink() {
         let target = fs_err::read_link(path)?;
-        return Ok(target.to_str().map(|t| (t.to_owned(), "120000")));
+        return Ok(match target.to_str() {
+            Some(t) if !t.contains('\n') => Side::Text {
+                text: t.to_owned(),
+                mode: "120000",
+            },
+            _ => Side::Left("a link whose target is not one line of text".into()),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Ok(Side::Left(format!(
+            "too large to diff ({} bytes, the limit is {MAX_FILE_BYTES}); the file is kept as an artifact",
+            meta.len()
+        )));
     }
     let bytes = fs_err::read(path)?;
     if bytes.contains(&0) {
-        return Ok(None);
+        return Ok(Side::Left("binary".into()));
+    }
+    let lines = bytecount(&bytes);
+    if lines > MAX_FILE_LINES {
+        return Ok(Side::Left(format!(
+            "too many lines to diff ({lines}, the limit is {MAX_FILE_LINES}); the file is kept as an artifact"
+        )));
     }
     let mode = if meta.permissions().mode() & 0o111 != 0 {
         "100755"
     } else {
         "100644"
     };
-    Ok(String::from_utf8(bytes).ok().map(|s| (s, mode)))
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => Side::Text { text, mode },
+        Err(_) => Side::Left("binary (not UTF-8)".into()),
+    })
 }
 
-/// Whether a path written by the sandbox can appear in a patch as is: no control characters, quotes or backslashes
-/// (which would need git's quoting and could forge header lines), nothing absolute, no `..`, nothing in `.git`.
-fn safe_path(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.chars().any(|c| c.is_control() || c == '"' || c == '\\')
-        && path
-            .split('/')
-            .all(|part| !part.is_empty() && part != ".." && part != "." && part != ".git")
+fn bytecount(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
 }
 
-/// Builds the patch from the original tree (`lower`) and the copies of changed files (`kept`).
-pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result<(String, Vec<String>)> {
+/// Why git would refuse a path from a patch or a checkout, if it would: `.git` as a component in any case, with
+/// trailing dots or spaces, or with characters HFS+ ignores; NTFS's `git~1`; characters that need git's quoting
+/// (which could also forge header lines); absolute paths and `..`.
+pub fn refused(path: &str) -> Option<&'static str> {
+    if path.is_empty() || path.starts_with('/') {
+        return Some("not a relative path");
+    }
+    if path.chars().any(|c| c.is_control() || c == '"' || c == '\\') {
+        return Some("its name has characters git quotes (control characters, quotes or backslashes)");
+    }
+    for part in path.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Some("it has an empty, `.` or `..` component");
+        }
+        let folded: String = part
+            .chars()
+            .filter(|c| !hfs_ignored(*c))
+            .collect::<String>()
+            .to_lowercase();
+        let bare = folded.trim_end_matches([' ', '.']);
+        let stream = bare.split(':').next().unwrap_or(bare);
+        if bare == ".git" || stream == ".git" || bare == "git~1" {
+            return Some("git refuses paths inside a `.git` folder (in any spelling)");
+        }
+    }
+    None
+}
+
+/// Code points that HFS+ ignores in names, which git also ignores when it protects `.git`.
+fn hfs_ignored(c: char) -> bool {
+    matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
+}
+
+/// Builds the patch from the original tree (`lower`) and the copies of changed files (`kept`), with the changes it
+/// leaves out.
+pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result<(String, Vec<PatchSkip>)> {
     let mut out = String::new();
     let mut skipped = Vec::new();
-    for c in changes {
-        if !safe_path(&c.path) {
-            skipped.push(c.path.clone());
+    let mut skip = |path: &str, reason: String| {
+        skipped.push(PatchSkip {
+            path: path.to_owned(),
+            reason,
+        });
+    };
+    // Deletions first: a folder's files must be gone before a file of the folder's name is added.
+    let mut ordered: Vec<&Change> = changes.iter().filter(|c| c.kind == ChangeKind::Deleted).collect();
+    ordered.extend(changes.iter().filter(|c| c.kind != ChangeKind::Deleted));
+    let (mut budget, end) = (MAX_TOTAL_BYTES, Instant::now() + TOTAL_DEADLINE);
+    for c in ordered {
+        if let Some(reason) = refused(&c.path) {
+            skip(&c.path, reason.into());
             continue;
         }
-        // Each side: `None` where the file does not exist, `Err` where it is binary (left out).
-        let side = |root: &Path, exists: bool| -> std::io::Result<Result<Option<(String, &str)>, ()>> {
-            if !exists {
-                return Ok(Ok(None));
-            }
-            Ok(read(&root.join(&c.path))?.map(Some).ok_or(()))
+        let old = if c.kind == ChangeKind::Added {
+            Side::Missing
+        } else {
+            read(&lower.join(&c.path))?
         };
-        let (Ok(old), Ok(new)) = (
-            side(lower, c.kind != ChangeKind::Added)?,
-            side(kept, c.kind != ChangeKind::Deleted)?,
-        ) else {
-            skipped.push(c.path.clone());
-            continue;
+        let new = if c.kind == ChangeKind::Deleted {
+            Side::Missing
+        } else {
+            read(&kept.join(&c.path))?
         };
-        let p = &c.path;
-        let _ = writeln!(out, "diff --git a/{p} b/{p}");
-        match (&old, &new) {
-            (None, Some((_, mode))) => {
-                let _ = writeln!(out, "new file mode {mode}");
-            }
-            (Some((_, mode)), None) => {
-                let _ = writeln!(out, "deleted file mode {mode}");
-            }
-            (Some((_, m1)), Some((_, m2))) if m1 != m2 => {
-                let _ = writeln!(out, "old mode {m1}\nnew mode {m2}");
-            }
-            _ => {}
-        }
-        let (old_text, new_text) = (
-            old.as_ref().map_or("", |(t, _)| t.as_str()),
-            new.as_ref().map_or("", |(t, _)| t.as_str()),
-        );
-        if old_text == new_text {
+        let size = [&old, &new]
+            .iter()
+            .map(|s| match s {
+                Side::Text { text, .. } => text.len() as u64,
+                _ => 0,
+            })
+            .sum::<u64>();
+        if size > budget {
+            skip(
+                &c.path,
+                format!("the patch's budget of {MAX_TOTAL_BYTES} bytes of text is spent; the file is kept as an artifact"),
+            );
             continue;
         }
-        let _ = writeln!(
-            out,
-            "--- {}",
-            if old.is_some() {
-                format!("a/{p}")
-            } else {
-                "/dev/null".into()
+        budget -= size;
+        let deadline = end.min(Instant::now() + DIFF_DEADLINE);
+        match (old, new) {
+            (Side::Left(reason), _) | (_, Side::Left(reason)) => skip(&c.path, reason),
+            (Side::Missing, Side::Missing) => {}
+            (old, new) => {
+                // git applies a change of type (file and link) only as a deletion and an addition.
+                let type_change = matches!((&old, &new), (Side::Text { mode: a, .. }, Side::Text { mode: b, .. })
+                    if (*a == "120000") != (*b == "120000"));
+                if type_change {
+                    write_diff(&mut out, &c.path, &old, &Side::Missing, deadline);
+                    write_diff(&mut out, &c.path, &Side::Missing, &new, deadline);
+                } else {
+                    write_diff(&mut out, &c.path, &old, &new, deadline);
+                }
             }
-        );
-        let _ = writeln!(
-            out,
-            "+++ {}",
-            if new.is_some() {
-                format!("b/{p}")
-            } else {
-                "/dev/null".into()
-            }
-        );
-        let diff = similar::TextDiff::from_lines(old_text, new_text);
-        for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-            let _ = write!(out, "{hunk}");
         }
     }
     Ok((out, skipped))
+}
+
+fn write_diff(out: &mut String, p: &str, old: &Side, new: &Side, deadline: Instant) {
+    let (old_text, old_mode) = match old {
+        Side::Text { text, mode } => (Some(text.as_str()), *mode),
+        _ => (None, ""),
+    };
+    let (new_text, new_mode) = match new {
+        Side::Text { text, mode } => (Some(text.as_str()), *mode),
+        _ => (None, ""),
+    };
+    let _ = writeln!(out, "diff --git a/{p} b/{p}");
+    match (old_text, new_text) {
+        (None, Some(_)) => {
+            let _ = writeln!(out, "new file mode {new_mode}");
+        }
+        (Some(_), None) => {
+            let _ = writeln!(out, "deleted file mode {old_mode}");
+        }
+        (Some(_), Some(_)) if old_mode != new_mode => {
+            let _ = writeln!(out, "old mode {old_mode}\nnew mode {new_mode}");
+        }
+        _ => {}
+    }
+    let (a, b) = (old_text.unwrap_or(""), new_text.unwrap_or(""));
+    if a == b {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "--- {}\n+++ {}",
+        old_text.map_or("/dev/null".into(), |_| format!("a/{p}")),
+        new_text.map_or("/dev/null".into(), |_| format!("b/{p}"))
+    );
+    let diff = similar::TextDiff::configure().deadline(deadline).diff_lines(a, b);
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let _ = write!(out, "{hunk}");
+    }
+}
+
+/// Changes that act on git or run later, to be read before the patch is applied: git hooks and hook managers,
+/// `.gitattributes` (filters and diff drivers; it can also hide later changes from `git diff`), `.gitmodules`, CI
+/// definitions, editor and environment files that run commands, `package.json` scripts, and new executable bits.
+pub fn review(lower: &Path, kept: &Path, changes: &[Change]) -> Vec<ReviewItem> {
+    let mut out = Vec::new();
+    for c in changes {
+        let mut add = |reason: String| {
+            out.push(ReviewItem {
+                path: c.path.clone(),
+                reason,
+            });
+        };
+        if let Some(reason) = acts_later(&c.path) {
+            add(format!("{reason}; {}", wording(c.kind)));
+        }
+        if c.kind == ChangeKind::Deleted {
+            continue;
+        }
+        let exec_after = c.mode_after.is_some_and(|m| m & 0o111 != 0) && c.file_type == "file";
+        let exec_before = fs_err::symlink_metadata(lower.join(&c.path))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if exec_after && !exec_before {
+            add(if c.kind == ChangeKind::Added {
+                "a new executable file".into()
+            } else {
+                "made executable".into()
+            });
+        }
+        if c.path == "package.json" || c.path.ends_with("/package.json") {
+            let scripts = |root: &Path| -> Option<serde_json::Value> {
+                let text = fs_err::read_to_string(root.join(&c.path)).ok()?;
+                let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+                Some(v.get("scripts").cloned().unwrap_or(serde_json::Value::Null))
+            };
+            let before = if c.kind == ChangeKind::Added {
+                Some(serde_json::Value::Null)
+            } else {
+                scripts(lower)
+            };
+            match (before, scripts(kept)) {
+                (Some(a), Some(b)) if a != b => {
+                    let names = |v: &serde_json::Value| -> Vec<(String, String)> {
+                        v.as_object().map_or_else(Vec::new, |o| {
+                            o.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()
+                        })
+                    };
+                    let (a, b) = (names(&a), names(&b));
+                    let mut changed: Vec<String> = b
+                        .iter()
+                        .filter(|s| !a.contains(s))
+                        .map(|(k, _)| k.clone())
+                        .chain(
+                            a.iter()
+                                .filter(|(k, _)| !b.iter().any(|(k2, _)| k2 == k))
+                                .map(|(k, _)| k.clone()),
+                        )
+                        .collect();
+                    changed.sort();
+                    changed.dedup();
+                    add(format!("package.json scripts changed: {}", changed.join(", ")));
+                }
+                (Some(_), Some(_)) => {}
+                _ => add("package.json changed and could not be read as JSON".into()),
+            }
+        }
+    }
+    // The ones that act soonest or most quietly first: the verdict names the first few.
+    let rank = |r: &ReviewItem| {
+        [
+            "git's own folder",
+            "a git hook",
+            "hook manager",
+            "CI",
+            "package.json",
+            "git attributes",
+            "submodules",
+        ]
+        .iter()
+        .position(|w| r.reason.contains(w))
+        .unwrap_or(usize::MAX)
+    };
+    out.sort_by_key(rank);
+    out
+}
+
+fn wording(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Added => "added",
+        ChangeKind::Modified => "modified",
+        ChangeKind::Deleted => "deleted",
+    }
+}
+
+/// Why a path acts on git or runs later, if it does.
+fn acts_later(path: &str) -> Option<&'static str> {
+    let lower = path.to_lowercase();
+    let parts: Vec<&str> = lower.split('/').collect();
+    let name = parts.last().copied().unwrap_or_default();
+    let under = |dir: &str| parts[..parts.len().saturating_sub(1)].contains(&dir);
+    Some(if refused(path).is_some_and(|r| r.contains(".git")) {
+        "git's own folder, where hooks and config live; left out of the patch"
+    } else if under(".husky") || under(".githooks") || under(".git-hooks") || under("git-hooks") {
+        "a git hook"
+    } else if matches!(
+        name,
+        ".pre-commit-config.yaml"
+            | "lefthook.yml"
+            | "lefthook.yaml"
+            | ".lefthook.yml"
+            | ".lintstagedrc"
+            | ".huskyrc"
+    ) {
+        "a git hook manager's configuration"
+    } else if name == ".gitattributes" {
+        "git attributes: filters and diff drivers run commands, and can hide later changes from git diff"
+    } else if name == ".gitmodules" {
+        "git submodules: where git fetches code from"
+    } else if lower.starts_with(".github/workflows/")
+        || lower.starts_with(".github/actions/")
+        || matches!(
+            name,
+            ".gitlab-ci.yml"
+                | ".travis.yml"
+                | "azure-pipelines.yml"
+                | "jenkinsfile"
+                | "bitbucket-pipelines.yml"
+                | ".drone.yml"
+        )
+        || under(".circleci")
+        || under(".buildkite")
+    {
+        "CI configuration: runs on the next push"
+    } else if name == ".envrc" {
+        "direnv runs it when a shell enters the folder"
+    } else if lower.starts_with(".vscode/") && (name == "tasks.json" || name == "settings.json")
+        || lower.starts_with(".devcontainer/")
+    {
+        "editor configuration that can run commands when the folder opens"
+    } else {
+        return None;
+    })
 }
 
 #[cfg(test)]
@@ -112,10 +364,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paths_that_could_forge_a_patch_are_left_out() {
+    fn paths_that_git_refuses_or_that_could_forge_a_patch_are_left_out() {
         for bad in [
             "a\n+++ b/x",
             ".git/hooks/pre-commit",
+            ".GIT/hooks/pre-commit",
+            ".git /config",
+            ".git./config",
+            "x/.Git/config",
+            "GIT~1/config",
+            ".g\u{200c}it/config",
+            ".git::$INDEX_ALLOCATION/x",
             "../x",
             "/etc/passwd",
             "a\"b",
@@ -123,10 +382,28 @@ mod tests {
             "a//b",
             "x\ty",
         ] {
-            assert!(!safe_path(bad), "{bad:?}");
+            assert!(refused(bad).is_some(), "{bad:?}");
         }
-        for good in ["src/App.jsx", "with space.txt", "a/.gitignore", "ünïcode.md"] {
-            assert!(safe_path(good), "{good:?}");
+        for good in [
+            "src/App.jsx",
+            "with space.txt",
+            "a/.gitignore",
+            ".github/x",
+            ".gitx/y",
+            "ünïcode.md",
+        ] {
+            assert_eq!(refused(good), None, "{good:?}");
         }
+    }
+
+    #[test]
+    fn hooks_ci_and_attributes_are_named() {
+        assert!(acts_later(".husky/pre-commit").is_some());
+        assert!(acts_later("sub/.gitattributes").is_some());
+        assert!(acts_later(".gitmodules").is_some());
+        assert!(acts_later(".github/workflows/ci.yml").is_some());
+        assert!(acts_later(".GIT /hooks/x").is_some());
+        assert_eq!(acts_later("src/husky.js"), None);
+        assert_eq!(acts_later("README.md"), None);
     }
 }

@@ -2,7 +2,11 @@
 //! the scan said with what the run did.
 
 use airlock_scan::plan;
-use airlock_types::{ChangeKind, Install, RunMode, RunStatus, ScanReport, SkillRun};
+use airlock_types::observe::{credential_like, startup_or_hook};
+use airlock_types::{
+    ChangeKind, FileAccess, Install, NetDecision, Observed, RiskLevel, RunMode, RunStatus, ScanReport,
+    SkillRun,
+};
 
 /// Package installs in the timeline. A shell that only passes a command line on is not counted (its child is).
 /// Package installs a run made: each executed program parsed with its arguments (`pip3 --quiet install`, `python3 -m
@@ -64,6 +68,227 @@ fn exec_installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
         });
     }
     found
+}
+
+/// How many names a reason lists before it says how many more there are.
+const NAMED: usize = 5;
+
+fn names(list: &[String]) -> String {
+    let mut out = list.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+    if list.len() > NAMED {
+        out.push_str(&format!(" and {} more", list.len() - NAMED));
+    }
+    out
+}
+
+/// A file access as named in the verdict: what it reached when that differs from what was asked for.
+fn shown(f: &FileAccess) -> String {
+    match &f.resolved {
+        Some(r) => format!("{} (a link to {r})", f.path),
+        None => f.path.clone(),
+    }
+}
+
+fn judged(f: &FileAccess) -> &str {
+    f.resolved.as_deref().unwrap_or(&f.path)
+}
+
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// What the run did that matters for its risk, from the record alone, and the level that earns: reading a secret
+/// or writing a start-up or hook file is `high`, and either together with the other or with a remote network
+/// attempt is `block` (the shape of credential theft); installs, remote attempts, running files the run wrote,
+/// changes to review and dropped events are `medium`, and a program the run downloaded and ran is `high`.
+pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
+    let mut o = Observed {
+        level: RiskLevel::Low,
+        overall: report.risk_level,
+        ..Observed::default()
+    };
+    if run.mode != RunMode::Sandbox {
+        return o;
+    }
+    for f in run.files_read.iter().chain(&run.files_written) {
+        if credential_like(&f.path) || credential_like(judged(f)) {
+            push_unique(&mut o.secrets_read, shown(f));
+        }
+    }
+    // Start-up and hook files outside the project, or in its `.git` folder, act at once; those in the project
+    // act once the patch is applied, and are named for review (`run.review`).
+    let in_project = |p: &str| {
+        p.strip_prefix("/workspace/")
+            .is_some_and(|rel| crate::patch::refused(rel).is_none_or(|r| !r.contains(".git")))
+    };
+    for f in &run.files_written {
+        let reached = judged(f);
+        if (startup_or_hook(reached) || startup_or_hook(&f.path)) && !in_project(reached) {
+            push_unique(&mut o.persistence_writes, shown(f));
+        }
+    }
+    o.installs = run.installs.iter().map(|i| i.manager.clone()).collect();
+    o.installs.dedup();
+    for n in &run.network {
+        // Name lookups in a run without network reach nothing (no host is known).
+        if n.decision == NetDecision::Local || n.protocol == "dns" && n.host.is_none() {
+            continue;
+        }
+        let host = n.host.clone().unwrap_or_else(|| n.destination.clone());
+        match n.decision {
+            NetDecision::Allowed => push_unique(&mut o.network_allowed, host),
+            _ => push_unique(&mut o.network_denied, host),
+        }
+    }
+    let written: std::collections::HashSet<&str> = run
+        .files_written
+        .iter()
+        .flat_map(|f| [f.path.as_str(), judged(f)])
+        .collect();
+    for e in &run.timeline {
+        let path = absolute(&e.cwd, &e.path);
+        if written.contains(path.as_str()) {
+            push_unique(&mut o.executed_written, path);
+        }
+    }
+    o.review = run
+        .review
+        .iter()
+        .map(|r| format!("{} ({})", r.path, r.reason))
+        .collect();
+    o.dropped = run.dropped.total();
+
+    let mut level = RiskLevel::Low;
+    let mut raise = |to: RiskLevel, reason: String, reasons: &mut Vec<String>| {
+        level = level.max(to);
+        reasons.push(format!("{}: {reason}", to.as_str()));
+    };
+    let remote: Vec<String> = o
+        .network_allowed
+        .iter()
+        .chain(&o.network_denied)
+        .cloned()
+        .collect();
+    let mut reasons = Vec::new();
+    if !o.secrets_read.is_empty() {
+        raise(
+            RiskLevel::High,
+            format!("it opened credential-like paths: {}", names(&o.secrets_read)),
+            &mut reasons,
+        );
+    }
+    if !o.persistence_writes.is_empty() {
+        raise(
+            RiskLevel::High,
+            format!(
+                "it wrote files that run later (start-up files, hooks, scheduled jobs): {}",
+                names(&o.persistence_writes)
+            ),
+            &mut reasons,
+        );
+    }
+    if !o.secrets_read.is_empty() {
+        let and = if !o.persistence_writes.is_empty() {
+            Some("wrote files that run later".to_owned())
+        } else if !remote.is_empty() {
+            Some(format!("tried to reach {}", names(&remote)))
+        } else if !o.review.is_empty() {
+            Some(format!(
+                "left changes that run later in the patch: {}",
+                names(&o.review)
+            ))
+        } else {
+            None
+        };
+        if let Some(and) = and {
+            raise(
+                RiskLevel::Block,
+                format!("it read secrets and {and}"),
+                &mut reasons,
+            );
+        }
+    }
+    if !o.executed_written.is_empty() {
+        if remote.is_empty() {
+            raise(
+                RiskLevel::Medium,
+                format!("it ran files it had written: {}", names(&o.executed_written)),
+                &mut reasons,
+            );
+        } else {
+            raise(
+                RiskLevel::High,
+                format!(
+                    "it ran files it had written ({}) in a run that reached out to {}",
+                    names(&o.executed_written),
+                    names(&remote)
+                ),
+                &mut reasons,
+            );
+        }
+    }
+    if !o.network_allowed.is_empty() {
+        raise(
+            RiskLevel::Medium,
+            format!("allowed network attempts to {}", names(&o.network_allowed)),
+            &mut reasons,
+        );
+    }
+    if !o.network_denied.is_empty() {
+        raise(
+            RiskLevel::Medium,
+            format!("denied network attempts to {}", names(&o.network_denied)),
+            &mut reasons,
+        );
+    }
+    if !o.installs.is_empty() {
+        raise(
+            RiskLevel::Medium,
+            format!("it installed packages with {}", names(&o.installs)),
+            &mut reasons,
+        );
+    }
+    if !o.review.is_empty() {
+        raise(
+            RiskLevel::Medium,
+            format!("its changes act on git or run later: {}", names(&o.review)),
+            &mut reasons,
+        );
+    }
+    if o.dropped > 0 {
+        raise(
+            RiskLevel::Medium,
+            format!(
+                "{} event(s) were not kept, so the record is not complete",
+                o.dropped
+            ),
+            &mut reasons,
+        );
+    }
+    o.level = level;
+    o.overall = report.risk_level.max(level);
+    o.reasons = reasons;
+    o
+}
+
+/// `path` as an absolute path, lexically joined to `cwd` when relative (how an exec of `./tool.sh` is recorded).
+fn absolute(cwd: &str, path: &str) -> String {
+    if path.starts_with('/') {
+        return path.to_owned();
+    }
+    let mut parts: Vec<&str> = cwd.split('/').filter(|p| !p.is_empty()).collect();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// Joins what the scan said with what was observed.
@@ -145,26 +370,43 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
                 .join(", ")
         ));
     }
-    let secrets: Vec<_> = run
-        .files_read
-        .iter()
-        .chain(&run.files_written)
-        .filter(|f| {
-            airlock_types::observe::credential_like(&f.path)
-                || f.resolved
-                    .as_deref()
-                    .is_some_and(airlock_types::observe::credential_like)
-        })
-        .map(|f| match &f.resolved {
-            Some(r) => format!("{} (a link to {r})", f.path),
-            None => f.path.clone(),
-        })
-        .collect();
-    if !secrets.is_empty() {
+    let o = &run.observed;
+    if !o.secrets_read.is_empty() {
         out.push(format!(
             "It tried to open credential-like paths ({}); the sandbox holds none of the host's.",
-            secrets.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            names(&o.secrets_read)
         ));
+    }
+    if !o.persistence_writes.is_empty() {
+        out.push(format!(
+            "It wrote files that make something run later: {}.",
+            names(&o.persistence_writes)
+        ));
+    }
+    if !o.executed_written.is_empty() {
+        out.push(format!(
+            "It ran files it had written: {}.",
+            names(&o.executed_written)
+        ));
+    }
+    if !run.review.is_empty() {
+        let listed: Vec<String> = run
+            .review
+            .iter()
+            .map(|r| format!("{} ({})", r.path, r.reason))
+            .collect();
+        out.push(format!(
+            "Review carefully before applying the patch: {}.",
+            names(&listed)
+        ));
+    }
+    if !run.patch_skipped.is_empty() {
+        let listed: Vec<String> = run
+            .patch_skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.path, s.reason))
+            .collect();
+        out.push(format!("Left out of the patch: {}.", names(&listed)));
     }
     let (a, m, d) = run.changes.iter().fold((0, 0, 0), |(a, m, d), c| match c.kind {
         ChangeKind::Added => (a + 1, m, d),
@@ -189,6 +431,23 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
              attempt(s) were not kept (credential reads, hook and out-of-workspace writes, remote attempts and installs \
              always are).",
             d.timeline, d.files_read, d.files_written, d.network
+        ));
+    }
+    if o.level > RiskLevel::Low {
+        let why = o
+            .reasons
+            .iter()
+            .find_map(|r| r.strip_prefix(&format!("{}: ", o.level)))
+            .unwrap_or_default();
+        out.push(format!(
+            "What the run did is rated {} ({why}){}; together with the scan, {}.",
+            o.level,
+            if o.level > report.risk_level {
+                format!(", above the scan's {}", report.risk_level)
+            } else {
+                String::new()
+            },
+            o.overall
         ));
     }
     out.push(format!(

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -456,9 +456,9 @@ fn sandbox_root(pid: u32) -> Option<OwnedFd> {
     .ok()
 }
 
-/// Whether `path` (absolute, inside the sandbox) goes through a symbolic link: one `openat2` that refuses links,
-/// resolved in the sandbox's root. A path that does not exist has no link before its missing part.
-fn has_links(root: &OwnedFd, path: &str) -> bool {
+/// Opens `path` (absolute, inside the sandbox) in the sandbox's root with `openat2`, refusing every symbolic link:
+/// the path is never resolved against the supervisor's own root, whatever the sandbox puts in it.
+fn open_in_root(root: &OwnedFd, path: &str, flags: i32) -> std::io::Result<OwnedFd> {
     #[repr(C)]
     struct OpenHow {
         flags: u64,
@@ -468,11 +468,9 @@ fn has_links(root: &OwnedFd, path: &str) -> bool {
     const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
     const RESOLVE_NO_SYMLINKS: u64 = 0x04;
     const RESOLVE_IN_ROOT: u64 = 0x10;
-    let Ok(c_path) = std::ffi::CString::new(path) else {
-        return false;
-    };
+    let c_path = std::ffi::CString::new(path).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        flags: (flags | libc::O_CLOEXEC) as u64,
         mode: 0,
         resolve: RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
     };
@@ -486,12 +484,76 @@ fn has_links(root: &OwnedFd, path: &str) -> bool {
             std::mem::size_of::<OpenHow>(),
         )
     };
-    if fd >= 0 {
-        // SAFETY: the descriptor was just opened and is closed once.
-        unsafe { libc::close(fd as i32) };
-        return false;
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    std::io::Error::last_os_error().raw_os_error() == Some(libc::ELOOP)
+    // SAFETY: the descriptor was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether `path` (absolute, inside the sandbox) goes through a symbolic link: one `openat2` that refuses links,
+/// resolved in the sandbox's root. A path that does not exist has no link before its missing part.
+fn has_links(root: &OwnedFd, path: &str) -> bool {
+    match open_in_root(root, path, libc::O_PATH) {
+        Ok(_) => false,
+        Err(e) => e.raw_os_error() == Some(libc::ELOOP),
+    }
+}
+
+/// Folders searched for the other names of a hard-linked file: its own folder, the workspace's top, the home
+/// folder and the credential folders in it.
+const HARD_LINK_FOLDERS: &[&str] = &[
+    "/workspace",
+    crate::SANDBOX_HOME,
+    "/home/sandbox/.ssh",
+    "/home/sandbox/.aws",
+];
+/// Entries read from each folder at most.
+const HARD_LINK_ENTRIES: usize = 4096;
+
+/// When `path` (absolute, inside the sandbox, without links) is a regular file with more than one name and another
+/// of its names is credential-like, that name: `ln .env stats.cfg; cat stats.cfg` reads `.env`. Only files in the
+/// places a run writes are looked at (not the read-only system folders), and only where [`HARD_LINK_FOLDERS`] and the
+/// file's own folder list the other name; every folder is opened in the sandbox's root, never following a link.
+fn hard_link_secret(root: &OwnedFd, path: &str) -> Option<String> {
+    if !["/workspace/", "/tmp/", "/home/", "/skill/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+        || airlock_types::observe::credential_like(path)
+    {
+        return None;
+    }
+    let file = open_in_root(root, path, libc::O_PATH).ok()?;
+    let st = nix::sys::stat::fstat(&file).ok()?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink < 2 {
+        return None;
+    }
+    let own = path.rsplit_once('/').map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
+    let mut folders = vec![own];
+    folders.extend(HARD_LINK_FOLDERS.iter().copied().filter(|f| *f != own));
+    for folder in folders {
+        let Ok(fd) = open_in_root(root, folder, libc::O_RDONLY | libc::O_DIRECTORY) else {
+            continue;
+        };
+        let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
+            continue;
+        };
+        for entry in dir.iter().take(HARD_LINK_ENTRIES).flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let candidate = format!("{}/{name}", folder.trim_end_matches('/'));
+            if candidate == path || !airlock_types::observe::credential_like(&candidate) {
+                continue;
+            }
+            let same = open_in_root(root, &candidate, libc::O_PATH)
+                .ok()
+                .and_then(|f| nix::sys::stat::fstat(&f).ok())
+                .is_some_and(|o| o.st_ino == st.st_ino && o.st_dev == st.st_dev);
+            if same {
+                return Some(candidate);
+            }
+        }
+    }
+    None
 }
 
 /// The path `path` (absolute, inside the sandbox) reaches when it goes through symbolic links, resolved as the kernel
@@ -744,7 +806,10 @@ pub fn record(
                         if root.is_none() {
                             root = sandbox_root(pid);
                         }
-                        let resolved = root.as_ref().and_then(|r| resolve_links(r, &full));
+                        let resolved = root.as_ref().and_then(|r| {
+                            resolve_links(r, &full)
+                                .or_else(|| hard_link_secret(r, &full))
+                        });
                         let judged = resolved.as_deref().unwrap_or(&full);
                         let important = if write {
                             airlock_types::observe::startup_or_hook(judged)

@@ -131,7 +131,22 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             });
         }
         if matches!(f.kind, FileKind::Script) {
-            let interp = interpreter(&f.path, text.as_deref().unwrap_or_default());
+            // By its name or `#!` line, else by the language the scan gave it (a file the instructions run with
+            // `make -f` is a makefile whatever its name).
+            let interp = interpreter(&f.path, text.as_deref().unwrap_or_default()).or_else(|| {
+                Some(
+                    match f.language.as_deref()? {
+                        "make" => "make -f",
+                        "python" => "python3",
+                        "shell" => "bash",
+                        "javascript" => "node",
+                        "perl" => "perl",
+                        "ruby" => "ruby",
+                        _ => return None,
+                    }
+                    .to_owned(),
+                )
+            });
             let rel = &f.path[prefix.len()..];
             let command = match &interp {
                 Some(i) => format!("{i} {rel}"),

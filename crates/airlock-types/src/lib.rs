@@ -21,7 +21,10 @@ pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,
     ScanReport, Severity, SkillSummary,
 };
-pub use run::{Artifact, ContextFile, Install, Plan, PlanStep, SkillRun, StepResult, TargetInfo};
+pub use run::{
+    Artifact, ContextFile, Install, Observed, PatchSkip, Plan, PlanStep, ReviewItem, SkillRun, StepResult,
+    TargetInfo,
+};
 pub use sha::{CommitSha, ParseShaError};
 pub use source::{SkillSource, SourceKind};
 

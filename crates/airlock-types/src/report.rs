@@ -36,10 +36,11 @@ impl fmt::Display for Severity {
 }
 
 /// The overall verdict on a skill, in the four buckets users see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RiskLevel {
     /// Prompt-only or prompt-dominant, no executable helpers.
+    #[default]
     Low,
     /// Helper scripts, install instructions or package additions.
     Medium,

@@ -68,6 +68,69 @@ pub struct StepResult {
     pub signal: Option<i32>,
 }
 
+/// A changed file the patch leaves out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "PatchSkipWire")]
+pub struct PatchSkip {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Records written before reasons were kept list paths only.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PatchSkipWire {
+    Path(String),
+    Full { path: String, reason: String },
+}
+
+impl From<PatchSkipWire> for PatchSkip {
+    fn from(w: PatchSkipWire) -> Self {
+        match w {
+            PatchSkipWire::Path(path) => Self {
+                path,
+                reason: "binary".into(),
+            },
+            PatchSkipWire::Full { path, reason } => Self { path, reason },
+        }
+    }
+}
+
+/// A change that acts on git or runs later, named for review before the patch is applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewItem {
+    pub path: String,
+    /// Why it matters, in a few words (`a git hook`, `package.json scripts changed: postinstall`).
+    pub reason: String,
+}
+
+/// What a run did that matters for its risk, drawn from the record (not from the scan), with the level it earns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observed {
+    /// The level the run's behaviour earns on its own (`low` when it did nothing that matters).
+    pub level: RiskLevel,
+    /// The scan's level and the observed one, whichever is worse.
+    pub overall: RiskLevel,
+    /// Why the observed level is what it is, one sentence per reason.
+    pub reasons: Vec<String>,
+    /// Credential-like paths read or written (with what a link reached, `a (a link to b)`).
+    pub secrets_read: Vec<String>,
+    /// Writes to start-up, hook or persistence files and anywhere outside the workspace.
+    pub persistence_writes: Vec<String>,
+    /// Package managers the run installed with.
+    pub installs: Vec<String>,
+    /// Remote destinations the policy allowed.
+    pub network_allowed: Vec<String>,
+    /// Remote destinations the policy denied.
+    pub network_denied: Vec<String>,
+    /// Files the run wrote (or downloaded) and then executed.
+    pub executed_written: Vec<String>,
+    /// Changes to review before applying the patch (see `review`).
+    pub review: Vec<String>,
+    /// Events the recorder did not keep, in all.
+    pub dropped: u64,
+}
+
 /// A package install recognised in the timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Install {
@@ -118,8 +181,15 @@ pub struct SkillRun {
     pub files_read: Vec<FileAccess>,
     pub files_written: Vec<FileAccess>,
     pub changes: Vec<Change>,
-    /// Changed files that the patch leaves out (binary), by path.
-    pub patch_skipped: Vec<String>,
+    /// Changed files that the patch leaves out, each with the reason.
+    pub patch_skipped: Vec<PatchSkip>,
+    /// Changes that act on git or run later (hooks, CI, package scripts, new executable bits): to review carefully
+    /// before applying the patch.
+    #[serde(default)]
+    pub review: Vec<ReviewItem>,
+    /// What the run did that matters for its risk, and the level it earns.
+    #[serde(default)]
+    pub observed: Observed,
     pub network: Vec<NetAttempt>,
     pub installs: Vec<Install>,
     pub plan: Option<Plan>,

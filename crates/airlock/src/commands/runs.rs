@@ -150,6 +150,15 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             out.push_str(&format!("- {}\n", field(v)));
         }
     }
+    if all && run.observed.level > airlock_types::RiskLevel::Low {
+        out.push_str(&format!(
+            "\nobserved: {} (scan {}, overall {})\n",
+            run.observed.level, run.risk_level, run.observed.overall
+        ));
+        for r in &run.observed.reasons {
+            out.push_str(&format!("  {}\n", field(r)));
+        }
+    }
     if all || args.timeline {
         out.push_str("\ntimeline:\n");
         for e in &run.timeline {
@@ -170,6 +179,18 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
                 airlock_types::wire_name(&c.kind),
                 field(&c.path)
             ));
+        }
+        if !run.review.is_empty() {
+            out.push_str("\nreview carefully before applying the patch:\n");
+            for r in &run.review {
+                out.push_str(&format!("  {}  {}\n", field(&r.path), field(&r.reason)));
+            }
+        }
+        if !run.patch_skipped.is_empty() {
+            out.push_str("\nnot in the patch:\n");
+            for s in &run.patch_skipped {
+                out.push_str(&format!("  {}  {}\n", field(&s.path), field(&s.reason)));
+            }
         }
         if args.files {
             out.push_str("\nfiles read:\n");
@@ -241,18 +262,20 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
         let text = patch_text(&store, &run)?;
         fs_err::write(file, &text)?;
         eprintln!(
-            "wrote {} ({} changed file(s){})",
+            "wrote {} ({} changed file(s))",
             escape(&file.display().to_string()),
             run.changes.len(),
-            if run.patch_skipped.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; binary files not in the patch: {}",
-                    escape(&run.patch_skipped.join(", "))
-                )
-            }
         );
+        for s in &run.patch_skipped {
+            eprintln!("  not in the patch: {}: {}", field(&s.path), field(&s.reason));
+        }
+        for r in &run.review {
+            eprintln!(
+                "  review carefully before applying: {}: {}",
+                field(&r.path),
+                field(&r.reason)
+            );
+        }
     }
     if args.output {
         let mut stdout = std::io::stdout().lock();
