@@ -22,6 +22,8 @@ pub(crate) fn check(
     invocation: &Invocation,
     plan: &airlock_types::Plan,
     skill_root: &Path,
+    report: &ScanReport,
+    source: &str,
 ) -> Result<(), RunError> {
     match invocation {
         Invocation::Script { path, .. } => {
@@ -43,16 +45,146 @@ pub(crate) fn check(
                 return Err(RunError::Usage("--agent: empty command".into()));
             }
         }
-        Invocation::Plan if plan.steps.is_empty() => {
-            return Err(RunError::Usage(
-                "the skill asks for no command to run (it is instructions for an agent): give --agent to try it \
-                 with one, --script to run a file of it, or --mode dry-run to see what an agent would receive"
-                    .into(),
-            ));
+        Invocation::Plan if plan.steps.iter().all(|s| s.example.is_some()) => {
+            let (kind, message) = nothing_to_run(plan, report, source);
+            return Err(RunError::NothingToRun { kind, message });
         }
         Invocation::Plan => {}
     }
     Ok(())
+}
+
+/// Why a plain run has nothing to run, and what to do instead, for each kind of folder.
+fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str) -> (crate::Nothing, String) {
+    use crate::Nothing;
+    let source = escape_input(source);
+    if report.inventory.files.is_empty() {
+        return (
+            Nothing::Empty,
+            format!("{source} is empty: there is no skill to run"),
+        );
+    }
+    let scripts: Vec<&str> = report
+        .inventory
+        .files
+        .iter()
+        .filter(|f| f.kind == airlock_types::FileKind::Script)
+        .map(|f| {
+            f.path
+                .strip_prefix(&format!("{}/", report.source.subpath))
+                .unwrap_or(&f.path)
+        })
+        .collect();
+    let suggest = |out: &mut String| {
+        for s in scripts.iter().take(5) {
+            out.push_str(&format!(
+                "\n  airlock run {source} --script {} -- ARGS",
+                escape_input(s)
+            ));
+        }
+        if scripts.len() > 5 {
+            out.push_str(&format!("\n  ... and {} more scripts", scripts.len() - 5));
+        }
+    };
+    if !report
+        .inventory
+        .files
+        .iter()
+        .any(|f| f.kind == airlock_types::FileKind::SkillMd)
+    {
+        let mut out =
+            format!("{source} is not a skill (it has no SKILL.md), so there is nothing a plain run would do");
+        if scripts.is_empty() {
+            out.push_str("; `airlock scan` says what it holds");
+        } else {
+            out.push_str(". Run one of its files:");
+            suggest(&mut out);
+        }
+        return (Nothing::NotASkill, out);
+    }
+    let examples = plan
+        .steps
+        .iter()
+        .filter(|s| s.kind != "script" && s.example.is_some())
+        .count();
+    if scripts.is_empty() && examples == 0 {
+        return (
+            Nothing::NoCommand,
+            "this is a prompt-only skill: instructions for an agent, with no command of its own. Try it with an \
+             agent (--agent claude or --agent codex), or see what an agent would receive with --mode dry-run"
+                .into(),
+        );
+    }
+    let mut out = format!(
+        "this skill gives an agent reference material: its {examples} command(s) are examples to adapt (placeholders, \
+         files that exist nowhere), not steps to run. Run one of its scripts with your arguments:"
+    );
+    suggest(&mut out);
+    out.push_str("\nor try it with an agent (--agent claude), or see every command with --mode dry-run");
+    (Nothing::NoCommand, out)
+}
+
+/// Data files a command reads, by extension: when one exists in neither the skill nor the target, the command is
+/// an example to adapt.
+const DATA_EXTENSIONS: &[&str] = &[
+    "pdf", "docx", "doc", "xlsx", "xls", "xlsm", "pptx", "ppt", "odt", "ods", "csv", "tsv", "png", "jpg",
+    "jpeg", "gif", "svg", "webp", "json", "xml", "html", "txt", "md", "zip", "mp3", "mp4", "wav", "ipynb",
+    "epub",
+];
+
+/// Marks the plan's fenced commands that name an input file existing in neither the skill nor the target (the
+/// `input.pdf` of an example), and points the ones that name a file of the skill at it (`python scripts/x.py` runs
+/// `$SKILL_DIR/scripts/x.py`, as an agent reading the skill would).
+pub(crate) fn resolve_steps(plan: &mut airlock_types::Plan, skill_root: &Path, target_root: &Path) {
+    // Files earlier steps write (`> notes.txt`, `-o out.pdf`) exist for the later ones.
+    let mut made: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for step in plan
+        .steps
+        .iter_mut()
+        .filter(|s| s.kind != "script" && s.example.is_none())
+    {
+        let mut after_output = false;
+        let mut rewritten = Vec::new();
+        for word in step.command.split(' ') {
+            let bare = word.trim_matches(['"', '\'']);
+            let is_output = after_output;
+            after_output = matches!(bare, ">" | ">>" | "-o" | "--output" | "--out" | "2>");
+            let relative = !bare.is_empty()
+                && !bare.starts_with(['-', '/', '$', '~'])
+                && !bare.contains(['=', '*', '?', '`', '(', ')', '<', '>', '|', ';', '&'])
+                && bare.split('/').all(|c| c != "..");
+            if !relative {
+                rewritten.push(word.to_owned());
+                continue;
+            }
+            if is_output {
+                made.insert(bare.to_owned());
+            }
+            let in_target = target_root.join(bare).exists() || made.contains(bare);
+            let in_skill = fs_err::symlink_metadata(skill_root.join(bare)).is_ok();
+            if in_skill && !in_target && bare.contains('/') {
+                rewritten.push(word.replacen(bare, &format!("{SKILL_DIR}/{bare}"), 1));
+                continue;
+            }
+            let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+            if !is_output
+                && !in_skill
+                && !in_target
+                && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
+                && !bare.starts_with('.')
+            {
+                step.example = Some(format!(
+                    "an example: it reads {}, which is in neither the skill nor the target",
+                    escape_input(bare)
+                ));
+                break;
+            }
+            rewritten.push(word.to_owned());
+        }
+        if step.example.is_none() {
+            step.command = rewritten.join(" ");
+        }
+    }
 }
 
 /// An agent CLI preset: its command, where it looks for skills, and the model host it needs.
@@ -228,6 +360,9 @@ pub(crate) fn sandbox_run(
             // The plan, step by step, in one sandbox so that each step sees what the ones before it did.
             let steps = record.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default();
             for (i, step) in steps.iter().enumerate() {
+                if step.example.is_some() {
+                    continue;
+                }
                 let command = if step.kind == "script" {
                     let rel = step
                         .file

@@ -36,11 +36,13 @@ pub enum RunError {
     /// The request itself is wrong (a bad `--script`, an empty agent command, a bad target): the caller's mistake.
     #[error("{0}")]
     Usage(String),
-    #[error("cannot import {input}: {source}")]
+    /// A plain run of a skill with nothing to run: prompt-only, not a skill, empty, or only examples.
+    #[error("{message}")]
+    NothingToRun { kind: Nothing, message: String },
+    #[error("cannot import {input}: {error}")]
     Import {
         input: String,
-        #[source]
-        source: airlock_source::SourceError,
+        error: airlock_source::SourceError,
     },
     #[error("scan failed: {0}")]
     Scan(#[from] airlock_scan::ScanError),
@@ -50,6 +52,17 @@ pub enum RunError {
     Sandbox(#[from] airlock_sandbox::SandboxError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Why a plain run has nothing to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nothing {
+    /// A skill of instructions only, or whose commands are all examples to adapt.
+    NoCommand,
+    /// A folder without SKILL.md.
+    NotASkill,
+    /// A folder with no file at all.
+    Empty,
 }
 
 /// How imports are fetched and bounded.
@@ -83,9 +96,9 @@ impl ImportSettings {
 
     /// Parses a source as these settings read it (GitHub URLs against `github_base`).
     pub fn parse(&self, input: &str) -> Result<SourceSpec, RunError> {
-        SourceSpec::parse_with_github_base(input, &self.github_base).map_err(|source| RunError::Import {
+        SourceSpec::parse_with_github_base(input, &self.github_base).map_err(|error| RunError::Import {
             input: airlock_types::display::line(input),
-            source,
+            error,
         })
     }
 }
@@ -111,9 +124,9 @@ impl Imported {
 
 /// Imports a source (safely staged, pinned to a commit).
 pub fn import(spec: &SourceSpec, settings: &ImportSettings) -> Result<Imported, RunError> {
-    let staged = airlock_source::import(spec, &settings.options()).map_err(|source| RunError::Import {
+    let staged = airlock_source::import(spec, &settings.options()).map_err(|error| RunError::Import {
         input: spec.display_input(),
-        source,
+        error,
     })?;
     let folder_name = folder_name(spec, &staged);
     Ok(Imported { staged, folder_name })
@@ -271,20 +284,29 @@ pub fn execute(
     let report_id = store.save_report(&source_id, &report, expires)?;
     let mut record = new_record(request, &report);
     let skill_root = staged.scan_root();
-    let plan = plan::plan(&staged.root, &staged.source.subpath, &report)
+    let mut plan = plan::plan(&staged.root, &staged.source.subpath, &report)
         .map_err(|e| RunError::Usage(format!("cannot plan the skill: {e}")))?;
     // A skill the scan blocks is refused (and that refusal recorded) before the invocation is looked at.
     let refuse = report.risk_level == RiskLevel::Block && !request.force;
-    if request.mode == RunMode::Sandbox && !refuse {
-        invoke::check(&request.invocation, &plan, &skill_root)?;
-    }
-    record.plan = Some(plan);
     let target = if request.mode == RunMode::Sandbox {
         phase(Phase::Snapshotting, request.target.clone());
         Some(target::prepare(&request.target, settings)?)
     } else {
         None
     };
+    if let Some(t) = &target {
+        invoke::resolve_steps(&mut plan, &skill_root, &t.root);
+    }
+    if request.mode == RunMode::Sandbox && !refuse {
+        invoke::check(
+            &request.invocation,
+            &plan,
+            &skill_root,
+            &report,
+            &request.source.display_input(),
+        )?;
+    }
+    record.plan = Some(plan);
     record.target = target.as_ref().map(|t| t.info.clone());
     store.begin_run(&record, &source_id, &report_id, expires)?;
     let outcome = match (request.mode, &target) {
@@ -309,6 +331,9 @@ pub fn execute(
         record.status_reason = Some(e.to_string());
     }
     record.duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if record.status_reason.is_none() {
+        record.status_reason = verdict::failure_cause(&record);
+    }
     record.observed = verdict::observe(&report, &record);
     record.verdict = verdict::verdict(&report, &record);
     store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;

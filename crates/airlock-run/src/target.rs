@@ -69,9 +69,9 @@ pub fn prepare(target: &str, settings: &ImportSettings) -> Result<Target, RunErr
             }
         }
     };
-    let staged = airlock_source::import(&spec, &settings.options()).map_err(|source| RunError::Import {
+    let staged = airlock_source::import(&spec, &settings.options()).map_err(|error| RunError::Import {
         input: format!("the target {}", airlock_types::display::line(target)),
-        source,
+        error,
     })?;
     Ok(Target {
         info: TargetInfo {

@@ -450,11 +450,104 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
             o.overall
         ));
     }
+    // airlock's own `bash -c STEP` around each plan step is not one of the skill's programs.
+    let wrapper = |e: &&airlock_types::ExecEvent| {
+        e.argv.len() == 3
+            && e.argv[0] == "/bin/bash"
+            && e.argv[1] == "-c"
+            && run.steps.iter().any(|s| s.command == e.argv[2])
+    };
     out.push(format!(
         "It ran {} program(s) and ended {} (exit {}).",
-        run.timeline.len(),
+        run.timeline.iter().filter(|e| !wrapper(e)).count(),
         airlock_types::wire_name(&run.status),
         run.exit_code.map_or("none".into(), |c| c.to_string())
     ));
     out
+}
+
+/// Why a sandbox run did not succeed, in a sentence, when it is recognisable: the failing step, then the likely
+/// cause read from the end of its errors (a command or module not found, permission denied, no network) or from the
+/// limit it hit.
+pub fn failure_cause(run: &SkillRun) -> Option<String> {
+    if run.mode != RunMode::Sandbox || matches!(run.status, RunStatus::Succeeded | RunStatus::Refused) {
+        return None;
+    }
+    let step = run
+        .steps
+        .iter()
+        .find(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
+    let code = step.and_then(|s| s.exit_code).or(run.exit_code);
+    let tail = run
+        .stderr
+        .get(run.stderr.len().saturating_sub(4096)..)
+        .unwrap_or(&run.stderr);
+    let grab = |re: &str| -> Option<String> {
+        regex::Regex::new(re)
+            .ok()?
+            .captures_iter(tail)
+            .last()
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_str().to_owned())
+    };
+    let cause = if let Some(limit) = run.limit_hit {
+        match limit {
+            airlock_types::LimitKind::Timeout => {
+                "it reached the time limit (raise it with --timeout)".to_owned()
+            }
+            airlock_types::LimitKind::Memory => {
+                "it ran out of memory (raise the limit with --memory)".to_owned()
+            }
+            other => format!("it hit the {} limit", airlock_types::wire_name(&other)),
+        }
+    } else if let Some(module) = grab(r"ModuleNotFoundError: No module named '([^']+)'") {
+        format!(
+            "the Python module `{module}` is not installed in the sandbox (your own packages live in your home \
+             folder, which the sandbox never sees)"
+        )
+    } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
+        format!("the Node module `{module}` is not installed in the sandbox")
+    } else if let Some(cmd) = grab(r"(?m)(?:^|: )([^\s:]+): (?:command )?not found\s*$") {
+        format!("command not found: `{cmd}` is not on this machine or not in the sandbox")
+    } else if code == Some(127) {
+        "command not found".to_owned()
+    } else if code == Some(126) || tail.contains("Permission denied") {
+        "permission denied".to_owned()
+    } else if [
+        "Temporary failure in name resolution",
+        "Name or service not known",
+        "Could not resolve host",
+        "getaddrinfo ENOTFOUND",
+        "Network is unreachable",
+    ]
+    .iter()
+    .any(|p| tail.contains(p))
+    {
+        "it needed the network, which is off for this run (allow hosts with --allow-net)".to_owned()
+    } else {
+        String::new()
+    };
+    let what = match step {
+        Some(s) => format!(
+            "step {}:{} ({}) {}",
+            s.file,
+            s.line,
+            s.command,
+            match (s.exit_code, s.signal) {
+                (Some(c), _) => format!("exited {c}"),
+                (None, Some(sig)) => format!("was killed by signal {sig}"),
+                _ => "did not finish".into(),
+            }
+        ),
+        None => format!(
+            "the command {}",
+            run.exit_code
+                .map_or("did not finish".into(), |c| format!("exited {c}"))
+        ),
+    };
+    Some(if cause.is_empty() {
+        what
+    } else {
+        format!("{what}: {cause}")
+    })
 }

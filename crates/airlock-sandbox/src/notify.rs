@@ -528,7 +528,9 @@ fn hard_link_secret(root: &OwnedFd, path: &str) -> Option<String> {
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink < 2 {
         return None;
     }
-    let own = path.rsplit_once('/').map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
+    let own = path
+        .rsplit_once('/')
+        .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d });
     let mut folders = vec![own];
     folders.extend(HARD_LINK_FOLDERS.iter().copied().filter(|f| *f != own));
     for folder in folders {
@@ -806,10 +808,9 @@ pub fn record(
                         if root.is_none() {
                             root = sandbox_root(pid);
                         }
-                        let resolved = root.as_ref().and_then(|r| {
-                            resolve_links(r, &full)
-                                .or_else(|| hard_link_secret(r, &full))
-                        });
+                        let resolved = root
+                            .as_ref()
+                            .and_then(|r| resolve_links(r, &full).or_else(|| hard_link_secret(r, &full)));
                         let judged = resolved.as_deref().unwrap_or(&full);
                         let important = if write {
                             airlock_types::observe::startup_or_hook(judged)

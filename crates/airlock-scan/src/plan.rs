@@ -159,6 +159,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 file: f.path.clone(),
                 line: 0,
                 findings: findings_at(&f.path, 0),
+                example: None,
             });
         }
     }
@@ -202,6 +203,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .collect();
             shell.push(PlanStep {
                 kind: kind.into(),
+                example: placeholder(&command).map(|p| format!("an example: `{p}` is a placeholder")),
                 command,
                 interpreter: None,
                 file: skill_md.clone(),
@@ -210,9 +212,35 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             });
         }
     }
+    // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own.
+    for step in &mut plan.steps {
+        let rel = &step.file[prefix.len()..];
+        if let Some(by) = shell.iter().find(|s| s.command.contains(rel)) {
+            step.example = Some(format!("run by {}:{}", by.file, by.line));
+        }
+    }
     shell.append(&mut plan.steps);
     plan.steps = shell;
     Ok(plan)
+}
+
+static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)
+        <[A-Za-z_][\w\ .-]*>                       # <file>, <input.pdf>
+        | (?:^|\s)\[[A-Za-z_][\w-]*\](?:\s|$)     # [options], [timeout_seconds] as an argument
+        | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
+        | (?:^|\s)\.\.\.(?:\s|$)                  # ...
+        | \b(?:path/to|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b",
+    )
+    .ok()
+});
+
+/// The placeholder in a command line copied from documentation, if it has one (`<file>`, `[options]`, `{name}`,
+/// `...`, `path/to/...`, `YOUR_API_KEY`).
+pub fn placeholder(command: &str) -> Option<String> {
+    let m = PLACEHOLDER.as_ref()?.find(command)?;
+    Some(m.as_str().trim().to_owned())
 }
 
 #[cfg(test)]
@@ -234,5 +262,23 @@ mod tests {
         assert_eq!(interpreter("run", "#!/usr/bin/env node\n"), Some("node".into()));
         assert_eq!(interpreter("run", "#!/bin/sh\n"), Some("sh".into()));
         assert_eq!(interpreter("data.bin", ""), None);
+        for example in [
+            "python scripts/recalc.py <excel_file> [timeout_seconds]",
+            "node build.js {input}",
+            "convert path/to/file.png out.png",
+            "curl -H \"Authorization: YOUR_API_KEY\" x",
+            "ls ...",
+        ] {
+            assert!(placeholder(example).is_some(), "{example}");
+        }
+        for real in [
+            "echo ${HOME} > x",
+            "[ -f x ] && echo y",
+            "cat <<EOF",
+            "sort < in.txt > out.txt",
+            "python3 -c 'print([1])'",
+        ] {
+            assert_eq!(placeholder(real), None, "{real}");
+        }
     }
 }

@@ -15,10 +15,32 @@ use crate::stage::{publish, short_hash, staging_dir, SafeTree, StagedSource};
 use crate::{make_source, ImportOptions, PinInfo, SourceError, SourceSpec};
 
 fn fetch_err(url: &str, err: impl std::fmt::Display) -> SourceError {
+    let mut reason = err.to_string();
+    // A transport error often hides the first cause: the host's name does not resolve (offline, no DNS).
+    if let Some(host) = host_of(url) {
+        if std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), 443)).is_err() {
+            reason = format!("the name {host} does not resolve (is this machine offline?); {reason}");
+        }
+    }
     SourceError::Fetch {
         url: redact(url),
-        reason: err.to_string(),
+        reason,
     }
+}
+
+/// The host of a network git URL (`https://host/...`, `ssh://user@host/...`, `user@host:path`); `None` for a local
+/// path or `file://`.
+fn host_of(url: &str) -> Option<String> {
+    let rest = match url.split_once("://") {
+        Some(("file", _)) => return None,
+        Some((_, rest)) => rest,
+        None if url.contains('@') && url.contains(':') => url,
+        None => return None,
+    };
+    let authority = rest.split('/').next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_owned())
 }
 
 /// The clone URL for a GitHub repository under the configured base.

@@ -38,6 +38,14 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
 }
 
+/// A Unix time as RFC 3339 (UTC).
+pub fn rfc3339(unix: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
 /// The name a value has in the JSON documents (`"timed_out"` for [`RunStatus::TimedOut`]); empty for values that
 /// are not a plain name.
 pub fn wire_name<T: serde::Serialize>(value: &T) -> String {

@@ -33,6 +33,10 @@ pub struct PlanStep {
     pub line: u32,
     /// Rules of the scan's findings on this file and line.
     pub findings: Vec<String>,
+    /// Why a plain run does not run this step, when it does not: an example with placeholders, a file it names
+    /// that exists nowhere, a script that a command of SKILL.md already runs with its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
 }
 
 /// What an agent would receive and what the skill asks to run.

@@ -9,9 +9,14 @@ use clap::{Parser, Subcommand};
 
 use commands::{exec::ExecArgs, scan::ScanArgs, scan::SourceArgs};
 
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 the answer is no (scan at --fail-on, invalid SKILL.md, nothing to \
+export); 120 no command to run (prompt-only, or only examples); 121 not a skill; 122 empty folder; 123 refused by the \
+scan; 124 time limit; 125 airlock's own error (the message says which); 126 cannot run; 127 not found; 128+N killed \
+by signal N; otherwise the command's (or the failing step's) own code.";
+
 /// Try a third-party AI agent skill without trusting it: import, scan, run sealed, review.
 #[derive(Debug, Parser)]
-#[command(name = "airlock", version, about, max_term_width = 110)]
+#[command(name = "airlock", version, about, max_term_width = 110, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,22 +52,47 @@ enum Command {
     },
 }
 
-/// Exit codes, documented in the README.
+/// Exit codes, one table for every command, documented in the README and `--help`. airlock's own failures use codes
+/// a command run in the sandbox is not confused with (the convention of `timeout`, `env` and `docker run`).
 pub mod exit {
-    /// The command did what was asked; for scan, the risk is below `--fail-on`.
+    use airlock_types::RunStatus;
+
+    /// Done: the scan is below `--fail-on`, SKILL.md is valid, the run succeeded, the command exited 0.
     pub const OK: u8 = 0;
-    /// The scan reached the `--fail-on` level, or validation failed.
+    /// The answer is no, from a command that runs nothing: the scan reached `--fail-on`, SKILL.md is invalid, there
+    /// is nothing to export, the machine cannot enforce every layer (`doctor`).
     pub const POLICY: u8 = 1;
-    /// Bad arguments.
-    pub const USAGE: u8 = 2;
-    /// The source could not be imported: malformed, unreachable, too large or unsafe.
-    pub const SOURCE: u8 = 3;
-    /// Any other failure (I/O, disk full, internal).
-    pub const FAILURE: u8 = 4;
-    /// The sandbox could not be set up as asked (a layer this machine cannot enforce).
-    pub const SANDBOX: u8 = 5;
-    /// `airlock run` ran the skill and it did not succeed (failed, timed out, hit a limit, was killed).
-    pub const RUN_FAILED: u8 = 6;
+    /// A plain run with no command to run: a prompt-only skill, or one whose commands are all examples to adapt.
+    pub const NO_COMMAND: u8 = 120;
+    /// The folder is not a skill (no SKILL.md).
+    pub const NOT_A_SKILL: u8 = 121;
+    /// The folder is empty.
+    pub const EMPTY: u8 = 122;
+    /// The scan says block, so the run was refused (`--force` runs it anyway).
+    pub const REFUSED: u8 = 123;
+    /// The time limit ended the command.
+    pub const TIME_LIMIT: u8 = 124;
+    /// airlock's own error: bad arguments, an import that failed, a layer this machine cannot enforce, the store,
+    /// I/O or a full disk, an unknown run. The message says which.
+    pub const AIRLOCK: u8 = 125;
+    /// The command was found but could not be run.
+    pub const CANNOT_RUN: u8 = 126;
+    /// The command was not found.
+    pub const NOT_FOUND: u8 = 127;
+
+    /// The exit code of a sandboxed command: its own code, 128 + the signal that ended it, or 124 for the time limit.
+    pub fn of_command(status: RunStatus, exit_code: Option<i32>, signal: Option<i32>) -> u8 {
+        match (status, exit_code, signal) {
+            (RunStatus::TimedOut, _, _) => TIME_LIMIT,
+            (RunStatus::Refused, _, _) => REFUSED,
+            (_, Some(code), _) if code != 0 => u8::try_from(code & 0xff).unwrap_or(AIRLOCK),
+            (_, _, Some(sig)) => u8::try_from(128 + (sig & 0x7f)).unwrap_or(AIRLOCK),
+            (RunStatus::Succeeded, _, _) => OK,
+            // Ended by a limit or killed without a code of its own: as the kernel's SIGKILL would say.
+            (RunStatus::Killed | RunStatus::LimitExceeded, _, _) => 137,
+            (RunStatus::Failed, _, _) => POLICY,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -80,7 +110,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { exit::USAGE } else { exit::OK });
+            return ExitCode::from(if err.use_stderr() { exit::AIRLOCK } else { exit::OK });
         }
     };
     let result = match cli.command {
@@ -105,34 +135,17 @@ fn main() -> ExitCode {
     }
 }
 
-/// Maps an error to its exit code, in this one place.
+/// Maps an error to its exit code, in this one place: every error airlock reports itself is its own (125); the
+/// message says what failed.
 fn exit_code_of(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
-        match cause.downcast_ref::<airlock_run::RunError>() {
-            Some(airlock_run::RunError::Usage(_)) => return exit::USAGE,
-            Some(airlock_run::RunError::Sandbox(_)) => return exit::SANDBOX,
-            _ => {}
-        }
-        if let Some(source) = cause.downcast_ref::<airlock_source::SourceError>() {
-            return match source {
-                airlock_source::SourceError::Io(_) | airlock_source::SourceError::DiskFull { .. } => {
-                    exit::FAILURE
-                }
-                _ => exit::SOURCE,
+        if let Some(airlock_run::RunError::NothingToRun { kind, .. }) = cause.downcast_ref() {
+            return match kind {
+                airlock_run::Nothing::NoCommand => exit::NO_COMMAND,
+                airlock_run::Nothing::NotASkill => exit::NOT_A_SKILL,
+                airlock_run::Nothing::Empty => exit::EMPTY,
             };
         }
     }
-    if err
-        .chain()
-        .any(|c| c.downcast_ref::<commands::net::UsageError>().is_some())
-    {
-        return exit::USAGE;
-    }
-    if err
-        .chain()
-        .any(|c| c.downcast_ref::<airlock_sandbox::SandboxError>().is_some())
-    {
-        return exit::SANDBOX;
-    }
-    exit::FAILURE
+    exit::AIRLOCK
 }

@@ -165,20 +165,26 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
         print!("{}", escape(&record.stdout));
         eprint!("{}", escape(&record.stderr));
         eprintln!(
-            "airlock: {:?} (exit {}) in {} ms; {} exec(s), {} file(s) read, {} written, {} network attempt(s){}",
-            record.status,
-            record.exit_code.map_or("-".to_owned(), |c| c.to_string()),
+            "airlock: {} ({}) in {} ms; {} exec(s), {} file(s) read, {} written, {} network attempt(s){}",
+            airlock_types::wire_name(&record.status),
+            match (record.exit_code, record.signal) {
+                (Some(c), _) => format!("exit {c}"),
+                (None, Some(s)) => format!("killed by signal {s}"),
+                (None, None) if record.status == airlock_types::RunStatus::TimedOut =>
+                    "stopped at the time limit".to_owned(),
+                (None, None) => "no exit code".to_owned(),
+            },
             record.duration_ms,
             record.timeline.len(),
             record.files_read.len(),
             record.files_written.len(),
             record.network.len(),
-            record.limit_hit.map_or(String::new(), |l| format!("; limit hit: {l:?}")),
+            record
+                .limit_hit
+                .map_or(String::new(), |l| format!("; limit hit: {l:?}")),
         );
     }
-    Ok(record
-        .exit_code
-        .map_or(exit::FAILURE, |c| u8::try_from(c).unwrap_or(exit::FAILURE)))
+    Ok(exit::of_command(record.status, record.exit_code, record.signal))
 }
 
 pub fn doctor(json: bool) -> anyhow::Result<u8> {
@@ -208,5 +214,5 @@ pub fn doctor(json: bool) -> anyhow::Result<u8> {
             }
         );
     }
-    Ok(if report.ready { exit::OK } else { exit::SANDBOX })
+    Ok(if report.ready { exit::OK } else { exit::POLICY })
 }

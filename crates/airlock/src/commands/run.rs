@@ -14,7 +14,7 @@ use super::exec::{parse_duration, LimitArgs};
 use super::net::NetArgs;
 use super::scan::SourceArgs;
 use crate::exit;
-use crate::settings::escape;
+use crate::settings::{escape, field};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -108,11 +108,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     } else {
         print!("{}", render_summary(&outcome.record, &outcome.report));
     }
-    Ok(match outcome.record.status {
-        RunStatus::Succeeded => exit::OK,
-        RunStatus::Refused => exit::POLICY,
-        _ => exit::RUN_FAILED,
-    })
+    Ok(run_exit_code(&outcome.record))
+}
+
+/// The run's exit code: the first failing step's own code (or 128 + its signal), 124 for the time limit, 1 for a
+/// run the scan blocked; see [`exit`].
+fn run_exit_code(run: &SkillRun) -> u8 {
+    let failing = run
+        .steps
+        .iter()
+        .find(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
+    match failing {
+        Some(step) if run.status != RunStatus::TimedOut => {
+            exit::of_command(RunStatus::Failed, step.exit_code, step.signal)
+        }
+        _ => exit::of_command(run.status, run.exit_code, None),
+    }
 }
 
 fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
@@ -129,11 +140,25 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
     for v in &run.verdict {
         out.push_str(&format!("- {}\n", escape(v)));
     }
+    if run.mode == RunMode::Inspect || run.status == RunStatus::Refused {
+        out.push('\n');
+        out.push_str(&airlock_scan::render::text(
+            report,
+            crate::settings::color_stdout(),
+            false,
+        ));
+    }
     if run.mode == RunMode::DryRun {
         if let Some(plan) = &run.plan {
             out.push_str("\nContext an agent would receive:\n");
             for c in &plan.context {
                 out.push_str(&format!("  {} ({} bytes)\n", escape(&c.path), c.bytes));
+            }
+            if let Some(body) = plan.context.first().and_then(|c| c.text.as_deref()) {
+                out.push_str("\nSKILL.md's body, as an agent reads it:\n");
+                for l in body.lines() {
+                    out.push_str(&format!("  | {}\n", field(l)));
+                }
             }
             if !plan.allowed_tools.is_empty() {
                 out.push_str(&format!(
@@ -144,11 +169,14 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
             out.push_str("\nCommands the skill asks for:\n");
             for s in &plan.steps {
                 out.push_str(&format!(
-                    "  {}:{}  [{}] {}{}\n",
+                    "  {}:{}  [{}] {}{}{}\n",
                     escape(&s.file),
                     s.line,
                     s.kind,
                     escape(&s.command),
+                    s.example
+                        .as_ref()
+                        .map_or(String::new(), |e| format!("  (not run: {})", field(e))),
                     if s.findings.is_empty() {
                         String::new()
                     } else {
@@ -171,9 +199,20 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
             ));
         }
     }
+    if run.mode == RunMode::Sandbox && !matches!(run.status, RunStatus::Refused | RunStatus::Succeeded) {
+        let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        if !lines.is_empty() {
+            out.push_str("\nLast lines of its errors:\n");
+            for l in &lines[lines.len().saturating_sub(8)..] {
+                out.push_str(&format!("  | {}\n", field(l)));
+            }
+        }
+    }
     if run.mode == RunMode::Sandbox && run.status != RunStatus::Refused {
         out.push_str(&format!(
-            "\nSee `airlock show {0} --timeline|--files|--diff|--net`; export with `airlock export {0} --patch FILE`.\n",
+            "\nSee `airlock show {0} --timeline|--files|--diff|--net|--findings`; the whole output with \
+             `airlock export {0} --output`; the changes with `airlock export {0} --patch FILE`, then `git apply FILE` \
+             in your project.\n",
             run.run_id
         ));
     }

@@ -55,6 +55,9 @@ pub struct ShowArgs {
     /// Network attempts.
     #[arg(long)]
     pub net: bool,
+    /// The scan's findings, each with its file and line.
+    #[arg(long)]
+    pub findings: bool,
     /// The whole record as JSON.
     #[arg(long)]
     pub json: bool,
@@ -108,7 +111,8 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
             .iter()
             .map(|r| {
                 serde_json::json!({"run_id": r.id, "source": r.source, "mode": r.mode, "status": r.status,
-                    "target": r.target, "started_at": r.started_at, "expires_at": r.expires_at})
+                    "target": r.target, "started_at": r.started_at,
+                    "expires_at": airlock_types::rfc3339(r.expires_at)})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -116,14 +120,20 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
     }
     if rows.is_empty() {
         println!("no runs stored");
+    } else {
+        println!(
+            "{:<26} {:<8} {:<15} {:<20} {:<20} SOURCE",
+            "RUN", "MODE", "STATUS", "STARTED", "EXPIRES"
+        );
     }
     for r in rows {
         println!(
-            "{}  {:<8} {:<15} {:<20} {}",
+            "{:<26} {:<8} {:<15} {:<20} {:<20} {}",
             r.id,
             r.mode,
             r.status,
             field(&r.started_at),
+            airlock_types::rfc3339(r.expires_at),
             field(&r.source)
         );
     }
@@ -137,7 +147,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&run)?);
         return Ok(exit::OK);
     }
-    let all = !(args.timeline || args.files || args.diff || args.net);
+    let all = !(args.timeline || args.files || args.diff || args.net || args.findings);
     let mut out = String::new();
     if all {
         out.push_str(&format!(
@@ -146,6 +156,9 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             airlock_types::wire_name(&run.status),
             field(&run.source.input)
         ));
+        if let Some(reason) = &run.status_reason {
+            out.push_str(&format!("  {}\n", field(reason)));
+        }
         for v in &run.verdict {
             out.push_str(&format!("- {}\n", field(v)));
         }
@@ -159,6 +172,22 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             out.push_str(&format!("  {}\n", field(r)));
         }
     }
+    if args.findings {
+        let report = run
+            .artifacts
+            .iter()
+            .find(|a| a.kind == "report")
+            .context("the run has no stored report")?;
+        let report: airlock_types::ScanReport = serde_json::from_slice(&store.read_object(&report.sha256)?)?;
+        out.push_str(&airlock_scan::render::text(
+            &report,
+            crate::settings::color_stdout(),
+            true,
+        ));
+    }
+    // A run that ran nothing has no timeline, files or network to show.
+    let ran = run.mode == airlock_types::RunMode::Sandbox && run.status != airlock_types::RunStatus::Refused;
+    let all = all && ran;
     if all || args.timeline {
         out.push_str("\ntimeline:\n");
         for e in &run.timeline {
@@ -259,6 +288,19 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
     let store = open(&args.store)?;
     let run = finished(&store, &args.run)?;
     if let Some(file) = &args.patch {
+        if !run.artifacts.iter().any(|a| a.kind == "patch") {
+            eprintln!(
+                "run {} has no patch to write: it {} (status {}); nothing was written",
+                run.run_id,
+                if run.changes.is_empty() {
+                    "changed no file"
+                } else {
+                    "changed only files the patch cannot hold"
+                },
+                airlock_types::wire_name(&run.status)
+            );
+            return Ok(exit::POLICY);
+        }
         let text = patch_text(&store, &run)?;
         fs_err::write(file, &text)?;
         eprintln!(

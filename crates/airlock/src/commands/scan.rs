@@ -89,7 +89,17 @@ pub fn run_scan(args: &SourceArgs) -> anyhow::Result<ScanReport> {
 }
 
 pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
+    if args.source.json && args.format != Format::Text && args.format != Format::Json {
+        anyhow::bail!("--json and --format sarif ask for two formats: give one of them");
+    }
     let report = run_scan(&args.source)?;
+    if report.inventory.files.is_empty() {
+        eprintln!(
+            "{} is empty: there is nothing to scan",
+            escape(&report.source.input)
+        );
+        return Ok(exit::EMPTY);
+    }
     let format = if args.source.json {
         Format::Json
     } else {
@@ -127,6 +137,12 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
     };
     let (scripts, references, assets) = (under("scripts"), under("references"), under("assets"));
     let valid = !missing && meta.valid;
+    // Where the user's skill is, as they named it (never airlock's staged copy).
+    let shown = if sub.is_empty() {
+        staged.source.input.clone()
+    } else {
+        format!("{} ({sub})", staged.source.input)
+    };
     if args.json {
         println!(
             "{}",
@@ -134,7 +150,7 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
                 "valid": valid,
                 "name": meta.name,
                 "description": meta.description,
-                "path": root,
+                "path": shown,
                 "source": staged.source,
                 "scripts": scripts,
                 "references": references,
@@ -143,10 +159,7 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
             }))?
         );
     } else if missing {
-        println!(
-            "✗ Not a skill: no SKILL.md in {}",
-            escape(&root.display().to_string())
-        );
+        println!("✗ Not a skill: no SKILL.md in {}", escape(&shown));
     } else {
         let name = meta.name.as_deref().unwrap_or("(no name)");
         if valid {
@@ -158,7 +171,7 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
             "  description: {}",
             escape(meta.description.as_deref().unwrap_or("(none)"))
         );
-        println!("  path: {}", escape(&root.display().to_string()));
+        println!("  path: {}", escape(&shown));
         println!("  scripts: {} file(s)", scripts.len());
         println!("  references: {} file(s)", references.len());
         println!("  assets: {} file(s)", assets.len());

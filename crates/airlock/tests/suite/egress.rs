@@ -343,7 +343,7 @@ fn bad_policies_are_usage_errors_and_no_policy_means_loopback_only() {
         let out = run(bad);
         assert_eq!(
             out.status.code(),
-            Some(2),
+            Some(125),
             "{bad:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
@@ -391,6 +391,6 @@ fn a_policy_file_allows_and_denies_like_the_flags() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown"));
 }

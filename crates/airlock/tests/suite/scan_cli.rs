@@ -163,7 +163,7 @@ fn fail_on_sets_the_exit_code() {
     );
     assert_eq!(
         airlock(&data, &["scan", pdf, "--github-base", &base, "--fail-on", "nope"]).code,
-        2
+        125
     );
 }
 
@@ -185,7 +185,7 @@ fn generic_git_urls_with_ref_and_path_fragment() {
     assert_eq!(json["risk_level"], "low");
     assert_eq!(json["classification"], "prompt-only");
     let missing = airlock(&data, &["scan", &format!("{url}#nope")]);
-    assert_eq!(missing.code, 3);
+    assert_eq!(missing.code, 125);
     assert!(
         missing.stderr.contains("no branch, tag or commit `nope`"),
         "{}",
@@ -353,7 +353,7 @@ fn hostile_archives_are_rejected_without_writing_outside() {
     zip.write_all(b"gotcha").unwrap();
     zip.finish().unwrap();
     let run = airlock(&data, &["scan", zip_path.to_str().unwrap()]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(run.stderr.contains("`..` would leave the root"), "{}", run.stderr);
     assert!(!tmp.path().join("escaped.txt").exists());
 
@@ -376,13 +376,13 @@ fn hostile_archives_are_rejected_without_writing_outside() {
         .unwrap();
     builder.into_inner().unwrap().finish().unwrap();
     let run = airlock(&data, &["scan", tar_path.to_str().unwrap()]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(!tmp.path().join("through-link.txt").exists());
 
     let corrupt = tmp.path().join("corrupt.zip");
     fs_err::write(&corrupt, b"PK\x03\x04 this is not a zip").unwrap();
     let run = airlock(&data, &["scan", corrupt.to_str().unwrap()]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(run.stderr.contains("is not a readable archive"), "{}", run.stderr);
 }
 
@@ -406,7 +406,7 @@ fn hostile_repositories_get_clear_errors_or_findings() {
             "1000",
         ],
     );
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("the number of files exceeds the limit of 1000"),
@@ -430,7 +430,7 @@ fn hostile_repositories_get_clear_errors_or_findings() {
             "1000000",
         ],
     );
-    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(run.stderr.contains("too large"), "{}", run.stderr);
 
     // Symlinks out of the tree, invalid UTF-8 content and broken frontmatter.
@@ -494,7 +494,7 @@ fn malformed_sources_give_clear_errors() {
         ),
     ] {
         let run = airlock(&data, &["scan", input]);
-        assert_eq!(run.code, 3, "{input}: {}", run.stderr);
+        assert_eq!(run.code, 125, "{input}: {}", run.stderr);
         assert!(run.stderr.contains(needle), "{input}: {}", run.stderr);
     }
     let unreachable = airlock(
@@ -506,7 +506,7 @@ fn malformed_sources_give_clear_errors() {
             &format!("file://{}", tmp.path().display()),
         ],
     );
-    assert_eq!(unreachable.code, 3, "{}", unreachable.stderr);
+    assert_eq!(unreachable.code, 125, "{}", unreachable.stderr);
     assert!(
         unreachable.stderr.contains("could not fetch"),
         "{}",
