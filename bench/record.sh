@@ -6,10 +6,14 @@
 #
 #   bench/record.sh                          # this checkout
 #   BEFORE=/path/to/old/airlock bench/record.sh
+#   AFTER=/path/to/airlock BEFORE=... bench/record.sh   # two builds made beforehand
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q
-after=$(pwd)/target/release/airlock
+after=${AFTER:-}
+if [ -z "$after" ]; then
+  cargo build --release -q
+  after=$(pwd)/target/release/airlock
+fi
 before=${BEFORE:-}
 pairs=${PAIRS:-15}
 loop='i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'
