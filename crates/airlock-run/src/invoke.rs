@@ -262,11 +262,13 @@ pub fn split_words(text: &str) -> Result<Vec<String>, RunError> {
 }
 
 /// Runs the invocation in the sealed sandbox and fills the record from what happened.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sandbox_run(
     request: &RunRequest,
     report: &ScanReport,
     skill_root: &Path,
     target: &Target,
+    env_layer: Option<&Path>,
     store: &Store,
     record: &mut SkillRun,
     on_event: &OnEvent,
@@ -301,6 +303,17 @@ pub(crate) fn sandbox_run(
     });
     config.workdir = Some(WORKSPACE.into());
     config.env.push(("SKILL_DIR".into(), SKILL_DIR.into()));
+    if let Some(layer) = env_layer {
+        // The skill's installed packages, read-only, first on Python's path.
+        config.mounts.push(Mount::Ro {
+            host: crate::environment::mountable(layer, scratch.path())?,
+            sandbox: crate::environment::ENV_DIR.into(),
+        });
+        config.env.push((
+            "PYTHONPATH".into(),
+            format!("{}/python", crate::environment::ENV_DIR),
+        ));
+    }
     config.limits = request.limits.clone();
     config.keep_changes = Some(scratch.path().join("changes"));
     config.cancel = request.cancel.clone();

@@ -7,6 +7,7 @@
 //! per phase and, during the sandbox phase, every exec, exit, file opened and network attempt as the recorder sees
 //! it, so a caller can show a run live.
 
+pub mod environment;
 mod invoke;
 pub mod patch;
 pub mod target;
@@ -193,6 +194,8 @@ pub struct RunRequest {
     /// The executable that starts the sandbox (one that calls `airlock_sandbox::maybe_run_child`); the running
     /// program's helper when `None`.
     pub helper: Option<PathBuf>,
+    /// Whether and how the skill's environment is installed before a sandbox run.
+    pub environment: environment::EnvOptions,
 }
 
 /// The phases of a run, in order.
@@ -202,6 +205,8 @@ pub enum Phase {
     Importing,
     Scanned,
     Snapshotting,
+    /// The skill's environment: a cached layer reused, or the sealed install phase.
+    Installing,
     Running,
     Collecting,
     Stored,
@@ -320,8 +325,45 @@ pub fn execute(
             Ok(())
         }
         (RunMode::Sandbox, Some(t)) => {
-            phase(Phase::Running, "sealed sandbox".into());
-            invoke::sandbox_run(request, &report, &skill_root, t, store, &mut record, on_event)
+            let needs = environment::needs(
+                &skill_root,
+                &report,
+                record.plan.as_ref().unwrap_or(&airlock_types::Plan::default()),
+            );
+            phase(
+                Phase::Installing,
+                if needs.missing_programs.is_empty() {
+                    String::new()
+                } else {
+                    format!("needs {}: not on this machine", needs.missing_programs.join(", "))
+                },
+            );
+            let prepared = environment::prepare(
+                &skill_root,
+                &needs,
+                &request.environment,
+                request.egress.as_ref(),
+                &settings.data_dir,
+                request.helper.clone(),
+                on_event,
+            );
+            match prepared {
+                Ok((env, layer)) => {
+                    record.environment = Some(env);
+                    phase(Phase::Running, "sealed sandbox".into());
+                    invoke::sandbox_run(
+                        request,
+                        &report,
+                        &skill_root,
+                        t,
+                        layer.as_deref(),
+                        store,
+                        &mut record,
+                        on_event,
+                    )
+                }
+                Err(e) => Err(e),
+            }
         }
         _ => Ok(()),
     };
@@ -369,6 +411,7 @@ fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
         patch_skipped: Vec::new(),
         review: Vec::new(),
         observed: airlock_types::Observed::default(),
+        environment: None,
         network: Vec::new(),
         installs: Vec::new(),
         plan: None,

@@ -311,6 +311,26 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         out.push("The run was refused because the scan says block.".into());
         return out;
     }
+    if let Some(env) = &run.environment {
+        if !env.missing_programs.is_empty() {
+            out.push(format!(
+                "It needs {}: not on this machine.",
+                names(&env.missing_programs)
+            ));
+        }
+        match env.status.as_str() {
+            "installed" => out.push(format!(
+                "Its environment was installed in a sealed phase with network to the package registries only: {}.",
+                names(&env.installed)
+            )),
+            "reused" => out.push(format!(
+                "Its environment ({}) was reused from the cache.",
+                names(&env.installed)
+            )),
+            s if s.starts_with("incomplete") => out.push(format!("Its environment is {s}.")),
+            _ => {}
+        }
+    }
     if run.mode != RunMode::Sandbox {
         return out;
     }

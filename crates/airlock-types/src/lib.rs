@@ -22,8 +22,8 @@ pub use report::{
     ScanReport, Severity, SkillSummary,
 };
 pub use run::{
-    Artifact, ContextFile, Install, Observed, PatchSkip, Plan, PlanStep, ReviewItem, SkillRun, StepResult,
-    TargetInfo,
+    Artifact, ContextFile, Environment, Install, Observed, PatchSkip, Plan, PlanStep, ReviewItem, SkillRun,
+    StepResult, TargetInfo,
 };
 pub use sha::{CommitSha, ParseShaError};
 pub use source::{SkillSource, SourceKind};

@@ -72,6 +72,38 @@ pub struct StepResult {
     pub signal: Option<i32>,
 }
 
+/// The skill's environment: what it needs, and what the sealed install phase before the run did (or that a cached
+/// layer was reused).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Environment {
+    /// `installed`, `reused`, `nothing to install`, `skipped (--no-install)`, or `incomplete: ...`.
+    pub status: String,
+    /// The digest of the install phase's inputs, which names the cached layer.
+    pub digest: Option<String>,
+    /// Whether a cached layer was reused (no install phase ran).
+    pub cached: bool,
+    /// Requirements files, as paths in the skill.
+    pub requirements: Vec<String>,
+    /// Top-level modules its Python files import that it does not ship.
+    pub modules: Vec<String>,
+    /// Packages (and `-r FILE`) the install phase installed.
+    pub installed: Vec<String>,
+    /// Modules the sandbox's interpreter already had (standard or system packages).
+    pub present: Vec<String>,
+    /// Packages or requirements files that could not be installed.
+    pub failed: Vec<String>,
+    /// Programs the skill names that this machine does not have.
+    pub missing_programs: Vec<String>,
+    pub duration_ms: u64,
+    /// The install phase's record: programs run, package installs, network attempts, exit code, last error lines.
+    pub execs: usize,
+    pub installs: Vec<Install>,
+    pub network: Vec<NetAttempt>,
+    pub exit_code: Option<i32>,
+    pub errors_tail: Vec<String>,
+}
+
 /// A changed file the patch leaves out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "PatchSkipWire")]
@@ -194,6 +226,9 @@ pub struct SkillRun {
     /// What the run did that matters for its risk, and the level it earns.
     #[serde(default)]
     pub observed: Observed,
+    /// The skill's environment: what it needs and what the install phase did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
     pub network: Vec<NetAttempt>,
     pub installs: Vec<Install>,
     pub plan: Option<Plan>,

@@ -49,6 +49,13 @@ pub struct RunArgs {
     /// Run even when the scan says `block`.
     #[arg(long)]
     pub force: bool,
+    /// Do not install what the skill needs (its requirements files and imported Python packages) before the run.
+    #[arg(long)]
+    pub no_install: bool,
+    /// The Python package index the install phase uses (a mirror), instead of PyPI; its host is allowed for the
+    /// install phase only.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_PIP_INDEX_URL")]
+    pub pip_index_url: Option<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -94,6 +101,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         run_id: None,
         cancel: None,
         helper: None,
+        environment: airlock_run::environment::EnvOptions {
+            install: !args.no_install,
+            pip_index_url: args.pip_index_url.clone(),
+            ..Default::default()
+        },
     };
     // Phases on a terminal's stderr, so a long run shows where it is; the record is printed at the end.
     let progress = std::io::stderr().is_terminal() && !args.source.json;
@@ -139,6 +151,36 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
     }
     for v in &run.verdict {
         out.push_str(&format!("- {}\n", escape(v)));
+    }
+    if let Some(env) = &run.environment {
+        if env.status != "nothing to install" || !env.missing_programs.is_empty() {
+            out.push_str(&format!(
+                "\nEnvironment: {}{}\n",
+                field(&env.status),
+                if env.cached {
+                    String::new()
+                } else if env.duration_ms > 0 {
+                    format!(" in {:.1} s", env.duration_ms as f64 / 1000.0)
+                } else {
+                    String::new()
+                }
+            ));
+            if !env.installed.is_empty() {
+                out.push_str(&format!("  installed: {}\n", field(&env.installed.join(", "))));
+            }
+            if !env.failed.is_empty() {
+                out.push_str(&format!(
+                    "  could not install: {}\n",
+                    field(&env.failed.join(", "))
+                ));
+                for l in &env.errors_tail {
+                    out.push_str(&format!("  | {}\n", field(l)));
+                }
+            }
+            for p in &env.missing_programs {
+                out.push_str(&format!("  needs {}: not on this machine\n", field(p)));
+            }
+        }
     }
     if run.mode == RunMode::Inspect || run.status == RunStatus::Refused {
         out.push('\n');

@@ -1,4 +1,5 @@
 mod egress;
+mod environment;
 mod escape;
 mod integrity;
 mod run_cli;

@@ -25,6 +25,7 @@ fn request(settings: &ImportSettings, source: &std::path::Path, invocation: Invo
         run_id: Some("r-library-test".into()),
         cancel: None,
         helper: Some(env!("CARGO_BIN_EXE_airlock-sandbox-helper").into()),
+        environment: airlock_run::environment::EnvOptions::default(),
     }
 }
 
@@ -67,6 +68,7 @@ fn a_library_run_reports_each_phase_and_what_the_sandbox_did_while_it_ran() {
             Phase::Importing,
             Phase::Scanned,
             Phase::Snapshotting,
+            Phase::Installing,
             Phase::Running,
             Phase::Collecting,
             Phase::Stored

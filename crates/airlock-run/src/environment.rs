@@ -1,0 +1,473 @@
+//! The skill's environment: what its scripts need (Python packages from requirements files and imports, programs
+//! from its commands and metadata), installed before the run in a sealed install phase whose network reaches only
+//! the package registries, and cached by a digest of its inputs as a read-only layer that later runs reuse.
+//!
+//! The install phase is a sandbox run like any other: `pip install --target /env/python` into a copy-on-write folder,
+//! recorded (execs, network, installs), with its own limits. What it wrote becomes `envs/<digest>/` in the data
+//! folder, mounted read-only at `/env` in the run, with `PYTHONPATH` pointing at it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+
+use airlock_sandbox::{Config, Mount};
+use airlock_types::{Environment, Plan, ScanReport};
+
+use crate::{OnEvent, RunError, RunEvent, SKILL_DIR};
+
+/// Where the environment is mounted in the sandbox.
+pub const ENV_DIR: &str = "/env";
+/// Bumped when what the install phase does changes, so older caches are not reused.
+const LAYOUT: &str = "env-v1";
+
+/// How the install phase may run.
+#[derive(Debug, Clone)]
+pub struct EnvOptions {
+    /// `false` with `--no-install`: nothing is installed, and nothing cached is used.
+    pub install: bool,
+    /// The Python package index (a mirror), instead of PyPI.
+    pub pip_index_url: Option<String>,
+    /// Time the install phase may take.
+    pub timeout: Duration,
+}
+
+impl Default for EnvOptions {
+    fn default() -> Self {
+        Self {
+            install: true,
+            pip_index_url: None,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Import names whose package on PyPI has another name.
+const PACKAGE_NAMES: &[(&str, &str)] = &[
+    ("PIL", "Pillow"),
+    ("cv2", "opencv-python-headless"),
+    ("yaml", "PyYAML"),
+    ("docx", "python-docx"),
+    ("pptx", "python-pptx"),
+    ("bs4", "beautifulsoup4"),
+    ("sklearn", "scikit-learn"),
+    ("fitz", "PyMuPDF"),
+    ("dateutil", "python-dateutil"),
+    ("dotenv", "python-dotenv"),
+    ("jwt", "PyJWT"),
+    ("Crypto", "pycryptodome"),
+    ("magic", "python-magic"),
+    ("attr", "attrs"),
+    ("google.protobuf", "protobuf"),
+];
+
+static IMPORT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?m)^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*))")
+        .ok()
+});
+
+/// What the skill needs from its environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Requirements files, as paths inside the skill.
+    pub requirements: Vec<String>,
+    /// Packages for the top-level modules its Python files import that it does not ship itself (standard modules
+    /// and those already installed are sorted out inside the sandbox, by the interpreter that will run them).
+    pub modules: Vec<(String, String)>,
+    /// Programs its commands or metadata name that this machine does not have.
+    pub missing_programs: Vec<String>,
+}
+
+impl Needs {
+    fn is_empty(&self) -> bool {
+        self.requirements.is_empty() && self.modules.is_empty()
+    }
+}
+
+/// Works out what the skill at `skill_root` needs: requirements files, imports of its Python files, and the
+/// programs named by its runnable commands and by `requires.bins` in SKILL.md's metadata.
+pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
+    let prefix = if report.source.subpath.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", report.source.subpath)
+    };
+    let files: Vec<&airlock_types::InventoryEntry> = report
+        .inventory
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&prefix))
+        .collect();
+    let rel = |f: &airlock_types::InventoryEntry| f.path[prefix.len()..].to_owned();
+    let mut needs = Needs::default();
+    for f in &files {
+        let name = f.path.rsplit('/').next().unwrap_or_default();
+        if name.starts_with("requirements") && name.ends_with(".txt") && !rel(f).contains("/test") {
+            needs.requirements.push(rel(f));
+        }
+    }
+    // Modules the skill ships itself (a `helpers.py` or a `helpers/` package anywhere in it).
+    let local: BTreeSet<String> = files
+        .iter()
+        .flat_map(|f| {
+            let r = rel(f);
+            let mut names = vec![r
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .trim_end_matches(".py")
+                .to_owned()];
+            names.extend(r.split('/').rev().skip(1).map(str::to_owned));
+            names
+        })
+        .collect();
+    let mut modules = BTreeSet::new();
+    for f in files.iter().filter(|f| f.language.as_deref() == Some("python")) {
+        let Ok(text) = fs_err::read_to_string(skill_root.join(rel(f))) else {
+            continue;
+        };
+        let Some(re) = IMPORT.as_ref() else { break };
+        for c in re.captures_iter(&text) {
+            let names = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+            for name in names.split(',') {
+                let top = name.trim().split('.').next().unwrap_or_default();
+                if !top.is_empty() && !local.contains(top) && top != "__future__" {
+                    modules.insert(top.to_owned());
+                }
+            }
+        }
+    }
+    needs.modules = modules
+        .into_iter()
+        .map(|m| {
+            let package = PACKAGE_NAMES
+                .iter()
+                .find(|(module, _)| *module == m)
+                .map_or_else(|| m.clone(), |(_, p)| (*p).to_owned());
+            (m, package)
+        })
+        .collect();
+    let mut programs = BTreeSet::new();
+    for step in plan
+        .steps
+        .iter()
+        .filter(|s| s.example.is_none() && s.kind != "script")
+    {
+        if let Some(program) = first_program(&step.command) {
+            programs.insert(program);
+        }
+    }
+    programs.extend(declared_bins(skill_root));
+    needs.missing_programs = programs.into_iter().filter(|p| !on_this_machine(p)).collect();
+    needs
+}
+
+/// The program a command line starts: its first word, past variable assignments and `sudo`/`env`.
+fn first_program(command: &str) -> Option<String> {
+    const BUILTINS: &[&str] = &[
+        "cd", "echo", "export", "set", "source", ".", "test", "[", "[[", "printf", "read", "exit", "true",
+        "false", "if", "then", "fi", "for", "do", "done", "while", "case", "esac", "unset", "alias", "eval",
+        "exec", "pwd", "{", "}", "(", "!", "time", "local", "return", "shift", "trap", "wait", "ulimit",
+        "umask", "type", "command",
+    ];
+    let word = command
+        .split_whitespace()
+        .find(|w| !w.contains('=') && !matches!(*w, "sudo" | "env" | "nohup"))?;
+    let word = word.trim_start_matches('(');
+    if word.is_empty()
+        || word.contains('/')
+        || word.contains(['$', '`', '"', '\'', '<', '>', '|', ';', '&'])
+        || BUILTINS.contains(&word)
+    {
+        return None;
+    }
+    Some(word.to_owned())
+}
+
+/// Programs SKILL.md's metadata declares (`metadata: {requires: {bins: [...]}}`, as several registries write it).
+fn declared_bins(skill_root: &Path) -> Vec<String> {
+    let Ok(text) = fs_err::read_to_string(skill_root.join("SKILL.md")) else {
+        return Vec::new();
+    };
+    let Some(yaml) = text
+        .strip_prefix("---")
+        .and_then(|rest| rest.split_once("\n---").map(|(y, _)| y))
+    else {
+        return Vec::new();
+    };
+    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
+        return Vec::new();
+    };
+    let bins = &doc["metadata"]["requires"]["bins"];
+    bins.as_sequence()
+        .map(|list| {
+            list.iter()
+                .filter_map(|b| b.as_str())
+                .filter(|b| !b.is_empty() && !b.contains(['/', ' ']))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a program is in the system folders the sandbox sees.
+fn on_this_machine(program: &str) -> bool {
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(program).exists())
+}
+
+/// The digest of what the install phase gets: it names the cached layer.
+fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    h.update(LAYOUT);
+    for r in &needs.requirements {
+        h.update(b"\0req\0");
+        h.update(r);
+        h.update(fs_err::read(skill_root.join(r)).unwrap_or_default());
+    }
+    for (m, p) in &needs.modules {
+        h.update(format!("\0mod\0{m}={p}"));
+    }
+    h.update(format!(
+        "\0index\0{}",
+        options.pip_index_url.as_deref().unwrap_or("")
+    ));
+    // The interpreter the packages are installed for.
+    let python = fs_err::canonicalize("/usr/bin/python3").unwrap_or_default();
+    h.update(format!("\0python\0{}", python.display()));
+    format!("{:x}", h.finalize())
+}
+
+/// The install phase's driver, run by the sandbox's `python3`: installs each requirements file, then the package of
+/// each imported module the interpreter cannot find, one at a time (one that does not exist does not stop the
+/// others), into `/env/python`. Prints one JSON line with what it did.
+const DRIVER: &str = r#"
+import importlib.util, json, subprocess, sys
+args = json.loads(sys.argv[1])
+target = "/env/python"
+sys.path.insert(0, target)
+base = [sys.executable, "-m", "pip", "install", "--target", target, "--disable-pip-version-check", "--no-input",
+        "--no-warn-script-location", "--progress-bar", "off"]
+if args["index"]:
+    base += ["--index-url", args["index"]]
+    if args["index"].startswith("http://"):
+        # A plain-HTTP mirror the operator named; the egress proxy still checks every connection.
+        base += ["--trusted-host", args["index"].split("/")[2].split(":")[0]]
+done = {"requirements": [], "installed": [], "present": [], "failed": []}
+for req in args["requirements"]:
+    ok = subprocess.run(base + ["-r", "/skill/" + req]).returncode == 0
+    (done["requirements"] if ok else done["failed"]).append(req)
+importlib.invalidate_caches()
+for module, package in args["modules"]:
+    if module in sys.stdlib_module_names or importlib.util.find_spec(module) is not None:
+        done["present"].append(module)
+        continue
+    ok = subprocess.run(base + [package]).returncode == 0
+    importlib.invalidate_caches()
+    (done["installed"] if ok else done["failed"]).append(package)
+print("airlock-env:" + json.dumps(done))
+sys.exit(1 if done["failed"] else 0)
+"#;
+
+/// Prepares the skill's environment for a run: reuses the cached layer for these inputs, or installs it in a sealed
+/// install phase. Returns what the record says about it and the folder to mount at [`ENV_DIR`] (none when nothing
+/// was needed or installed).
+pub fn prepare(
+    skill_root: &Path,
+    needs: &Needs,
+    options: &EnvOptions,
+    egress: Option<&airlock_egress::EgressConfig>,
+    data_dir: &Path,
+    helper: Option<PathBuf>,
+    on_event: &OnEvent,
+) -> Result<(Environment, Option<PathBuf>), RunError> {
+    let mut env = Environment {
+        requirements: needs.requirements.clone(),
+        modules: needs.modules.iter().map(|(m, _)| m.clone()).collect(),
+        missing_programs: needs.missing_programs.clone(),
+        ..Environment::default()
+    };
+    if needs.is_empty() {
+        env.status = "nothing to install".into();
+        return Ok((env, None));
+    }
+    if !options.install {
+        env.status = "skipped (--no-install)".into();
+        return Ok((env, None));
+    }
+    let digest = digest(needs, skill_root, options);
+    env.digest = Some(digest.clone());
+    let envs = data_dir.join("envs");
+    let layer = envs.join(&digest);
+    if layer.join(".airlock-env.json").is_file() {
+        let saved: Environment =
+            serde_json::from_slice(&fs_err::read(layer.join(".airlock-env.json"))?).unwrap_or_default();
+        env.installed = saved.installed;
+        env.present = saved.present;
+        env.status = "reused".into();
+        env.cached = true;
+        return Ok((env, Some(layer)));
+    }
+    let t0 = Instant::now();
+    fs_err::create_dir_all(&envs)?;
+    let work = tempfile::Builder::new().prefix(".install-").tempdir_in(&envs)?;
+    let keep = work.path().join("keep");
+    // What the sandbox mounts lives where its user can reach it (as root, the data folder may not be).
+    let scratch = tempfile::Builder::new().prefix("airlock-env-").tempdir()?;
+    let open = |p: &Path| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    open(scratch.path())?;
+    let upper_src = scratch.path().join("env");
+    fs_err::create_dir_all(&upper_src)?;
+    open(&upper_src)?;
+    let skill_src = if nix::unistd::geteuid().is_root() {
+        std::os::unix::fs::lchown(
+            &upper_src,
+            Some(airlock_sandbox::ROOT_MODE_HOST_UID),
+            Some(airlock_sandbox::ROOT_MODE_HOST_UID),
+        )?;
+        crate::target::copy_tree(skill_root, &scratch.path().join("skill"), None)?;
+        scratch.path().join("skill")
+    } else {
+        skill_root.to_path_buf()
+    };
+    let args = serde_json::json!({
+        "requirements": needs.requirements,
+        "modules": needs.modules,
+        "index": options.pip_index_url,
+    });
+    let mut config = Config::new(vec![
+        "/usr/bin/python3".into(),
+        "-c".into(),
+        DRIVER.into(),
+        args.to_string(),
+    ]);
+    config.mounts.push(Mount::Rw {
+        host: upper_src,
+        sandbox: ENV_DIR.into(),
+    });
+    config.mounts.push(Mount::Ro {
+        host: skill_src,
+        sandbox: SKILL_DIR.into(),
+    });
+    config.workdir = Some(ENV_DIR.into());
+    config.keep_changes = Some(keep.clone());
+    config.limits.timeout = options.timeout;
+    config.limits.memory_bytes = 1 << 30;
+    config.limits.disk_bytes = 2 << 30;
+    // Network only to the package registries (and the index given), through the egress proxy; the run's own
+    // name mappings and CAs apply.
+    let mut e = egress.cloned().unwrap_or_default();
+    e.policy.allow.clear();
+    e.secrets.clear();
+    e.policy
+        .add_preset("package-registries")
+        .map_err(|err| RunError::Usage(err.to_string()))?;
+    if let Some(url) = &options.pip_index_url {
+        let host = url
+            .split_once("://")
+            .map_or(url.as_str(), |(_, r)| r)
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        let rule = airlock_egress::Rule::parse(host)
+            .map_err(|err| RunError::Usage(format!("--pip-index-url {url}: {err}")))?;
+        e.policy.allow.push(rule);
+    }
+    let forward = on_event.clone();
+    e.events = Some(airlock_types::EventSink::new(move |event| {
+        forward(RunEvent::Sandbox { event });
+    }));
+    config.egress = Some(e);
+    let result = airlock_sandbox::run(&config, helper)?;
+    env.duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let report_line = result
+        .stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("airlock-env:"))
+        .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
+        .unwrap_or_default();
+    let list = |k: &str| -> Vec<String> {
+        report_line[k]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    env.installed = list("installed");
+    env.installed
+        .extend(list("requirements").into_iter().map(|r| format!("-r {r}")));
+    env.present = list("present");
+    env.failed = list("failed");
+    env.installs = crate::verdict::installs(&result.timeline, &result.files_written);
+    env.network = result.network;
+    env.execs = result.timeline.len();
+    env.exit_code = result.exit_code;
+    let tail: Vec<&str> = result.stderr.lines().rev().take(8).collect();
+    env.errors_tail = tail.into_iter().rev().map(str::to_owned).collect();
+    // What the phase wrote under /env is the layer.
+    let written = keep.join("0");
+    if !written.is_dir() {
+        fs_err::create_dir_all(&written)?;
+    }
+    env.status = if env.failed.is_empty() && result.status == airlock_types::RunStatus::Succeeded {
+        "installed".into()
+    } else {
+        format!(
+            "incomplete: {}",
+            if env.failed.is_empty() {
+                airlock_types::wire_name(&result.status)
+            } else {
+                format!("could not install {}", env.failed.join(", "))
+            }
+        )
+    };
+    if env.failed.is_empty() && result.status == airlock_types::RunStatus::Succeeded {
+        fs_err::write(
+            written.join(".airlock-env.json"),
+            serde_json::to_vec(&env).unwrap_or_default(),
+        )?;
+        // Another run may have made the same layer meanwhile: theirs is as good.
+        if fs_err::rename(&written, &layer).is_err() && !layer.is_dir() {
+            return Err(RunError::Io(std::io::Error::other(format!(
+                "cannot keep the environment in {}",
+                layer.display()
+            ))));
+        }
+        return Ok((env, Some(layer)));
+    }
+    // Not cached and not used: the run goes on without it, and says what failed.
+    Ok((env, None))
+}
+
+/// The layer as the sandbox can mount it: the cached folder itself for an ordinary user; as root (whose data folder
+/// the sandbox's mapped user may not reach) a copy in `scratch` made of hard links where the file system allows.
+pub fn mountable(layer: &Path, scratch: &Path) -> std::io::Result<PathBuf> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(layer.to_path_buf());
+    }
+    let to = scratch.join("env");
+    link_tree(layer, &to)?;
+    Ok(to)
+}
+
+fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs_err::create_dir_all(to)?;
+    std::fs::set_permissions(to, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    for entry in fs_err::read_dir(from)? {
+        let entry = entry?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            link_tree(&src, &dst)?;
+        } else if ft.is_symlink() {
+            std::os::unix::fs::symlink(fs_err::read_link(&src)?, &dst)?;
+        } else if ft.is_file() && std::fs::hard_link(&src, &dst).is_err() {
+            fs_err::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}

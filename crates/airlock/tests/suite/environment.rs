@@ -1,0 +1,173 @@
+//! The skill's environment: a requirements file installed in the sealed install phase from a package index on
+//! loopback (reached through the egress proxy with `--connect-to`), reused from the cache on the next run, skipped
+//! with `--no-install`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use super::util::{airlock, skill_md, write};
+
+/// A package index with one pure-Python wheel, `greetlib`, served over HTTP on loopback until dropped.
+struct Index {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn index(root: &Path) -> Index {
+    let files = root.join("index/files");
+    fs_err::create_dir_all(&files).unwrap();
+    let wheel = files.join("greetlib-1.0-py3-none-any.whl");
+    let build = r#"
+import sys, zipfile, hashlib, base64
+path = sys.argv[1]
+files = {
+    "greetlib/__init__.py": "def greet():\n    return 'hello from greetlib'\n",
+    "greetlib-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greetlib\nVersion: 1.0\n",
+    "greetlib-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = []
+with zipfile.ZipFile(path, "w") as z:
+    for name, text in files.items():
+        data = text.encode()
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append("greetlib-1.0.dist-info/RECORD,,")
+    z.writestr("greetlib-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+"#;
+    let ok = Command::new("python3")
+        .args(["-c", build])
+        .arg(&wheel)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    write(
+        &root.join("index"),
+        "simple/greetlib/index.html",
+        "<html><body><a href=\"../../files/greetlib-1.0-py3-none-any.whl\">greetlib-1.0-py3-none-any.whl</a></body></html>\n",
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("python3")
+        .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+        .current_dir(root.join("index"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Index { child, port }
+}
+
+#[test]
+fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let idx = index(tmp.path());
+    let skill = tmp.path().join("greeter");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md("greeter", "Greets.\n\nRun `python3 scripts/hello.py`.\n"),
+    );
+    write(&skill, "requirements.txt", "greetlib==1.0\n");
+    write(
+        &skill,
+        "scripts/hello.py",
+        "import greetlib\nprint(greetlib.greet())\n",
+    );
+    let connect = format!("pypi.test:80=127.0.0.1:{}", idx.port);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/hello.py",
+            "--allow-net",
+            "pypi.test:80",
+            "--connect-to",
+            &connect,
+            "--pip-index-url",
+            "http://pypi.test/simple/",
+        ];
+        args.extend_from_slice(extra);
+        airlock(&data, &args)
+    };
+    let first = run(&[]);
+    let rec = first.json();
+    let env = &rec["environment"];
+    assert_eq!(env["status"], "installed", "{env:#}\n{}", first.stderr);
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    assert!(rec["stdout"].as_str().unwrap().contains("hello from greetlib"));
+    assert!(
+        env["installed"].to_string().contains("-r requirements.txt"),
+        "{env:#}"
+    );
+    // The install phase is recorded: pip ran, and reached the index through the proxy.
+    assert!(
+        env["installs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["manager"] == "pip"),
+        "{env:#}"
+    );
+    assert!(
+        env["network"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["decision"] == "allowed" && n["host"] == "pypi.test"),
+        "{env:#}"
+    );
+    // The package is not in the run's own changes or installs: it came from the read-only layer.
+    assert!(rec["installs"].as_array().unwrap().is_empty(), "{rec:#}");
+    assert_eq!(first.code, 0);
+
+    // The second run reuses the cached layer: no install phase.
+    let second = run(&[]).json();
+    assert_eq!(
+        second["environment"]["status"], "reused",
+        "{:#}",
+        second["environment"]
+    );
+    assert_eq!(second["environment"]["cached"], true);
+    assert!(second["environment"]["network"].as_array().unwrap().is_empty());
+    assert_eq!(second["status"], "succeeded");
+
+    // --no-install: nothing installed, the import fails, and the summary says why.
+    let r = airlock(
+        &data,
+        &[
+            "run",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/hello.py",
+            "--no-install",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("skipped (--no-install)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("the Python module `greetlib` is not installed"),
+        "{}",
+        r.stdout
+    );
+}
