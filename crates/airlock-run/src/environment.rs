@@ -30,6 +30,8 @@ pub struct EnvOptions {
     pub install: bool,
     /// The Python package index (a mirror), instead of PyPI.
     pub pip_index_url: Option<String>,
+    /// The npm registry (a mirror), instead of registry.npmjs.org.
+    pub npm_registry: Option<String>,
     /// Time the install phase may take.
     pub timeout: Duration,
 }
@@ -39,6 +41,7 @@ impl Default for EnvOptions {
         Self {
             install: true,
             pip_index_url: None,
+            npm_registry: None,
             timeout: Duration::from_secs(300),
         }
     }
@@ -73,6 +76,10 @@ static IMPORT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 pub struct Needs {
     /// Requirements files, as paths inside the skill.
     pub requirements: Vec<String>,
+    /// Python requirement specifiers from `pyproject.toml`'s `[project] dependencies`.
+    pub python_specs: Vec<String>,
+    /// npm packages (`name@range`) from the skill's `package.json` `dependencies`.
+    pub node_specs: Vec<String>,
     /// Packages for the top-level modules its Python files import that it does not ship itself (standard modules
     /// and those already installed are sorted out inside the sandbox, by the interpreter that will run them).
     pub modules: Vec<(String, String)>,
@@ -82,7 +89,10 @@ pub struct Needs {
 
 impl Needs {
     fn is_empty(&self) -> bool {
-        self.requirements.is_empty() && self.modules.is_empty()
+        self.requirements.is_empty()
+            && self.modules.is_empty()
+            && self.python_specs.is_empty()
+            && self.node_specs.is_empty()
     }
 }
 
@@ -104,10 +114,39 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
     let mut needs = Needs::default();
     for f in &files {
         let name = f.path.rsplit('/').next().unwrap_or_default();
-        if name.starts_with("requirements") && name.ends_with(".txt") && !rel(f).contains("/test") {
-            needs.requirements.push(rel(f));
+        let r = rel(f);
+        if r.contains("node_modules/") || r.contains("/test") {
+            continue;
+        }
+        if name.starts_with("requirements") && name.ends_with(".txt") {
+            needs.requirements.push(r);
+        } else if name == "pyproject.toml" {
+            let deps = fs_err::read_to_string(skill_root.join(&r))
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .and_then(|t| t.get("project")?.get("dependencies")?.as_array().cloned())
+                .unwrap_or_default();
+            needs
+                .python_specs
+                .extend(deps.iter().filter_map(|d| d.as_str().map(str::to_owned)));
+        } else if name == "package.json" {
+            let deps = fs_err::read(skill_root.join(&r))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v.get("dependencies")?.as_object().cloned())
+                .unwrap_or_default();
+            needs.node_specs.extend(deps.iter().filter_map(|(name, range)| {
+                let range = range.as_str()?;
+                // Only registry packages: not local paths, git URLs or tarballs.
+                let plain = !range.contains([':', '/']) && !name.starts_with('.');
+                plain.then(|| format!("{name}@{range}"))
+            }));
         }
     }
+    needs.python_specs.sort();
+    needs.python_specs.dedup();
+    needs.node_specs.sort();
+    needs.node_specs.dedup();
     // Modules the skill ships itself (a `helpers.py` or a `helpers/` package anywhere in it).
     let local: BTreeSet<String> = files
         .iter()
@@ -261,6 +300,16 @@ done = {"requirements": [], "installed": [], "present": [], "failed": []}
 for req in args["requirements"]:
     ok = subprocess.run(base + ["-r", "/skill/" + req]).returncode == 0
     (done["requirements"] if ok else done["failed"]).append(req)
+for spec in args["specs"]:
+    ok = subprocess.run(base + [spec]).returncode == 0
+    (done["installed"] if ok else done["failed"]).append(spec)
+if args["npm"]:
+    npm = ["npm", "install", "--prefix", "/env/node", "--no-audit", "--no-fund", "--no-package-lock",
+           "--cache", "/tmp/npm-cache", "--loglevel", "error"]
+    if args["registry"]:
+        npm += ["--registry", args["registry"]]
+    ok = subprocess.run(npm + args["npm"]).returncode == 0
+    (done["installed"] if ok else done["failed"]).extend("npm:" + s for s in args["npm"])
 importlib.invalidate_caches()
 for module, package in args["modules"]:
     if module in sys.stdlib_module_names or importlib.util.find_spec(module) is not None:
@@ -286,7 +335,13 @@ pub fn prepare(
     on_event: &OnEvent,
 ) -> Result<(Environment, Option<PathBuf>), RunError> {
     let mut env = Environment {
-        requirements: needs.requirements.clone(),
+        requirements: needs
+            .requirements
+            .iter()
+            .chain(&needs.python_specs)
+            .cloned()
+            .chain(needs.node_specs.iter().map(|s| format!("npm:{s}")))
+            .collect(),
         modules: needs.modules.iter().map(|(m, _)| m.clone()).collect(),
         missing_programs: needs.missing_programs.clone(),
         ..Environment::default()
@@ -337,7 +392,10 @@ pub fn prepare(
     let args = serde_json::json!({
         "requirements": needs.requirements,
         "modules": needs.modules,
+        "specs": needs.python_specs,
+        "npm": needs.node_specs,
         "index": options.pip_index_url,
+        "registry": options.npm_registry,
     });
     let mut config = Config::new(vec![
         "/usr/bin/python3".into(),
@@ -366,15 +424,20 @@ pub fn prepare(
     e.policy
         .add_preset("package-registries")
         .map_err(|err| RunError::Usage(err.to_string()))?;
-    if let Some(url) = &options.pip_index_url {
-        let host = url
-            .split_once("://")
-            .map_or(url.as_str(), |(_, r)| r)
-            .split('/')
-            .next()
-            .unwrap_or_default();
-        let rule = airlock_egress::Rule::parse(host)
-            .map_err(|err| RunError::Usage(format!("--pip-index-url {url}: {err}")))?;
+    for (flag, url) in [
+        ("--pip-index-url", &options.pip_index_url),
+        ("--npm-registry", &options.npm_registry),
+    ] {
+        let Some(url) = url else { continue };
+        let (scheme, rest) = url.split_once("://").unwrap_or(("https", url.as_str()));
+        let authority = rest.split('/').next().unwrap_or_default();
+        let with_port = if authority.contains(':') {
+            authority.to_owned()
+        } else {
+            format!("{authority}:{}", if scheme == "http" { 80 } else { 443 })
+        };
+        let rule = airlock_egress::Rule::parse(&with_port)
+            .map_err(|err| RunError::Usage(format!("{flag} {url}: {err}")))?;
         e.policy.allow.push(rule);
     }
     let forward = on_event.clone();

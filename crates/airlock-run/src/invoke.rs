@@ -309,9 +309,18 @@ pub(crate) fn sandbox_run(
             host: crate::environment::mountable(layer, scratch.path())?,
             sandbox: crate::environment::ENV_DIR.into(),
         });
+        let env_dir = crate::environment::ENV_DIR;
+        config
+            .env
+            .push(("PYTHONPATH".into(), format!("{env_dir}/python")));
+        config
+            .env
+            .push(("NODE_PATH".into(), format!("{env_dir}/node/node_modules")));
         config.env.push((
-            "PYTHONPATH".into(),
-            format!("{}/python", crate::environment::ENV_DIR),
+            "PATH".into(),
+            format!(
+                "{env_dir}/node/node_modules/.bin:{env_dir}/python/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+            ),
         ));
     }
     config.limits = request.limits.clone();

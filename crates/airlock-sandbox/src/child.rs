@@ -164,7 +164,10 @@ fn command_main(config: &Config) -> R<Infallible> {
     ctx(nix::unistd::setsid(), "setsid")?;
     let limits = &config.limits;
     let cpu_seconds = limits.cpu_seconds();
-    set_limit(Resource::RLIMIT_AS, limits.memory_bytes, "memory limit")?;
+    // The data limit bounds what a process can really use (heap and writable private mappings) and, unlike the
+    // address-space limit, leaves alone the large reservations runtimes make without using them (V8, the JVM and
+    // Go reserve gigabytes of address space at start-up and fail under RLIMIT_AS).
+    set_limit(Resource::RLIMIT_DATA, limits.memory_bytes, "memory limit")?;
     set_limit(Resource::RLIMIT_FSIZE, limits.disk_bytes, "file size limit")?;
     set_limit(Resource::RLIMIT_CPU, cpu_seconds, "cpu limit")?;
     set_limit(Resource::RLIMIT_NOFILE, limits.open_files, "open files limit")?;

@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// install phase only.
     #[arg(long, value_name = "URL", env = "AIRLOCK_PIP_INDEX_URL")]
     pub pip_index_url: Option<String>,
+    /// The npm registry the install phase uses (a mirror), instead of registry.npmjs.org; its host is allowed for
+    /// the install phase only.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_NPM_REGISTRY")]
+    pub npm_registry: Option<String>,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -104,6 +108,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         environment: airlock_run::environment::EnvOptions {
             install: !args.no_install,
             pip_index_url: args.pip_index_url.clone(),
+            npm_registry: args.npm_registry.clone(),
             ..Default::default()
         },
     };

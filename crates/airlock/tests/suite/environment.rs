@@ -54,6 +54,11 @@ with zipfile.ZipFile(path, "w") as z:
         "simple/greetlib/index.html",
         "<html><body><a href=\"../../files/greetlib-1.0-py3-none-any.whl\">greetlib-1.0-py3-none-any.whl</a></body></html>\n",
     );
+    serve(&root.join("index"))
+}
+
+/// Serves a folder over HTTP on loopback until dropped.
+fn serve(dir: &Path) -> Index {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -61,7 +66,7 @@ with zipfile.ZipFile(path, "w") as z:
         .port();
     let child = Command::new("python3")
         .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
-        .current_dir(root.join("index"))
+        .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -169,5 +174,95 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
         r.stdout.contains("the Python module `greetlib` is not installed"),
         "{}",
         r.stdout
+    );
+}
+
+/// An npm registry on loopback with one package, `greet-node`: its packument and tarball as static files.
+fn npm_registry(root: &Path) -> Index {
+    let reg = root.join("registry");
+    write(
+        &reg,
+        "pkg/package/package.json",
+        "{\"name\":\"greet-node\",\"version\":\"1.0.0\",\"main\":\"index.js\"}\n",
+    );
+    write(
+        &reg,
+        "pkg/package/index.js",
+        "module.exports = () => 'hello from greet-node';\n",
+    );
+    let ok = Command::new("tar")
+        .args(["czf", "../greet-node-1.0.0.tgz", "package"])
+        .current_dir(reg.join("pkg"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let packument = r#"
+import base64, hashlib, json, sys
+reg = sys.argv[1]
+data = open(f"{reg}/greet-node-1.0.0.tgz", "rb").read()
+dist = {"tarball": "http://npm.test/greet-node-1.0.0.tgz",
+        "integrity": "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode(),
+        "shasum": hashlib.sha1(data).hexdigest()}
+doc = {"name": "greet-node", "dist-tags": {"latest": "1.0.0"},
+       "versions": {"1.0.0": {"name": "greet-node", "version": "1.0.0", "main": "index.js", "dist": dist}}}
+open(f"{reg}/greet-node", "w").write(json.dumps(doc))
+"#;
+    let ok = Command::new("python3")
+        .args(["-c", packument])
+        .arg(&reg)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    serve(&reg)
+}
+
+#[test]
+fn a_skills_npm_dependencies_are_installed_and_node_runs_under_the_memory_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let reg = npm_registry(tmp.path());
+    let skill = tmp.path().join("noder");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md("noder", "Greets.\n\nRun `node scripts/hello.js`.\n"),
+    );
+    write(
+        &skill,
+        "package.json",
+        "{\"name\":\"noder\",\"dependencies\":{\"greet-node\":\"^1.0.0\"}}\n",
+    );
+    write(
+        &skill,
+        "scripts/hello.js",
+        "console.log(require('greet-node')())\n",
+    );
+    let connect = format!("npm.test:80=127.0.0.1:{}", reg.port);
+    let r = airlock(
+        &data,
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/hello.js",
+            "--allow-net",
+            "npm.test:80",
+            "--connect-to",
+            &connect,
+            "--npm-registry",
+            "http://npm.test/",
+        ],
+    );
+    let rec = r.json();
+    assert_eq!(
+        rec["environment"]["status"], "installed",
+        "{:#}",
+        rec["environment"]
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    assert!(
+        rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
+        "{rec:#}"
     );
 }

@@ -501,7 +501,7 @@ fn every_fixture_skill_goes_through_every_mode() {
         } else if runnable(&rec) > 0 {
             // The plan runs in the sandbox, each step that is not an example recorded; the run's code is the
             // failing step's own.
-            let r = airlock(&data, &["run", "--json", src, "--timeout", "20s"]);
+            let r = airlock(&data, &["run", "--json", src, "--timeout", "10s"]);
             if r.code == 120 {
                 // Every step named a file that exists nowhere: nothing to run, and a message that says so.
                 assert!(r.stderr.contains("examples"), "{src}: {}", r.stderr);
@@ -513,6 +513,7 @@ fn every_fixture_skill_goes_through_every_mode() {
                     .iter()
                     .find(|s| s["exit_code"] != 0);
                 match failed {
+                    _ if rec["status"] == "timed_out" => assert_eq!(r.code, 124, "{src}: {rec}"),
                     None => assert_eq!(r.code, 0, "{src}: {rec}"),
                     Some(step) => {
                         let expected = step["exit_code"]
