@@ -54,7 +54,7 @@ t() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N);
 net=(--allow-net pypi.test:80 --connect-to "pypi.test:80=127.0.0.1:$port" --pip-index-url http://pypi.test/simple/)
 for i in $(seq "$pairs"); do
   data="$work/data$i"
-  host=$(t sh -c "python3 -m pip install -q --target '$work/host$i' --index-url http://127.0.0.1:$port/simple/ --trusted-host 127.0.0.1 -r '$work/greeter/requirements.txt' && PYTHONPATH='$work/host$i' python3 '$work/greeter/scripts/hello.py'")
+  host=$(t sh -c "/usr/bin/python3 -m pip install -q --target '$work/host$i' --index-url http://127.0.0.1:$port/simple/ --trusted-host 127.0.0.1 -r '$work/greeter/requirements.txt' && PYTHONPATH='$work/host$i' /usr/bin/python3 '$work/greeter/scripts/hello.py'")
   first=$(t "$bin" run "$work/greeter" --script scripts/hello.py --data-dir "$data" "${net[@]}")
   second=$(t "$bin" run "$work/greeter" --script scripts/hello.py --data-dir "$data" "${net[@]}")
   none=$(t "$bin" run "$work/greeter" --script scripts/hello.py --data-dir "$data" --no-install "${net[@]}")
@@ -66,7 +66,7 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 python3 - "$work/rows" <<'PY'
 import statistics, sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
-names = ["host: pip install --target, then the script", "airlock run, first (install phase)",
+names = ["host: /usr/bin/python3 -m pip install --target, then the script", "airlock run, first (install phase)",
          "airlock run, second (cached layer)", "airlock run --no-install (script fails on import)"]
 for i, name in enumerate(names):
     ratios = [r[i] / r[0] for r in rows]
