@@ -290,7 +290,7 @@ args = json.loads(sys.argv[1])
 target = "/env/python"
 sys.path.insert(0, target)
 base = [sys.executable, "-m", "pip", "install", "--target", target, "--disable-pip-version-check", "--no-input",
-        "--no-warn-script-location", "--progress-bar", "off"]
+        "--no-warn-script-location", "--progress-bar", "off", "--retries", "1", "--timeout", "20"]
 if args["index"]:
     base += ["--index-url", args["index"]]
     if args["index"].startswith("http://"):

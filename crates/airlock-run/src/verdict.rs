@@ -530,7 +530,13 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     } else if let Some(cmd) = grab(r"(?m)(?:^|: )([^\s:]+): (?:command )?not found\s*$") {
         format!("command not found: `{cmd}` is not on this machine or not in the sandbox")
     } else if code == Some(127) {
-        "command not found".to_owned()
+        let program = step.map_or(run.command.first().map(String::as_str), |s| {
+            s.command.split_whitespace().next()
+        });
+        match program {
+            Some(p) => format!("command not found: `{p}` is not on this machine or not in the sandbox"),
+            None => "command not found".to_owned(),
+        }
     } else if code == Some(126) || tail.contains("Permission denied") {
         "permission denied".to_owned()
     } else if [
@@ -560,7 +566,8 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
             }
         ),
         None => format!(
-            "the command {}",
+            "the command{} {}",
+            run.command.first().map_or(String::new(), |c| format!(" `{c}`")),
             run.exit_code
                 .map_or("did not finish".into(), |c| format!("exited {c}"))
         ),

@@ -236,13 +236,21 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
     if !run.steps.is_empty() {
         out.push_str("\nSteps:\n");
         for step in &run.steps {
+            let missing = run.environment.as_ref().and_then(|env| {
+                let program = step.command.split_whitespace().next()?;
+                env.missing_programs.iter().find(|p| p.as_str() == program)
+            });
             out.push_str(&format!(
-                "  {}:{}  {}  -> {}\n",
+                "  {}:{}  {}  -> {}{}\n",
                 escape(&step.file),
                 step.line,
                 escape(&step.command),
                 step.exit_code
-                    .map_or("did not finish".into(), |c| format!("exit {c}"))
+                    .map_or("did not finish".into(), |c| format!("exit {c}")),
+                missing.map_or(String::new(), |p| format!(
+                    "  (needs {}: not on this machine)",
+                    field(p)
+                ))
             ));
         }
     }

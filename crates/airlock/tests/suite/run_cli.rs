@@ -716,6 +716,14 @@ fn exit_codes_follow_one_table() {
     assert_eq!(exec(&["--no-such-flag", "--", "/bin/true"]).code, 125);
     assert_eq!(airlock(&data, &["show", "no-such-run"]).code, 125);
     assert_eq!(airlock(&data, &["scan", "/no/such/folder"]).code, 125);
+    // A host whose name does not resolve is named as the cause (`.invalid` never resolves).
+    let r = airlock(&data, &["scan", "https://git.example.invalid/o/r.git"]);
+    assert_eq!(r.code, 125);
+    assert!(
+        r.stderr.contains("the name git.example.invalid does not resolve"),
+        "{}",
+        r.stderr
+    );
     // --json and --format sarif ask for two things.
     let skill = editing_skill(tmp.path());
     let r = airlock(
@@ -778,6 +786,18 @@ fn a_failed_run_says_why_on_screen() {
     assert_eq!(r.code, 127, "{}", r.stdout);
     assert!(
         r.stdout.contains("command not found: `pdftotext-not-here`"),
+        "{}",
+        r.stdout
+    );
+    // Named before the run, from the commands it would run, and marked on its step.
+    assert!(
+        r.stdout.contains("needs pdftotext-not-here: not on this machine"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("-> exit 127  (needs pdftotext-not-here: not on this machine)"),
         "{}",
         r.stdout
     );
