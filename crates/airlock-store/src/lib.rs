@@ -60,6 +60,17 @@ impl RunRow {
     }
 }
 
+/// One stored source, as the API lists it.
+#[derive(Debug, Clone)]
+pub struct SourceRow {
+    pub id: String,
+    pub input: String,
+    pub commit: Option<String>,
+    pub created_at: String,
+    pub report_id: Option<String>,
+    pub risk_level: Option<String>,
+}
+
 /// What a sweep removed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct GcStats {
@@ -352,6 +363,54 @@ impl Store {
             None => None,
         };
         Ok((row, record))
+    }
+
+    /// Every stored source, newest first, with its latest report's id and level.
+    pub fn sources(&self) -> Result<Vec<SourceRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT s.id, s.input, s.commit_sha, s.created_at,
+                    (SELECT r.id FROM risk_reports r WHERE r.skill_source_id = s.id ORDER BY r.created_at DESC LIMIT 1),
+                    (SELECT r.risk_level FROM risk_reports r WHERE r.skill_source_id = s.id ORDER BY r.created_at DESC LIMIT 1)
+             FROM skill_sources s ORDER BY s.created_at DESC, s.id",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(SourceRow {
+                    id: r.get(0)?,
+                    input: r.get(1)?,
+                    commit: r.get(2)?,
+                    created_at: r.get(3)?,
+                    report_id: r.get(4)?,
+                    risk_level: r.get(5)?,
+                })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// One stored source and its latest report.
+    pub fn source(&self, id: &str) -> Result<(SkillSource, Option<(String, ScanReport)>)> {
+        let json: String = self
+            .conn
+            .query_row("SELECT json FROM skill_sources WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound(id.to_owned()),
+                e => e.into(),
+            })?;
+        let source: SkillSource = serde_json::from_str(&json)?;
+        let report = self
+            .conn
+            .query_row(
+                "SELECT id, json_sha FROM risk_reports WHERE skill_source_id = ?1 ORDER BY created_at DESC LIMIT 1",
+                [id],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )
+            .ok();
+        let report = match report {
+            Some((rid, sha)) => Some((rid, serde_json::from_slice(&self.read_object(&sha)?)?)),
+            None => None,
+        };
+        Ok((source, report))
     }
 
     pub fn runs(&self) -> Result<Vec<RunRow>> {

@@ -44,6 +44,8 @@ enum Command {
     Discard(commands::runs::DiscardArgs),
     /// Delete expired runs, reports and files.
     Gc(commands::runs::GcArgs),
+    /// Serve the control API (JSON over HTTP, live run events) on a local address.
+    Serve(Box<commands::serve::ServeArgs>),
     /// Say which isolation layers this machine supports.
     Doctor {
         /// Print JSON instead of text.
@@ -124,6 +126,7 @@ fn main() -> ExitCode {
         Command::Export(args) => commands::runs::export(&args),
         Command::Discard(args) => commands::runs::discard(&args),
         Command::Gc(args) => commands::runs::gc(&args),
+        Command::Serve(args) => commands::serve::serve(&args),
         Command::Doctor { json } => commands::exec::doctor(json),
     };
     match result {

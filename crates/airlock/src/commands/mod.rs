@@ -5,3 +5,4 @@ pub mod net;
 pub mod run;
 pub mod runs;
 pub mod scan;
+pub mod serve;

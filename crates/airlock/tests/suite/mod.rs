@@ -5,4 +5,5 @@ mod integrity;
 mod run_cli;
 mod run_library;
 mod scan_cli;
+mod serve;
 mod util;

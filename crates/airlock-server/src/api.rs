@@ -1,0 +1,1090 @@
+//! The routes under `/api/`, their request and response types (which the OpenAPI document is generated from), the
+//! JSON errors, authentication and the run queue.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Path as UrlPath, Query, Request, State as AxState};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+use tokio_stream::StreamExt as _;
+use utoipa::{IntoParams, OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use airlock_run::{ImportSettings, Invocation, RunError, RunEvent, RunRequest};
+use airlock_source::SourceSpec;
+use airlock_store::Store;
+use airlock_types::RunMode;
+
+use crate::live::{Event, Live, State};
+use crate::ServerConfig;
+
+/// Request bodies larger than this are refused (413).
+const MAX_BODY: usize = 64 * 1024;
+/// The longest time limit a run may ask for.
+const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// The most memory a run may ask for.
+const MAX_MEMORY: u64 = 8 << 30;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "airlock",
+        description = "Import, scan, run sealed and review AI agent skills."
+    ),
+    components(schemas(ApiErrorBody))
+)]
+pub struct ApiDoc;
+
+/// The server's shared state.
+pub struct App {
+    config: ServerConfig,
+    settings: ImportSettings,
+    slots: Arc<Semaphore>,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+    queue: Mutex<VecDeque<String>>,
+}
+
+impl App {
+    pub fn new(config: ServerConfig) -> Self {
+        let mut settings = ImportSettings::new(&config.data_dir);
+        settings.github_base = config.github_base.clone();
+        Self {
+            slots: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
+            settings,
+            config,
+            live: Mutex::new(HashMap::new()),
+            queue: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    fn live(&self, id: &str) -> Option<Arc<Live>> {
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    fn position(&self, id: &str) -> Option<usize> {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .position(|q| q == id)
+            .map(|p| p + 1)
+    }
+
+    fn dequeue(&self, id: &str) {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|q| q != id);
+    }
+}
+
+type Shared = Arc<App>;
+
+/// The router and the OpenAPI document, built together from the same handlers.
+pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
+    let (api_router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(create_source, list_sources))
+        .routes(routes!(get_source))
+        .routes(routes!(get_report))
+        .routes(routes!(create_run, list_runs))
+        .routes(routes!(get_run, discard_run))
+        .routes(routes!(cancel_run))
+        .routes(routes!(run_events))
+        .routes(routes!(list_artifacts))
+        .routes(routes!(get_artifact))
+        .split_for_parts();
+    let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
+    let router = api_router
+        .route(
+            "/api/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc_json.clone();
+                async move {
+                    (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        doc.as_str().to_owned(),
+                    )
+                }
+            }),
+        )
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state);
+    (router, doc)
+}
+
+// ----- errors -----
+
+/// An error as the API returns it: a stable `code` and a human `message`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ApiErrorBody,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: ApiErrorBody {
+                code: code.into(),
+                message: message.into(),
+            },
+        }
+    }
+
+    fn not_found(what: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", format!("no such {what}"))
+    }
+
+    fn bad(code: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+impl From<airlock_store::StoreError> for ApiError {
+    fn from(e: airlock_store::StoreError) -> Self {
+        match e {
+            airlock_store::StoreError::NotFound(_) => Self::not_found("run"),
+            airlock_store::StoreError::Ambiguous(_) => {
+                Self::bad("ambiguous_id", "the id matches several runs")
+            }
+            e => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string()),
+        }
+    }
+}
+
+impl From<RunError> for ApiError {
+    fn from(e: RunError) -> Self {
+        let message = e.to_string();
+        match e {
+            RunError::Usage(_) => Self::bad("bad_request", message),
+            RunError::NothingToRun { .. } => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "nothing_to_run", message)
+            }
+            RunError::Import {
+                error: airlock_source::SourceError::BadInput { .. },
+                ..
+            } => Self::bad("bad_source", message),
+            RunError::Import { .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "import_failed", message),
+            RunError::Sandbox(_) => Self::new(StatusCode::SERVICE_UNAVAILABLE, "sandbox", message),
+            _ => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),
+        }
+    }
+}
+
+/// A JSON body, with every way it can be wrong answered as a JSON error (400, 413, 415).
+pub struct Body<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Self(v)),
+            Err(JsonRejection::MissingJsonContentType(_)) => Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "content_type",
+                "send the body as application/json",
+            )),
+            Err(JsonRejection::BytesRejection(r)) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    format!("bodies are at most {MAX_BODY} bytes"),
+                ))
+            }
+            Err(e) => Err(ApiError::bad("bad_json", e.body_text())),
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            e.to_string(),
+        ))
+    })
+}
+
+/// Ids are what airlock makes: letters, digits and dashes (no path tricks reach the store or the file system).
+fn check_id(id: &str) -> Result<(), ApiError> {
+    let ok = !id.is_empty() && id.len() <= 100 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad("bad_id", "ids are letters, digits and dashes"))
+    }
+}
+
+// ----- authentication and cross-site requests -----
+
+/// Every API call needs the bearer token when the server has one (compared in constant time); a state-changing
+/// request that a browser sent from another origin is refused.
+async fn guard(AxState(app): AxState<Shared>, req: Request, next: Next) -> Response {
+    if let Some(token) = &app.config.token {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "give the server's token as a bearer token",
+            )
+            .into_response();
+        }
+    }
+    if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) && cross_origin(req.headers()) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_origin",
+            "state-changing requests from another origin are refused",
+        )
+        .into_response();
+    }
+    next.run(req).await
+}
+
+fn cross_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let origin_host = origin.split_once("://").map_or(origin, |(_, h)| h);
+    origin_host != host
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+// ----- sources -----
+
+/// A source to import: a GitHub or git URL, or (when the operator allows its folder) a local path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSource {
+    pub url: String,
+}
+
+/// An imported and scanned source.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SourceView {
+    pub id: String,
+    pub input: String,
+    pub commit: Option<String>,
+    /// Whether the input named a commit; when it named a branch or tag, `pinned_url` names the commit it resolved to.
+    pub pinned: bool,
+    pub requested_ref: Option<String>,
+    pub pinned_url: Option<String>,
+    pub report_id: Option<String>,
+    pub risk_level: Option<String>,
+    pub classification: Option<String>,
+    /// The report's headline lines: the verdict, then its main reasons.
+    pub headline: Vec<String>,
+    pub findings: usize,
+    pub created_at: String,
+}
+
+fn source_view(
+    id: String,
+    source: &airlock_types::SkillSource,
+    report: Option<(&str, &airlock_types::ScanReport)>,
+) -> SourceView {
+    SourceView {
+        id,
+        input: source.input.clone(),
+        commit: source.commit.as_ref().map(ToString::to_string),
+        pinned: source.pinned,
+        requested_ref: source.requested_ref.clone(),
+        pinned_url: source.pinned_url.clone(),
+        report_id: report.map(|(id, _)| id.to_owned()),
+        risk_level: report.map(|(_, r)| r.risk_level.to_string()),
+        classification: report.map(|(_, r)| airlock_types::wire_name(&r.classification)),
+        headline: report.map_or_else(Vec::new, |(_, r)| r.headline.clone()),
+        findings: report.map_or(0, |(_, r)| r.findings.len()),
+        created_at: source.created_at.clone(),
+    }
+}
+
+/// Refuses a local folder, archive or `file://` repository outside the folders the operator allows.
+fn check_local(app: &App, spec: &SourceSpec) -> Result<(), ApiError> {
+    let local: Option<std::path::PathBuf> = match spec {
+        SourceSpec::Folder(p) | SourceSpec::Archive(p) => Some(p.clone()),
+        SourceSpec::Git { url, .. } => url.expose().strip_prefix("file://").map(Into::into),
+        SourceSpec::GitHub(_) => None,
+    };
+    let Some(path) = local else { return Ok(()) };
+    let refused = || {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "local_refused",
+            "this server does not import local paths outside the folders its operator allows (--allow-local)",
+        )
+    };
+    let real = fs_err::canonicalize(&path).map_err(|_| refused())?;
+    let allowed = app
+        .config
+        .allow_local
+        .iter()
+        .filter_map(|d| fs_err::canonicalize(d).ok())
+        .any(|d| real.starts_with(&d));
+    if allowed {
+        Ok(())
+    } else {
+        Err(refused())
+    }
+}
+
+fn import_and_store(app: &App, input: &str) -> Result<SourceView, ApiError> {
+    let spec = app.settings.parse(input)?;
+    check_local(app, &spec)?;
+    let imported = airlock_run::import(&spec, &app.settings)?;
+    let report = imported.scan()?;
+    let store = Store::open(&app.config.data_dir)?;
+    let expires =
+        airlock_store::now_unix() + i64::try_from(app.config.retention.as_secs()).unwrap_or(i64::MAX / 4);
+    let id = store.save_source(&imported.staged.source, expires)?;
+    let report_id = store.save_report(&id, &report, expires)?;
+    Ok(source_view(
+        id,
+        &imported.staged.source,
+        Some((&report_id, &report)),
+    ))
+}
+
+/// Import a source, pin it to a commit and scan it.
+#[utoipa::path(post, path = "/api/sources", request_body = NewSource,
+    responses((status = 201, body = SourceView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody),
+        (status = 422, body = ApiErrorBody)))]
+async fn create_source(
+    AxState(app): AxState<Shared>,
+    Body(body): Body<NewSource>,
+) -> Result<Response, ApiError> {
+    if body.url.len() > 4096 {
+        return Err(ApiError::bad("bad_url", "the URL is too long"));
+    }
+    let view = blocking(move || import_and_store(&app, &body.url)).await?;
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// Every stored source, newest first.
+#[utoipa::path(get, path = "/api/sources", responses((status = 200, body = Vec<SourceSummary>)))]
+async fn list_sources(AxState(app): AxState<Shared>) -> Result<Json<Vec<SourceSummary>>, ApiError> {
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        Ok(Json(
+            store
+                .sources()?
+                .into_iter()
+                .map(|r| SourceSummary {
+                    id: r.id,
+                    input: r.input,
+                    commit: r.commit,
+                    created_at: r.created_at,
+                    report_id: r.report_id,
+                    risk_level: r.risk_level,
+                })
+                .collect(),
+        ))
+    })
+    .await
+}
+
+/// A line of the source list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SourceSummary {
+    pub id: String,
+    pub input: String,
+    pub commit: Option<String>,
+    pub created_at: String,
+    pub report_id: Option<String>,
+    pub risk_level: Option<String>,
+}
+
+/// One source and its latest scan.
+#[utoipa::path(get, path = "/api/sources/{id}", params(("id" = String, Path)),
+    responses((status = 200, body = SourceView), (status = 404, body = ApiErrorBody)))]
+async fn get_source(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<SourceView>, ApiError> {
+    check_id(&id)?;
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (source, report) = store.source(&id).map_err(|e| match e {
+            airlock_store::StoreError::NotFound(_) => ApiError::not_found("source"),
+            e => e.into(),
+        })?;
+        Ok(Json(source_view(
+            id,
+            &source,
+            report.as_ref().map(|(i, r)| (i.as_str(), r)),
+        )))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ReportQuery {
+    /// `json` (the default) or `sarif`.
+    pub format: Option<String>,
+}
+
+/// The risk report of a source, as JSON or SARIF.
+#[utoipa::path(get, path = "/api/sources/{id}/report", params(("id" = String, Path), ReportQuery),
+    responses((status = 200, description = "the report (JSON or SARIF 2.1.0)"), (status = 404, body = ApiErrorBody)))]
+async fn get_report(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+    Query(q): Query<ReportQuery>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    let sarif = match q.format.as_deref() {
+        None | Some("json") => false,
+        Some("sarif") => true,
+        Some(_) => return Err(ApiError::bad("bad_format", "format is json or sarif")),
+    };
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (_, report) = store.source(&id).map_err(|_| ApiError::not_found("source"))?;
+        let (_, report) = report.ok_or_else(|| ApiError::not_found("report"))?;
+        let value = if sarif {
+            airlock_scan::render::sarif(&report)
+        } else {
+            serde_json::to_value(&report).unwrap_or_default()
+        };
+        Ok(Json(value).into_response())
+    })
+    .await
+}
+
+// ----- runs -----
+
+/// A run to carry out.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewRun {
+    /// The skill: a URL or an allowed local path, as for sources.
+    pub source: String,
+    /// `inspect`, `dry_run` or `sandbox` (the default).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// `blank` (the default), or a git URL or allowed folder.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// A script of the skill to run, with its arguments.
+    #[serde(default)]
+    pub script: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// An agent preset (`claude`, `codex`) and its task.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub task: Option<String>,
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
+    /// Hosts to allow, each one the server allows (`--allow-net` of `airlock serve`).
+    #[serde(default)]
+    pub allow_net: Vec<String>,
+    /// Run even when the scan says block.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A run as the API shows it: where it is, and its record once it has one.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunView {
+    pub run_id: String,
+    /// `queued`, `running`, `cancelled`, `error`, or the record's status.
+    pub status: String,
+    /// Its place in the queue while it waits (1 is next).
+    pub position: Option<usize>,
+    pub message: Option<String>,
+    /// The run record (see docs/record.md) once the run is stored.
+    #[schema(value_type = Object)]
+    pub record: Option<serde_json::Value>,
+}
+
+fn run_request(
+    app: &App,
+    body: NewRun,
+    run_id: &str,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+) -> Result<RunRequest, ApiError> {
+    let spec = app.settings.parse(&body.source)?;
+    check_local(app, &spec)?;
+    let target = body.target.unwrap_or_else(|| "blank".into());
+    if target != "blank" {
+        check_local(app, &app.settings.parse(&target)?)?;
+    }
+    let mode = match body.mode.as_deref() {
+        None | Some("sandbox") => RunMode::Sandbox,
+        Some("inspect") => RunMode::Inspect,
+        Some("dry_run" | "dry-run") => RunMode::DryRun,
+        Some(_) => return Err(ApiError::bad("bad_mode", "mode is inspect, dry_run or sandbox")),
+    };
+    let invocation = match (body.script, body.agent) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad(
+                "bad_request",
+                "give a script or an agent, not both",
+            ))
+        }
+        (Some(path), None) => Invocation::Script {
+            path,
+            args: body.args,
+        },
+        (None, Some(agent)) => Invocation::Agent {
+            agent,
+            task: body
+                .task
+                .unwrap_or_else(|| "Use the installed skill on this project.".into()),
+        },
+        (None, None) => Invocation::Plan,
+    };
+    let mut limits = airlock_sandbox::Limits {
+        timeout: Duration::from_secs(60),
+        ..airlock_sandbox::Limits::default()
+    };
+    if let Some(t) = body.timeout_secs {
+        let t = Duration::from_secs(t);
+        if t.is_zero() || t > MAX_TIMEOUT {
+            return Err(ApiError::bad(
+                "bad_limit",
+                format!("timeout_secs is 1 to {}", MAX_TIMEOUT.as_secs()),
+            ));
+        }
+        limits.timeout = t;
+    }
+    if let Some(m) = body.memory_mb {
+        let bytes = m.saturating_mul(1 << 20);
+        if !((16 << 20)..=MAX_MEMORY).contains(&bytes) {
+            return Err(ApiError::bad(
+                "bad_limit",
+                format!("memory_mb is 16 to {}", MAX_MEMORY >> 20),
+            ));
+        }
+        limits.memory_bytes = bytes;
+    }
+    let egress = if body.allow_net.is_empty() {
+        None
+    } else {
+        let mut policy = airlock_egress::Policy::default();
+        for host in &body.allow_net {
+            if !app.config.allow_net.iter().any(|a| a == host) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "net_refused",
+                    format!(
+                        "this server does not let runs reach {}",
+                        airlock_types::display::line(host)
+                    ),
+                ));
+            }
+            policy.allow.push(
+                airlock_egress::Rule::parse(host).map_err(|e| ApiError::bad("bad_net", e.to_string()))?,
+            );
+        }
+        Some(airlock_egress::EgressConfig {
+            policy,
+            ..Default::default()
+        })
+    };
+    Ok(RunRequest {
+        source: spec,
+        mode,
+        target,
+        invocation,
+        force: body.force,
+        limits,
+        egress,
+        retention: app.config.retention,
+        run_id: Some(run_id.to_owned()),
+        cancel: Some(cancel),
+        helper: app.config.helper.clone(),
+        environment: airlock_run::environment::EnvOptions::default(),
+    })
+}
+
+/// Queue a run; it starts when a slot is free. Its events are at `/api/runs/{id}/events`.
+#[utoipa::path(post, path = "/api/runs", request_body = NewRun,
+    responses((status = 202, body = RunView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody)))]
+async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> Result<Response, ApiError> {
+    let run_id = airlock_run::new_run_id();
+    let live = Live::new(run_id.clone());
+    let request = run_request(&app, body, &run_id, live.cancel.clone())?;
+    app.live
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(run_id.clone(), live.clone());
+    app.queue
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push_back(run_id.clone());
+    let position = app.position(&run_id);
+    live.set_state(State::Queued);
+    tokio::spawn(carry_out(app.clone(), live, request));
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RunView {
+            run_id,
+            status: "queued".into(),
+            position,
+            message: None,
+            record: None,
+        }),
+    )
+        .into_response())
+}
+
+/// Waits for a slot, then runs on a blocking thread, logging every event.
+async fn carry_out(app: Shared, live: Arc<Live>, request: RunRequest) {
+    let Ok(permit) = app.slots.clone().acquire_owned().await else {
+        return;
+    };
+    app.dequeue(&live.id);
+    if live.cancel.load(Ordering::Relaxed) {
+        live.set_state(State::Cancelled);
+        live.emit("end", "{}".into());
+        return;
+    }
+    live.set_state(State::Running);
+    let sink = live.clone();
+    let on_event: airlock_run::OnEvent = Arc::new(move |event: RunEvent| {
+        let name = match &event {
+            RunEvent::Phase { .. } => "phase",
+            RunEvent::Sandbox { .. } => "sandbox",
+        };
+        sink.emit(name, serde_json::to_string(&event).unwrap_or_default());
+    });
+    let settings = app.settings.clone();
+    let data_dir = app.config.data_dir.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&data_dir).map_err(RunError::from)?;
+        airlock_run::execute(&request, &settings, &mut store, &on_event)
+    })
+    .await;
+    drop(permit);
+    match outcome {
+        Ok(Ok(outcome)) => {
+            live.emit(
+                "record",
+                serde_json::to_string(&outcome.record).unwrap_or_default(),
+            );
+            live.set_state(State::Done(airlock_types::wire_name(&outcome.record.status)));
+        }
+        Ok(Err(e)) => live.set_state(State::Error(e.to_string())),
+        Err(e) => live.set_state(State::Error(e.to_string())),
+    }
+    live.emit("end", "{}".into());
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct RunFilter {
+    /// Only runs with this status (`queued`, `running`, `succeeded`, `failed`, ...).
+    pub status: Option<String>,
+    /// Only runs whose source input contains this text.
+    pub source: Option<String>,
+}
+
+/// A line of the run list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub status: String,
+    pub source: Option<String>,
+    pub mode: Option<String>,
+    pub started_at: Option<String>,
+    pub position: Option<usize>,
+}
+
+/// Runs: the queued and running ones first, then the stored ones, newest first.
+#[utoipa::path(get, path = "/api/runs", params(RunFilter), responses((status = 200, body = Vec<RunSummary>)))]
+async fn list_runs(
+    AxState(app): AxState<Shared>,
+    Query(filter): Query<RunFilter>,
+) -> Result<Json<Vec<RunSummary>>, ApiError> {
+    let mut out: Vec<RunSummary> = {
+        let live = app.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.values()
+            .filter(|l| matches!(l.state(), State::Queued | State::Running))
+            .map(|l| RunSummary {
+                run_id: l.id.clone(),
+                status: l.state().name(),
+                source: None,
+                mode: None,
+                started_at: None,
+                position: None,
+            })
+            .collect()
+    };
+    for r in &mut out {
+        r.position = app.position(&r.run_id);
+    }
+    let app2 = app.clone();
+    let stored = blocking(move || Ok(Store::open(&app2.config.data_dir)?.runs()?)).await?;
+    out.extend(
+        stored
+            .into_iter()
+            .filter(|r| !out.iter().any(|o| o.run_id == r.id))
+            .map(|r| RunSummary {
+                run_id: r.id,
+                status: r.status,
+                source: Some(r.source),
+                mode: Some(r.mode),
+                started_at: Some(r.started_at),
+                position: None,
+            })
+            .collect::<Vec<_>>(),
+    );
+    out.retain(|r| {
+        filter.status.as_ref().is_none_or(|s| &r.status == s)
+            && filter
+                .source
+                .as_ref()
+                .is_none_or(|s| r.source.as_deref().is_some_and(|src| src.contains(s.as_str())))
+    });
+    Ok(Json(out))
+}
+
+async fn stored_view(app: &Shared, id: String) -> Result<RunView, ApiError> {
+    let app = app.clone();
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (row, record) = store.run(&id)?;
+        Ok(RunView {
+            run_id: row.id,
+            status: row.status,
+            position: None,
+            message: None,
+            record: record.map(|r| serde_json::to_value(r).unwrap_or_default()),
+        })
+    })
+    .await
+}
+
+/// One run: its place in the queue, or its record.
+#[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path)),
+    responses((status = 200, body = RunView), (status = 404, body = ApiErrorBody)))]
+async fn get_run(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<RunView>, ApiError> {
+    check_id(&id)?;
+    if let Some(live) = app.live(&id) {
+        let state = live.state();
+        if !matches!(state, State::Done(_)) {
+            return Ok(Json(RunView {
+                position: app.position(&id),
+                status: state.name(),
+                message: match state {
+                    State::Error(m) => Some(m),
+                    _ => None,
+                },
+                run_id: id,
+                record: None,
+            }));
+        }
+    }
+    Ok(Json(stored_view(&app, id).await?))
+}
+
+/// Cancel a run: a queued one never starts, a running one is killed and recorded as `killed`.
+#[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = String, Path)),
+    responses((status = 202, body = RunView), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody)))]
+async fn cancel_run(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    let live = app
+        .live(&id)
+        .ok_or_else(|| ApiError::not_found("run in progress"))?;
+    if live.state().is_over() {
+        return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
+    }
+    live.cancel.store(true, Ordering::Relaxed);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RunView {
+            run_id: id,
+            status: "cancelling".into(),
+            position: None,
+            message: None,
+            record: None,
+        }),
+    )
+        .into_response())
+}
+
+/// Delete a stored run and its artifacts now.
+#[utoipa::path(delete, path = "/api/runs/{id}", params(("id" = String, Path)),
+    responses((status = 204), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody)))]
+async fn discard_run(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    if app.live(&id).is_some_and(|l| !l.state().is_over()) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "in_progress",
+            "cancel the run first",
+        ));
+    }
+    let app2 = app.clone();
+    let id2 = id.clone();
+    blocking(move || {
+        Store::open(&app2.config.data_dir)?.discard(&id2)?;
+        Ok(())
+    })
+    .await?;
+    app.live
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The run's events as Server-Sent Events: everything so far, then live, ending with `record` (the stored record)
+/// and `end`. For a run this server did not carry out (or carried out before a restart), the record alone.
+#[utoipa::path(get, path = "/api/runs/{id}/events", params(("id" = String, Path)),
+    responses((status = 200, description = "text/event-stream: state, phase, sandbox, record and end events"),
+        (status = 404, body = ApiErrorBody)))]
+async fn run_events(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Event>(256);
+    match app.live(&id) {
+        Some(live) => {
+            let (past, mut live_rx, over) = live.subscribe();
+            tokio::spawn(async move {
+                for e in past {
+                    let end = e.name == "end";
+                    if tx.send(e).await.is_err() || end {
+                        return;
+                    }
+                }
+                if over {
+                    return;
+                }
+                loop {
+                    match live_rx.recv().await {
+                        Ok(e) => {
+                            let end = e.name == "end";
+                            if tx.send(e).await.is_err() || end {
+                                return;
+                            }
+                        }
+                        // A subscriber too slow for the channel misses events; it still gets the end.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    }
+                }
+            });
+        }
+        None => {
+            let view = stored_view(&app, id).await?;
+            tokio::spawn(async move {
+                if let Some(record) = view.record {
+                    let _ = tx
+                        .send(Event {
+                            name: "record",
+                            data: record.to_string(),
+                        })
+                        .await;
+                }
+                let _ = tx
+                    .send(Event {
+                        name: "end",
+                        data: "{}".into(),
+                    })
+                    .await;
+            });
+        }
+    }
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx)
+        .map(|e| Ok::<_, std::convert::Infallible>(SseEvent::default().event(e.name).data(e.data)));
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+/// An artifact of a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ArtifactView {
+    pub id: String,
+    pub kind: String,
+    pub path: String,
+    pub size: u64,
+    pub sha256: String,
+    pub summary: String,
+}
+
+/// The artifacts of a stored run.
+#[utoipa::path(get, path = "/api/runs/{id}/artifacts", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<ArtifactView>), (status = 404, body = ApiErrorBody)))]
+async fn list_artifacts(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<Vec<ArtifactView>>, ApiError> {
+    check_id(&id)?;
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (_, record) = store.run(&id)?;
+        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        Ok(Json(
+            record
+                .artifacts
+                .into_iter()
+                .map(|a| ArtifactView {
+                    id: a.id,
+                    kind: a.kind,
+                    path: a.path,
+                    size: a.size,
+                    sha256: a.sha256,
+                    summary: a.summary,
+                })
+                .collect(),
+        ))
+    })
+    .await
+}
+
+/// A file name safe in a `Content-Disposition` header: the last component, only letters, digits, `.`, `_`, `-`.
+fn safe_file_name(path: &str) -> String {
+    let base = path.rsplit('/').next().unwrap_or_default();
+    let cleaned: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.').to_owned();
+    if cleaned.is_empty() {
+        "artifact".into()
+    } else {
+        cleaned
+    }
+}
+
+/// Download one artifact (a patch, output, a report, a changed or skill file) as an attachment.
+#[utoipa::path(get, path = "/api/runs/{id}/artifacts/{artifact}", params(("id" = String, Path), ("artifact" = String, Path)),
+    responses((status = 200, description = "the artifact's bytes"), (status = 404, body = ApiErrorBody)))]
+async fn get_artifact(
+    AxState(app): AxState<Shared>,
+    UrlPath((id, artifact)): UrlPath<(String, String)>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    check_id(&artifact)?;
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (_, record) = store.run(&id)?;
+        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let a = record
+            .artifacts
+            .iter()
+            .find(|a| a.id == artifact)
+            .ok_or_else(|| ApiError::not_found("artifact"))?;
+        let bytes = store.read_object(&a.sha256)?;
+        let content_type = match a.kind.as_str() {
+            "patch" => "text/x-diff; charset=utf-8",
+            "stdout" | "stderr" => "text/plain; charset=utf-8",
+            "report" => "application/json",
+            _ => "application/octet-stream",
+        };
+        let name = safe_file_name(&a.path);
+        Ok((
+            [
+                (header::CONTENT_TYPE, content_type.to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{name}\""),
+                ),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            ],
+            bytes,
+        )
+            .into_response())
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_file_names_are_safe() {
+        assert!(check_id("r20261123-120000-abcd").is_ok());
+        for bad in ["", "../x", "a/b", "a%2fb", "a b", "a\nb"] {
+            assert!(check_id(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(safe_file_name("src/App.jsx"), "App.jsx");
+        assert_eq!(safe_file_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_file_name("a\"; evil=1.txt"), "a___evil_1.txt");
+        assert_eq!(safe_file_name("..."), "artifact");
+    }
+
+    #[test]
+    fn a_different_origin_is_cross_site() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, "127.0.0.1:7878".parse().unwrap());
+        assert!(!cross_origin(&h));
+        h.insert(header::ORIGIN, "http://127.0.0.1:7878".parse().unwrap());
+        assert!(!cross_origin(&h));
+        h.insert(header::ORIGIN, "https://evil.example".parse().unwrap());
+        assert!(cross_origin(&h));
+    }
+}

@@ -1,0 +1,103 @@
+//! `airlock serve`: the control API over the same run library as the CLI.
+//!
+//! JSON over HTTP (axum), described by an OpenAPI 3.1 document generated from the handlers' own types (utoipa), so
+//! the document and the routes cannot drift. Sources are imported and scanned like `airlock scan`; runs are queued
+//! behind a concurrency cap and executed by [`airlock_run::execute`] on blocking threads, each reporting its
+//! progress into an in-memory log that `GET /api/runs/{id}/events` replays and then follows as Server-Sent Events.
+//! Everything is stored in the same data folder as the CLI's, so `airlock runs` and `airlock show` see the server's
+//! runs and a restart loses nothing that was stored (a run that was going is marked failed when the store reopens).
+
+mod api;
+mod live;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use api::{openapi_and_router, ApiDoc};
+
+/// How a server is set up.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+    /// Runs executing at once; the rest wait in the queue.
+    pub max_concurrent_runs: usize,
+    pub retention: Duration,
+    /// The bearer token every API call needs; `None` only on a loopback address.
+    pub token: Option<String>,
+    /// Folders whose skills (and `file://` repositories) the server may import; none by default.
+    pub allow_local: Vec<PathBuf>,
+    /// Hosts (`HOST[:PORT]`, `*.domain`) a run may ask to reach; none by default.
+    pub allow_net: Vec<String>,
+    pub github_base: String,
+    /// The executable that starts each sandbox (tests name the built helper).
+    pub helper: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    pub fn new(addr: SocketAddr, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            addr,
+            data_dir: data_dir.into(),
+            max_concurrent_runs: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            retention: Duration::from_secs(24 * 3600),
+            token: None,
+            allow_local: Vec::new(),
+            allow_net: Vec::new(),
+            github_base: "https://github.com".into(),
+            helper: None,
+        }
+    }
+}
+
+/// Why a server could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// Binding to a non-loopback address without a token.
+    NeedsToken(SocketAddr),
+    Io(std::io::Error),
+    Store(airlock_store::StoreError),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NeedsToken(addr) => write!(
+                f,
+                "{addr} is not a loopback address: give a token (--token-file) so that only its holders can use the \
+                 server"
+            ),
+            Self::Io(e) => write!(f, "{e}"),
+            Self::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Binds and serves until `shutdown` resolves. Calls `ready` with the bound address (port 0 picks a free one).
+pub async fn serve(
+    config: ServerConfig,
+    ready: impl FnOnce(SocketAddr),
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    if !config.addr.ip().is_loopback() && config.token.is_none() {
+        return Err(ServeError::NeedsToken(config.addr));
+    }
+    fs_err::create_dir_all(&config.data_dir).map_err(ServeError::Io)?;
+    // Opening the store marks runs a previous process left `running` as failed.
+    airlock_store::Store::open(&config.data_dir).map_err(ServeError::Store)?;
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(ServeError::Io)?;
+    let addr = listener.local_addr().map_err(ServeError::Io)?;
+    let state = Arc::new(api::App::new(config));
+    let (router, _) = openapi_and_router(state);
+    ready(addr);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ServeError::Io)
+}

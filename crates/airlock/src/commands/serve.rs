@@ -1,0 +1,106 @@
+//! `airlock serve`: the control API on a local address.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::exec::parse_duration;
+use crate::exit;
+use crate::settings::{data_dir, escape};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen. Any address but loopback needs a token.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub addr: SocketAddr,
+    /// Where sources, runs and artifacts are kept (the same folder the CLI uses).
+    #[arg(long, env = "AIRLOCK_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Runs executing at once; more wait in the queue (default: the number of cores).
+    #[arg(long)]
+    pub max_concurrent_runs: Option<usize>,
+    /// How long runs and reports are kept.
+    #[arg(long, default_value = "24h", value_parser = parse_duration, env = "AIRLOCK_RETENTION")]
+    pub retention: Duration,
+    /// A file holding the token API calls must present (`Authorization: Bearer TOKEN`). Binding to a non-loopback
+    /// address without one generates a token into the data folder and prints it once.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// A folder whose skills (and `file://` repositories) may be imported by path; none by default.
+    #[arg(long, value_name = "DIR")]
+    pub allow_local: Vec<PathBuf>,
+    /// A host a run may ask to reach (HOST[:PORT], `*.domain`); none by default.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub allow_net: Vec<String>,
+    /// Base URL for GitHub sources.
+    #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
+    pub github_base: String,
+}
+
+pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
+    let data = data_dir(args.data_dir.as_ref())?;
+    fs_err::create_dir_all(&data)?;
+    let mut config = airlock_server::ServerConfig::new(args.addr, &data);
+    if let Some(n) = args.max_concurrent_runs {
+        anyhow::ensure!(n > 0, "--max-concurrent-runs must be at least 1");
+        config.max_concurrent_runs = n;
+    }
+    config.retention = args.retention;
+    config.allow_local = args.allow_local.clone();
+    config.allow_net = args.allow_net.clone();
+    config.github_base = args.github_base.clone();
+    config.token = match &args.token_file {
+        Some(file) => Some(
+            fs_err::read_to_string(file)
+                .context("read the token file")?
+                .trim()
+                .to_owned(),
+        )
+        .filter(|t| !t.is_empty()),
+        None if !args.addr.ip().is_loopback() => Some(generated_token(&data)?),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        airlock_server::serve(
+            config,
+            |addr| {
+                eprintln!(
+                    "airlock serve: listening on http://{addr} (API under /api/, description at /api/openapi.json); \
+                     data in {}",
+                    escape(&data.display().to_string())
+                );
+            },
+            shutdown,
+        )
+        .await
+    })?;
+    Ok(exit::OK)
+}
+
+/// The token in `DATA/server-token`, made (readable by its owner only) and printed the first time.
+fn generated_token(data: &std::path::Path) -> anyhow::Result<String> {
+    let path = data.join("server-token");
+    if let Ok(existing) = fs_err::read_to_string(&path) {
+        return Ok(existing.trim().to_owned());
+    }
+    let token = airlock_sandbox::random_hex(32);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(&path)
+        .with_context(|| format!("create {}", path.display()))?;
+    std::io::Write::write_all(&mut file, token.as_bytes())?;
+    eprintln!(
+        "airlock serve: generated an API token in {} (shown once): {token}",
+        escape(&path.display().to_string())
+    );
+    Ok(token)
+}

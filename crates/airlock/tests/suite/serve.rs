@@ -1,0 +1,610 @@
+//! `airlock serve` over real HTTP on loopback: every route, the bad inputs, the queue's cap, the token, and a
+//! restart in the middle of a run.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::util::{skill_md, write};
+
+/// An `airlock serve` on a free loopback port, stopped when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    token: Option<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data: &Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(data)
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("the server stopped before listening"))
+            .unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Server {
+        child,
+        base,
+        token: None,
+    }
+}
+
+impl Server {
+    fn req(&self, method: &str, path: &str) -> ureq::Request {
+        let r = ureq::request(method, &format!("{}{path}", self.base)).timeout(Duration::from_secs(120));
+        match &self.token {
+            Some(t) => r.set("Authorization", &format!("Bearer {t}")),
+            None => r,
+        }
+    }
+
+    /// Status and JSON body of a request, whatever the status.
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let r = self.req(method, path);
+        let result = match body {
+            Some(b) => r.send_json(b),
+            None => r.call(),
+        };
+        let resp = match result {
+            Ok(resp) | Err(ureq::Error::Status(_, resp)) => resp,
+            Err(e) => panic!("{method} {path}: {e}"),
+        };
+        let status = resp.status();
+        let text = resp.into_string().unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// The run's Server-Sent Events, read to the end: (event name, data).
+    fn events(&self, run: &str) -> Vec<(String, String)> {
+        let resp = self
+            .req("GET", &format!("/api/runs/{run}/events"))
+            .call()
+            .unwrap();
+        assert_eq!(resp.header("content-type"), Some("text/event-stream"));
+        let mut out = Vec::new();
+        let mut name = String::new();
+        for line in BufReader::new(resp.into_reader()).lines() {
+            let line = line.unwrap();
+            if let Some(n) = line.strip_prefix("event: ") {
+                name = n.to_owned();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                out.push((name.clone(), d.to_owned()));
+                if name == "end" {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn wait_done(&self, run: &str) -> Value {
+        let t0 = Instant::now();
+        loop {
+            let (_, v) = self.call("GET", &format!("/api/runs/{run}"), None);
+            if v["record"].is_object() || v["status"] == "cancelled" || v["status"] == "error" {
+                return v;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "run {run} never finished: {v}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn skill(root: &Path, name: &str, script: &str) -> PathBuf {
+    let dir = root.join(name);
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(name, "Edits.\n\nRun `scripts/s.sh`.\n"),
+    );
+    write(&dir, "scripts/s.sh", script);
+    dir
+}
+
+#[test]
+fn the_api_imports_scans_runs_streams_and_exports_a_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "noter", "echo from-the-skill\necho note > NOTES.md\n");
+    let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
+
+    let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));
+    assert_eq!(code, 201, "{src}");
+    assert_eq!(src["risk_level"], "medium", "{src}");
+    let id = src["id"].as_str().unwrap().to_owned();
+    let (code, list) = server.call("GET", "/api/sources", None);
+    assert_eq!(code, 200);
+    assert!(
+        list.as_array().unwrap().iter().any(|s| s["id"] == id.as_str()),
+        "{list}"
+    );
+    let (code, one) = server.call("GET", &format!("/api/sources/{id}"), None);
+    assert_eq!((code, one["findings"].clone()), (200, src["findings"].clone()));
+    let (code, sarif) = server.call("GET", &format!("/api/sources/{id}/report?format=sarif"), None);
+    assert_eq!(code, 200);
+    assert_eq!(sarif["version"], "2.1.0", "{sarif}");
+    let (code, report) = server.call("GET", &format!("/api/sources/{id}/report"), None);
+    assert_eq!(code, 200);
+    assert!(report["findings"].is_array());
+
+    let (code, run) = server.call(
+        "POST",
+        "/api/runs",
+        Some(json!({"source": dir, "script": "scripts/s.sh", "timeout_secs": 30})),
+    );
+    assert_eq!(code, 202, "{run}");
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    // The events: replayed from the start for this (late) subscriber, then live, ending with the record.
+    let events = server.events(&run_id);
+    let phases: Vec<String> = events
+        .iter()
+        .filter(|(n, _)| n == "phase")
+        .map(|(_, d)| {
+            serde_json::from_str::<Value>(d).unwrap()["phase"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "importing",
+            "scanned",
+            "snapshotting",
+            "installing",
+            "running",
+            "collecting",
+            "stored"
+        ],
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|(n, d)| n == "sandbox" && d.contains("NOTES.md")),
+        "{events:?}"
+    );
+    let record: Value = serde_json::from_str(&events.iter().find(|(n, _)| n == "record").unwrap().1).unwrap();
+    assert_eq!(record["status"], "succeeded");
+    assert_eq!(events.last().unwrap().0, "end");
+    // A second subscriber after the end gets the same story.
+    assert_eq!(server.events(&run_id).len(), events.len());
+
+    let (code, got) = server.call("GET", &format!("/api/runs/{run_id}"), None);
+    assert_eq!(code, 200);
+    assert_eq!(got["record"]["status"], "succeeded", "{got}");
+    let (_, runs) = server.call("GET", "/api/runs?status=succeeded", None);
+    assert!(
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["run_id"] == run_id.as_str()),
+        "{runs}"
+    );
+    let (_, none) = server.call("GET", "/api/runs?status=failed", None);
+    assert!(none.as_array().unwrap().is_empty(), "{none}");
+
+    let (code, artifacts) = server.call("GET", &format!("/api/runs/{run_id}/artifacts"), None);
+    assert_eq!(code, 200);
+    let patch = artifacts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "patch")
+        .unwrap_or_else(|| panic!("{artifacts}"));
+    let resp = server
+        .req(
+            "GET",
+            &format!("/api/runs/{run_id}/artifacts/{}", patch["id"].as_str().unwrap()),
+        )
+        .call()
+        .unwrap();
+    assert_eq!(resp.header("content-type"), Some("text/x-diff; charset=utf-8"));
+    assert_eq!(
+        resp.header("content-disposition"),
+        Some("attachment; filename=\"changes.patch\"")
+    );
+    let mut body = String::new();
+    resp.into_reader().read_to_string(&mut body).unwrap();
+    assert!(body.contains("+++ b/NOTES.md"), "{body}");
+
+    // The CLI sees the server's runs: one store.
+    let shown = super::util::airlock(&data, &["show", &run_id, "--json"]).json();
+    assert_eq!(shown["status"], "succeeded");
+
+    let (code, _) = server.call("DELETE", &format!("/api/runs/{run_id}"), None);
+    assert_eq!(code, 204);
+    let (code, gone) = server.call("GET", &format!("/api/runs/{run_id}"), None);
+    assert_eq!((code, gone["code"].as_str()), (404, Some("not_found")));
+}
+
+#[test]
+fn bad_input_gets_a_json_error_never_a_5xx() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = skill(tmp.path(), "elsewhere", "true\n");
+    let server = start(&data, &[]);
+    let raw = |method: &str, path: &str, ctype: &str, body: &[u8], origin: Option<&str>| -> (u16, Value) {
+        let mut r = server.req(method, path).set("Content-Type", ctype);
+        if let Some(o) = origin {
+            r = r.set("Origin", o);
+        }
+        let resp = match r.send_bytes(body) {
+            Ok(resp) | Err(ureq::Error::Status(_, resp)) => resp,
+            Err(e) => panic!("{e}"),
+        };
+        (resp.status(), resp.into_json().unwrap_or(Value::Null))
+    };
+    let cases: Vec<(&str, (u16, Value), u16, &str)> = vec![
+        (
+            "malformed JSON",
+            raw("POST", "/api/runs", "application/json", b"{\"source\": ", None),
+            400,
+            "bad_json",
+        ),
+        (
+            "unknown field",
+            raw(
+                "POST",
+                "/api/sources",
+                "application/json",
+                br#"{"url": "x", "evil": 1}"#,
+                None,
+            ),
+            400,
+            "bad_json",
+        ),
+        (
+            "body over the limit",
+            raw(
+                "POST",
+                "/api/sources",
+                "application/json",
+                &vec![b' '; 200_000],
+                None,
+            ),
+            413,
+            "too_large",
+        ),
+        (
+            "not JSON",
+            raw("POST", "/api/sources", "text/plain", b"{}", None),
+            415,
+            "content_type",
+        ),
+        (
+            "another origin",
+            raw(
+                "POST",
+                "/api/sources",
+                "application/json",
+                br#"{"url": "x"}"#,
+                Some("https://evil.example"),
+            ),
+            403,
+            "cross_origin",
+        ),
+        (
+            "unknown run",
+            server.call("GET", "/api/runs/r-nope", None),
+            404,
+            "not_found",
+        ),
+        (
+            "unknown source",
+            server.call("GET", "/api/sources/src-nope", None),
+            404,
+            "not_found",
+        ),
+        (
+            "path trick",
+            server.call("GET", "/api/runs/..%2F..%2Fetc", None),
+            400,
+            "bad_id",
+        ),
+        (
+            "artifact trick",
+            server.call("GET", "/api/runs/r-x/artifacts/..%2Fstore.sqlite", None),
+            400,
+            "bad_id",
+        ),
+        (
+            "unknown route",
+            server.call("GET", "/api/nothing", None),
+            404,
+            "not_found",
+        ),
+        (
+            "a local path the operator did not allow",
+            server.call("POST", "/api/sources", Some(json!({"url": dir}))),
+            403,
+            "local_refused",
+        ),
+        (
+            "a file:// repository",
+            server.call(
+                "POST",
+                "/api/sources",
+                Some(json!({"url": format!("file://{}", dir.display())})),
+            ),
+            403,
+            "local_refused",
+        ),
+        (
+            "a scheme the server refuses",
+            server.call(
+                "POST",
+                "/api/sources",
+                Some(json!({"url": "ftp://example.com/x"})),
+            ),
+            400,
+            "bad_source",
+        ),
+        (
+            "a host the server does not allow",
+            server.call(
+                "POST",
+                "/api/runs",
+                Some(json!({"source": "https://github.com/o/r", "allow_net": ["example.com"]})),
+            ),
+            403,
+            "net_refused",
+        ),
+        (
+            "a limit out of range",
+            server.call(
+                "POST",
+                "/api/runs",
+                Some(json!({"source": "https://github.com/o/r", "timeout_secs": 0})),
+            ),
+            400,
+            "bad_limit",
+        ),
+        (
+            "cancel of nothing",
+            server.call("POST", "/api/runs/r-nope/cancel", None),
+            404,
+            "not_found",
+        ),
+    ];
+    for (what, (status, body), want, code) in cases {
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (want, Some(code)),
+            "{what}: {body}"
+        );
+        assert!(
+            body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{what}: {body}"
+        );
+    }
+}
+
+#[test]
+fn the_openapi_document_describes_every_route() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = start(&tmp.path().join("data"), &[]);
+    let (code, doc) = server.call("GET", "/api/openapi.json", None);
+    assert_eq!(code, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{doc}");
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/api/sources", "post"),
+        ("/api/sources", "get"),
+        ("/api/sources/{id}", "get"),
+        ("/api/sources/{id}/report", "get"),
+        ("/api/runs", "post"),
+        ("/api/runs", "get"),
+        ("/api/runs/{id}", "get"),
+        ("/api/runs/{id}", "delete"),
+        ("/api/runs/{id}/cancel", "post"),
+        ("/api/runs/{id}/events", "get"),
+        ("/api/runs/{id}/artifacts", "get"),
+        ("/api/runs/{id}/artifacts/{artifact}", "get"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} not in the document"
+        );
+    }
+    // Every documented operation answers (a route in the document and not in the server would be a 404 with
+    // the `no such route` message).
+    for path in paths.keys() {
+        let concrete = path.replace("{id}", "r-none").replace("{artifact}", "a-none");
+        let (_, body) = server.call("GET", &concrete, None);
+        assert_ne!(body["message"], "no such route", "{path}");
+    }
+}
+
+#[test]
+fn the_queue_holds_its_cap_and_every_run_finishes_exactly_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "sleeper", "sleep 1\necho done\n");
+    let server = start(
+        &data,
+        &[
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--max-concurrent-runs",
+            "1",
+        ],
+    );
+    let ids: Vec<String> = (0..4)
+        .map(|_| {
+            let (code, run) = server.call(
+                "POST",
+                "/api/runs",
+                Some(json!({"source": dir, "script": "scripts/s.sh"})),
+            );
+            assert_eq!(code, 202, "{run}");
+            run["run_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    // While they go, never more than one runs; a waiting run says its place.
+    let mut saw_position = false;
+    let t0 = Instant::now();
+    loop {
+        let (_, list) = server.call("GET", "/api/runs", None);
+        let list = list.as_array().unwrap().clone();
+        let running = list.iter().filter(|r| r["status"] == "running").count();
+        assert!(running <= 1, "{list:?}");
+        saw_position |= list
+            .iter()
+            .any(|r| r["status"] == "queued" && r["position"].as_u64() >= Some(1));
+        let done = ids.iter().all(|id| {
+            list.iter()
+                .any(|r| r["run_id"] == id.as_str() && r["status"] == "succeeded")
+        });
+        if done {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "{list:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(saw_position, "no queued run said its place");
+    for id in &ids {
+        let v = server.wait_done(id);
+        assert_eq!(v["record"]["status"], "succeeded", "{v}");
+        assert_eq!(v["record"]["stdout"].as_str().unwrap().matches("done").count(), 1);
+    }
+    let stored = super::util::airlock(&data, &["runs", "--json"]).json();
+    assert_eq!(stored.as_array().unwrap().len(), 4, "{stored}");
+}
+
+#[test]
+fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "long", "sleep 30\n");
+    let token_file = tmp.path().join("token");
+    fs_err::write(&token_file, "s3cret-token\n").unwrap();
+    let args = [
+        "--allow-local",
+        skills.to_str().unwrap(),
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ];
+    let mut server = start(&data, &args);
+    let (code, body) = server.call("GET", "/api/runs", None);
+    assert_eq!((code, body["code"].as_str()), (401, Some("unauthorized")));
+    server.token = Some("s3cret-tokem".into());
+    assert_eq!(server.call("GET", "/api/runs", None).0, 401);
+    server.token = Some("s3cret-token".into());
+    assert_eq!(server.call("GET", "/api/runs", None).0, 200);
+
+    let (code, run) = server.call(
+        "POST",
+        "/api/runs",
+        Some(json!({"source": dir, "script": "scripts/s.sh"})),
+    );
+    assert_eq!(code, 202);
+    let id = run["run_id"].as_str().unwrap().to_owned();
+    let t0 = Instant::now();
+    while server.call("GET", &format!("/api/runs/{id}"), None).1["status"] != "running" {
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // The server dies in the middle of the run.
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    drop(server);
+    let mut again = start(&data, &args);
+    again.token = Some("s3cret-token".into());
+    let (code, v) = again.call("GET", &format!("/api/runs/{id}"), None);
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["status"], "failed", "{v}");
+}
+
+#[test]
+fn cancel_kills_a_running_run_and_drops_a_queued_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "long", "sleep 30\n");
+    let server = start(
+        &data,
+        &[
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--max-concurrent-runs",
+            "1",
+        ],
+    );
+    let new_run = || {
+        let (code, run) = server.call(
+            "POST",
+            "/api/runs",
+            Some(json!({"source": dir, "script": "scripts/s.sh"})),
+        );
+        assert_eq!(code, 202, "{run}");
+        run["run_id"].as_str().unwrap().to_owned()
+    };
+    let first = new_run();
+    let second = new_run();
+    let (_, waiting) = server.call("GET", &format!("/api/runs/{second}"), None);
+    assert_eq!(
+        (waiting["status"].as_str(), waiting["position"].as_u64()),
+        (Some("queued"), Some(1)),
+        "{waiting}"
+    );
+    let t0 = Instant::now();
+    while server.call("GET", &format!("/api/runs/{first}"), None).1["status"] != "running" {
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        server.call("POST", &format!("/api/runs/{second}/cancel"), None).0,
+        202
+    );
+    assert_eq!(
+        server.call("POST", &format!("/api/runs/{first}/cancel"), None).0,
+        202
+    );
+    let killed = server.wait_done(&first);
+    assert_eq!(killed["record"]["status"], "killed", "{killed}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(25),
+        "the cancel did not end the run"
+    );
+    let dropped = server.wait_done(&second);
+    assert_eq!(dropped["status"], "cancelled", "{dropped}");
+    // Cancelling what is over is a conflict.
+    assert_eq!(
+        server.call("POST", &format!("/api/runs/{second}/cancel"), None).0,
+        409
+    );
+}
