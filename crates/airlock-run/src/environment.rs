@@ -178,8 +178,10 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
             }
         }
     }
+    let standard = standard_modules();
     needs.modules = modules
         .into_iter()
+        .filter(|m| !standard.contains(m))
         .map(|m| {
             let package = PACKAGE_NAMES
                 .iter()
@@ -201,6 +203,32 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
     programs.extend(declared_bins(skill_root));
     needs.missing_programs = programs.into_iter().filter(|p| !on_this_machine(p)).collect();
     needs
+}
+
+/// The standard library's top-level modules of the interpreter the sandbox runs (`/usr/bin/python3`, the host's
+/// own, asked once): a skill that imports only these needs no install phase.
+fn standard_modules() -> &'static BTreeSet<String> {
+    static NAMES: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        std::process::Command::new("/usr/bin/python3")
+            .args([
+                "-I",
+                "-c",
+                "import sys; print(' '.join(sorted(sys.stdlib_module_names)))",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// The program a command line starts: its first word, past variable assignments and `sudo`/`env`.
@@ -477,7 +505,11 @@ pub fn prepare(
         fs_err::create_dir_all(&written)?;
     }
     env.status = if env.failed.is_empty() && result.status == airlock_types::RunStatus::Succeeded {
-        "installed".into()
+        if env.installed.is_empty() {
+            "nothing to install (all present)".into()
+        } else {
+            "installed".into()
+        }
     } else {
         format!(
             "incomplete: {}",

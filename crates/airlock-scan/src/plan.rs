@@ -239,7 +239,18 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// The placeholder in a command line copied from documentation, if it has one (`<file>`, `[options]`, `{name}`,
 /// `...`, `path/to/...`, `YOUR_API_KEY`).
 pub fn placeholder(command: &str) -> Option<String> {
-    let m = PLACEHOLDER.as_ref()?.find(command)?;
+    // Text in quotes is data (`printf '<footer>'`), not an argument to fill in.
+    let mut unquoted = String::with_capacity(command.len());
+    let mut quote: Option<char> = None;
+    for c in command.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None => unquoted.push(c),
+        }
+    }
+    let m = PLACEHOLDER.as_ref()?.find(&unquoted)?;
     Some(m.as_str().trim().to_owned())
 }
 
@@ -266,7 +277,7 @@ mod tests {
             "python scripts/recalc.py <excel_file> [timeout_seconds]",
             "node build.js {input}",
             "convert path/to/file.png out.png",
-            "curl -H \"Authorization: YOUR_API_KEY\" x",
+            "curl -H Authorization:YOUR_API_KEY x",
             "ls ...",
         ] {
             assert!(placeholder(example).is_some(), "{example}");
@@ -277,6 +288,7 @@ mod tests {
             "cat <<EOF",
             "sort < in.txt > out.txt",
             "python3 -c 'print([1])'",
+            "printf '<footer>ok</footer>' > src/Footer.jsx",
         ] {
             assert_eq!(placeholder(real), None, "{real}");
         }

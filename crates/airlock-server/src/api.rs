@@ -47,7 +47,7 @@ pub struct ApiDoc;
 
 /// The server's shared state.
 pub struct App {
-    config: ServerConfig,
+    pub(crate) config: ServerConfig,
     settings: ImportSettings,
     slots: Arc<Semaphore>,
     live: Mutex<HashMap<String, Arc<Live>>>,
@@ -67,7 +67,7 @@ impl App {
         }
     }
 
-    fn live(&self, id: &str) -> Option<Arc<Live>> {
+    pub(crate) fn live(&self, id: &str) -> Option<Arc<Live>> {
         self.live
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -75,7 +75,7 @@ impl App {
             .cloned()
     }
 
-    fn position(&self, id: &str) -> Option<usize> {
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
         self.queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -92,7 +92,7 @@ impl App {
     }
 }
 
-type Shared = Arc<App>;
+pub(crate) type Shared = Arc<App>;
 
 /// The router and the OpenAPI document, built together from the same handlers.
 pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
@@ -109,6 +109,7 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .split_for_parts();
     let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
     let router = api_router
+        .merge(crate::ui::routes())
         .route(
             "/api/openapi.json",
             axum::routing::get(move || {
@@ -139,8 +140,8 @@ pub struct ApiErrorBody {
 
 #[derive(Debug)]
 pub struct ApiError {
-    status: StatusCode,
-    body: ApiErrorBody,
+    pub(crate) status: StatusCode,
+    pub(crate) body: ApiErrorBody,
 }
 
 impl ApiError {
@@ -226,7 +227,7 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> 
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
@@ -239,7 +240,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Ids are what airlock makes: letters, digits and dashes (no path tricks reach the store or the file system).
-fn check_id(id: &str) -> Result<(), ApiError> {
+pub(crate) fn check_id(id: &str) -> Result<(), ApiError> {
     let ok = !id.is_empty() && id.len() <= 100 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     if ok {
         Ok(())
@@ -377,7 +378,7 @@ fn check_local(app: &App, spec: &SourceSpec) -> Result<(), ApiError> {
     }
 }
 
-fn import_and_store(app: &App, input: &str) -> Result<SourceView, ApiError> {
+pub(crate) fn import_and_store(app: &App, input: &str) -> Result<SourceView, ApiError> {
     let spec = app.settings.parse(input)?;
     check_local(app, &spec)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
@@ -656,20 +657,7 @@ fn run_request(
 #[utoipa::path(post, path = "/api/runs", request_body = NewRun,
     responses((status = 202, body = RunView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody)))]
 async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> Result<Response, ApiError> {
-    let run_id = airlock_run::new_run_id();
-    let live = Live::new(run_id.clone());
-    let request = run_request(&app, body, &run_id, live.cancel.clone())?;
-    app.live
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(run_id.clone(), live.clone());
-    app.queue
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push_back(run_id.clone());
-    let position = app.position(&run_id);
-    live.set_state(State::Queued);
-    tokio::spawn(carry_out(app.clone(), live, request));
+    let (run_id, position) = queue_run(&app, body)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(RunView {
@@ -681,6 +669,25 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> 
         }),
     )
         .into_response())
+}
+
+/// Checks a run and queues it: its id and place in the queue.
+pub(crate) fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+    let run_id = airlock_run::new_run_id();
+    let live = Live::new(run_id.clone());
+    let request = run_request(app, body, &run_id, live.cancel.clone())?;
+    app.live
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(run_id.clone(), live.clone());
+    app.queue
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push_back(run_id.clone());
+    let position = app.position(&run_id);
+    live.set_state(State::Queued);
+    tokio::spawn(carry_out(app.clone(), live, request));
+    Ok((run_id, position))
 }
 
 /// Waits for a slot, then runs on a blocking thread, logging every event.

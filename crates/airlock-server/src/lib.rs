@@ -9,6 +9,7 @@
 
 mod api;
 mod live;
+mod ui;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

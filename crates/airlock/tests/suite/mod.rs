@@ -1,3 +1,4 @@
+mod browser;
 mod egress;
 mod environment;
 mod escape;

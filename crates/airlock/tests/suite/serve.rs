@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use super::util::{skill_md, write};
 
 /// An `airlock serve` on a free loopback port, stopped when dropped.
-struct Server {
-    child: Child,
-    base: String,
-    token: Option<String>,
+pub(super) struct Server {
+    pub(super) child: Child,
+    pub(super) base: String,
+    pub(super) token: Option<String>,
 }
 
 impl Drop for Server {
@@ -24,7 +24,7 @@ impl Drop for Server {
     }
 }
 
-fn start(data: &Path, extra: &[&str]) -> Server {
+pub(super) fn start(data: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
         .arg(data)

@@ -1,0 +1,492 @@
+//! The web UI: server-rendered HTML (maud escapes every value it interpolates) with one small script for live
+//! updates. Three screens: import (with the run history), the risk report of a source, and a run. Everything a skill
+//! controls is hostile: it is escaped by the template, shown through airlock's display rule (control, bidi and
+//! invisible characters made visible), never rendered as markdown or HTML, and never a link. The Content-Security-
+//! Policy allows only this server's own script and style.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Form, Path as UrlPath, State as AxState};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use maud::{html, Markup, DOCTYPE};
+use serde::Deserialize;
+
+use airlock_store::Store;
+use airlock_types::display::line as shown;
+use airlock_types::{Finding, ScanReport, Severity, SkillRun};
+
+use crate::api::{blocking, check_id, import_and_store, queue_run, ApiError, NewRun, Shared};
+use crate::live::State;
+
+const CSP: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+                   form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+const BOUNDARY: &str = "Runs happen in a sealed sandbox on this server: no access to your machine, your files or your \
+                        secrets, no network unless allowed, nothing kept after the run but its record. Nothing reaches \
+                        your repository unless you export it and apply it yourself.";
+
+pub(crate) fn routes() -> Router<Shared> {
+    Router::new()
+        .route("/", get(home))
+        .route("/import", post(import))
+        .route("/sources/{id}", get(source_page))
+        .route("/sources/{id}/run", post(start_run))
+        .route("/runs/{id}", get(run_page))
+        .route("/runs/{id}/discard", post(discard))
+        .route(
+            "/static/app.js",
+            get(|| async { asset("text/javascript", APP_JS) }),
+        )
+        .route("/static/app.css", get(|| async { asset("text/css", APP_CSS) }))
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A page with the headers every page carries.
+fn page(title: &str, body: Markup) -> Response {
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · airlock" }
+                link rel="stylesheet" href="/static/app.css";
+                script src="/static/app.js" defer {}
+            }
+            body {
+                header { a href="/" { "airlock" } span.tag { "try a skill without trusting it" } }
+                p.boundary { (BOUNDARY) }
+                main { (body) }
+            }
+        }
+    };
+    (
+        [
+            (header::CONTENT_SECURITY_POLICY, CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "same-origin"),
+        ],
+        markup,
+    )
+        .into_response()
+}
+
+fn error_page(e: &ApiError) -> Response {
+    let mut r = page(
+        "Error",
+        html! { section.error { h1 { "That did not work" } p { (shown(&e.body.message)) } p { a href="/" { "Back" } } } },
+    );
+    *r.status_mut() = e.status;
+    r
+}
+
+// ----- import and history -----
+
+async fn home(AxState(app): AxState<Shared>) -> Response {
+    let hours = app.config.retention.as_secs() / 3600;
+    let runs = blocking(move || Ok(Store::open(&app.config.data_dir)?.runs()?)).await;
+    let runs = match runs {
+        Ok(r) => r,
+        Err(e) => return error_page(&e),
+    };
+    page(
+        "Import",
+        html! {
+            section {
+                h1 { "Import a skill" }
+                form method="post" action="/import" {
+                    label for="url" { "GitHub URL, git URL or (where the operator allows) a folder" }
+                    input #url type="text" name="url" required placeholder="https://github.com/owner/repo/tree/main/skills/name";
+                    button type="submit" { "Import and scan" }
+                }
+                p.note { "airlock fetches the skill pinned to a commit and reads its files. It does not run anything until you choose a mode, and never touches your own project." }
+            }
+            section {
+                h2 { "Runs" }
+                @if runs.is_empty() { p { "No runs yet." } }
+                @else {
+                    table #runs {
+                        tr { th { "run" } th { "status" } th { "mode" } th { "started" } th { "source" } }
+                        @for r in &runs {
+                            tr {
+                                td { a href={ "/runs/" (r.id) } { (r.id) } }
+                                td class={ "status " (r.status) } { (r.status) }
+                                td { (r.mode) }
+                                td { (r.started_at) }
+                                td { (shown(&r.source)) }
+                            }
+                        }
+                    }
+                    p.note { "Runs and reports are kept for " (hours) " hours, then deleted with everything they produced." }
+                }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct ImportForm {
+    url: String,
+}
+
+async fn import(AxState(app): AxState<Shared>, Form(form): Form<ImportForm>) -> Response {
+    let result = blocking(move || import_and_store(&app, form.url.trim())).await;
+    match result {
+        Ok(view) => Redirect::to(&format!("/sources/{}", view.id)).into_response(),
+        Err(e) => error_page(&e),
+    }
+}
+
+// ----- the risk screen -----
+
+async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    if let Err(e) = check_id(&id) {
+        return error_page(&e);
+    }
+    let id2 = id.clone();
+    let loaded = blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        store.source(&id2).map_err(|_| ApiError {
+            status: StatusCode::NOT_FOUND,
+            body: crate::api::ApiErrorBody {
+                code: "not_found".into(),
+                message: "no such source".into(),
+            },
+        })
+    })
+    .await;
+    let (source, report) = match loaded {
+        Ok(x) => x,
+        Err(e) => return error_page(&e),
+    };
+    let Some((_, report)) = report else {
+        return error_page(&ApiError {
+            status: StatusCode::NOT_FOUND,
+            body: crate::api::ApiErrorBody {
+                code: "not_found".into(),
+                message: "this source has no report".into(),
+            },
+        });
+    };
+    page("Risk", risk(&id, &source, &report))
+}
+
+fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> Markup {
+    let mut by_severity: BTreeMap<std::cmp::Reverse<Severity>, Vec<&Finding>> = BTreeMap::new();
+    for f in &report.findings {
+        by_severity
+            .entry(std::cmp::Reverse(f.severity))
+            .or_default()
+            .push(f);
+    }
+    let kinds: BTreeMap<String, usize> = report.inventory.files.iter().fold(BTreeMap::new(), |mut m, f| {
+        *m.entry(airlock_types::wire_name(&f.kind)).or_default() += 1;
+        m
+    });
+    let pin = match (&source.commit, source.pinned) {
+        (Some(c), true) => format!("pinned to commit {c}"),
+        (Some(c), false) => format!(
+            "this points at {}; pinned to commit {c}",
+            source
+                .requested_ref
+                .as_deref()
+                .map_or("a moving ref".to_owned(), |r| format!("`{r}`"))
+        ),
+        (None, _) => format!("a local copy, digest {}", source.digest),
+    };
+    html! {
+        section #risk {
+            h1 class={ "level " (report.risk_level) } { (report.risk_level.as_str().to_uppercase()) " · " (airlock_types::wire_name(&report.classification)) }
+            @for l in &report.headline { p.headline { (shown(l)) } }
+            dl {
+                dt { "source" } dd { (shown(&source.input)) }
+                dt { "commit" } dd { (shown(&pin)) }
+                @if let Some(url) = &source.pinned_url { dt { "use this next time" } dd { code { (shown(url)) } } }
+                dt { "files" } dd { (report.inventory.files.len()) " (" (report.inventory.total_bytes) " bytes): "
+                    @for (k, n) in &kinds { (n) " " (k) " " } }
+                dt { "skills found" } dd { @for s in &report.skills { (shown(s.name.as_deref().unwrap_or(&s.path))) " " } }
+                dt { "recommended" } dd { (airlock_types::wire_name(&report.recommended_mode)) }
+            }
+        }
+        section #modes {
+            h2 { "Try it" }
+            p.note { "Every mode runs with the same limits: 60 s, 512 MiB of memory, 256 MiB of disk, 256 processes, no network." }
+            @for (mode, label, what) in [
+                ("inspect", "Inspect only", "Nothing runs: the report is stored."),
+                ("dry_run", "Dry run", "Nothing runs: shows what an agent would receive and every command the skill asks for."),
+                ("sandbox", "Sandbox run", "Runs the skill's commands in the sealed sandbox against a copy of the sample app."),
+            ] {
+                form.mode method="post" action={ "/sources/" (id) "/run" } {
+                    input type="hidden" name="mode" value=(mode);
+                    button type="submit" name="go" value=(mode) { (label) }
+                    span { (what) }
+                }
+            }
+        }
+        section #findings {
+            h2 { "Findings (" (report.findings.len()) ")" }
+            @for (sev, list) in &by_severity {
+                h3 class={ "sev " (sev.0.as_str()) } { (sev.0.as_str().to_uppercase()) " (" (list.len()) ")" }
+                ul {
+                    @for f in list {
+                        li {
+                            code.where { (shown(&f.file)) ":" (f.line) }
+                            " " span.rule { (f.rule) }
+                            @if !f.evidence.is_empty() { pre.evidence { (shown(&f.evidence)) } }
+                            p { (shown(&f.message)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RunForm {
+    mode: String,
+}
+
+async fn start_run(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+    Form(form): Form<RunForm>,
+) -> Response {
+    if let Err(e) = check_id(&id) {
+        return error_page(&e);
+    }
+    let app2 = app.clone();
+    let input = blocking(move || {
+        let store = Store::open(&app2.config.data_dir)?;
+        Ok(store.source(&id).map(|(s, _)| s.input).ok())
+    })
+    .await;
+    let Ok(Some(input)) = input else {
+        return error_page(&ApiError {
+            status: StatusCode::NOT_FOUND,
+            body: crate::api::ApiErrorBody {
+                code: "not_found".into(),
+                message: "no such source".into(),
+            },
+        });
+    };
+    let body = NewRun {
+        source: input,
+        mode: Some(form.mode),
+        target: None,
+        script: None,
+        args: Vec::new(),
+        agent: None,
+        task: None,
+        timeout_secs: None,
+        memory_mb: None,
+        allow_net: Vec::new(),
+        force: false,
+    };
+    match queue_run(&app, body) {
+        Ok((run_id, _)) => Redirect::to(&format!("/runs/{run_id}")).into_response(),
+        Err(e) => error_page(&e),
+    }
+}
+
+// ----- the run screen -----
+
+async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    if let Err(e) = check_id(&id) {
+        return error_page(&e);
+    }
+    if let Some(live) = app.live(&id) {
+        let state = live.state();
+        if let State::Error(_) | State::Cancelled = &state {
+            return page(
+                "Run",
+                html! {
+                    section #run data-run=(id) {
+                        h1 { "Run " (id) }
+                        p #state class={ "status " (state.name()) } { (state.name()) }
+                        @if let State::Error(m) = &state { pre.error { (shown_block(m)) } }
+                        p { a href="/" { "Back" } }
+                    }
+                },
+            );
+        }
+        if !matches!(state, State::Done(_)) {
+            let position = app.position(&id);
+            return page(
+                "Run",
+                html! {
+                    section #run data-run=(id) data-live="1" {
+                        h1 { "Run " (id) }
+                        p #state class={ "status " (state.name()) } { (state.name())
+                            @if let Some(p) = position { " (place " (p) " in the queue)" } }
+                        h2 { "Live" }
+                        ol #live {}
+                        p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
+                    }
+                },
+            );
+        }
+    }
+    let id2 = id.clone();
+    let app2 = app.clone();
+    let loaded = blocking(move || {
+        let store = Store::open(&app2.config.data_dir)?;
+        let (_, record) = store.run(&id2)?;
+        let patch = record
+            .as_ref()
+            .and_then(|r| r.artifacts.iter().find(|a| a.kind == "patch"))
+            .and_then(|a| store.read_object(&a.sha256).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        Ok((record, patch))
+    })
+    .await;
+    match loaded {
+        Ok((Some(record), patch)) => page("Run", review(&record, patch.as_deref())),
+        Ok((None, _)) => page(
+            "Run",
+            html! { h1 { "Run " (id) } p { "This run has no record: it did not finish." } },
+        ),
+        Err(e) => error_page(&e),
+    }
+}
+
+fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
+    let o = &run.observed;
+    html! {
+        section #run data-run=(run.run_id) {
+            h1 { "Run " (run.run_id) }
+            p #state class={ "status " (airlock_types::wire_name(&run.status)) } { (airlock_types::wire_name(&run.status))
+                " · " (airlock_types::wire_name(&run.mode)) " · " (run.duration_ms) " ms" }
+            @if let Some(reason) = &run.status_reason { p.reason { (shown(reason)) } }
+            h2 { "Verdict" }
+            ul #verdict { @for v in &run.verdict { li { (shown(v)) } } }
+            @if o.level > airlock_types::RiskLevel::Low {
+                p { "What the run did is rated " strong { (o.level.as_str()) } "; with the scan, " strong { (o.overall.as_str()) } "." }
+                ul { @for r in &o.reasons { li { (shown(r)) } } }
+            }
+            @if !run.review.is_empty() {
+                h2 { "Review carefully before applying" }
+                ul #review { @for r in &run.review { li { code { (shown(&r.path)) } " " (shown(&r.reason)) } } }
+            }
+            h2 { "Export" }
+            p.actions {
+                @for a in run.artifacts.iter().filter(|a| matches!(a.kind.as_str(), "patch" | "stdout" | "stderr" | "report")) {
+                    a.download href={ "/api/runs/" (run.run_id) "/artifacts/" (a.id) } { "download " (a.kind) } " "
+                }
+                form.inline method="post" action={ "/runs/" (run.run_id) "/discard" } { button type="submit" { "Discard this run" } }
+            }
+        }
+        @if run.mode == airlock_types::RunMode::Sandbox && run.status != airlock_types::RunStatus::Refused {
+            section #timeline {
+                h2 { "Commands (" (run.timeline.len()) ")" }
+                ol { @for e in &run.timeline { li {
+                    span.t { (e.t_ms) " ms" } " " code { (shown(&e.path)) } " "
+                    @for a in e.argv.iter().skip(1) { code.arg { (shown(a)) } " " }
+                    span.exit { "exit " (e.exit_code.map_or("?".to_owned(), |c| c.to_string())) }
+                } } }
+            }
+            section #network {
+                h2 { "Network attempts (" (run.network.len()) ")" }
+                ul { @for n in &run.network { li class={ "net " (airlock_types::wire_name(&n.decision)) } {
+                    (airlock_types::wire_name(&n.decision)) " " (shown(&n.protocol)) " " (shown(&n.destination)) " — " (shown(&n.reason))
+                } } }
+            }
+            section #changes {
+                h2 { "Changed files (" (run.changes.len()) ")" }
+                ul { @for c in &run.changes { li { (airlock_types::wire_name(&c.kind)) " " code { (shown(&c.path)) } } } }
+                @if !run.patch_skipped.is_empty() {
+                    p { "Not in the patch:" }
+                    ul { @for s in &run.patch_skipped { li { code { (shown(&s.path)) } " " (shown(&s.reason)) } } }
+                }
+                h3 { "Diff" }
+                pre #diff { @if let Some(p) = patch { (shown_block(p)) } @else { "(no changes)" } }
+            }
+            section #files {
+                h2 { "Files read (" (run.files_read.len()) ")" }
+                ul.compact { @for f in &run.files_read { li { code { (shown(&f.path)) } } } }
+                h2 { "Installs (" (run.installs.len()) ")" }
+                ul { @for i in &run.installs { li { (i.manager) " " code { (shown(&i.argv.join(" "))) } } } }
+                @if let Some(l) = &run.limits {
+                    h2 { "Limits" }
+                    p { "time " (l.timeout_ms / 1000) " s, memory " (l.memory_bytes >> 20) " MiB, disk " (l.disk_bytes >> 20) " MiB, processes " (l.pids)
+                        @if let Some(hit) = run.limit_hit { " · hit: " (airlock_types::wire_name(&hit)) } }
+                }
+            }
+        }
+    }
+}
+
+/// Multi-line text a skill controls, each line through the display rule.
+fn shown_block(text: &str) -> String {
+    text.lines().map(shown).collect::<Vec<_>>().join("\n")
+}
+
+async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    if let Err(e) = check_id(&id) {
+        return error_page(&e);
+    }
+    if app.live(&id).is_some_and(|l| !l.state().is_over()) {
+        return error_page(&ApiError {
+            status: StatusCode::CONFLICT,
+            body: crate::api::ApiErrorBody {
+                code: "in_progress".into(),
+                message: "the run is still going".into(),
+            },
+        });
+    }
+    let result = blocking(move || {
+        Store::open(&app.config.data_dir)?.discard(&id)?;
+        Ok(())
+    })
+    .await;
+    match result {
+        Ok(()) => Redirect::to("/").into_response(),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// Live updates: follows the run's events and reloads the page when it ends. Text is added with `textContent`.
+const APP_JS: &str = r#""use strict";
+document.addEventListener("DOMContentLoaded", () => {
+  const run = document.querySelector("[data-live]");
+  if (!run) return;
+  const list = document.getElementById("live");
+  const state = document.getElementById("state");
+  const add = (text) => { const li = document.createElement("li"); li.textContent = text; list.appendChild(li); };
+  const events = new EventSource("/api/runs/" + encodeURIComponent(run.dataset.run) + "/events");
+  events.addEventListener("state", (e) => { const d = JSON.parse(e.data); state.textContent = d.state; state.className = "status " + d.state; });
+  events.addEventListener("phase", (e) => { const d = JSON.parse(e.data); add(d.phase + (d.message ? ": " + d.message : "")); });
+  events.addEventListener("sandbox", (e) => {
+    const ev = JSON.parse(e.data).event || {};
+    const kind = ev.kind || Object.keys(ev)[0] || "event";
+    add(kind + " " + JSON.stringify(ev).slice(0, 300));
+  });
+  events.addEventListener("end", () => { events.close(); window.location.reload(); });
+});
+"#;
+
+const APP_CSS: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:0 auto;padding:0 1rem;color:#222}
+header{display:flex;gap:1rem;align-items:baseline;border-bottom:1px solid #ddd;padding:.5rem 0}
+header a{font-weight:bold;text-decoration:none;color:#222}.tag{color:#666}
+.boundary{background:#f3f6fa;border-left:4px solid #4a7bb7;padding:.5rem .75rem;font-size:.9rem}
+input[type=text]{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}button{font:inherit;padding:.4rem .9rem;margin:.4rem 0}
+.note{color:#555;font-size:.9rem}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee}
+.level.block,.sev.critical{color:#a00}.level.high,.sev.high{color:#c50}.level.medium,.sev.medium{color:#a80}.level.low{color:#080}
+pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.status.succeeded{color:#080}.status.failed,.status.error,.status.killed,.status.timed_out{color:#a00}
+form.mode{display:flex;gap:1rem;align-items:center}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
+";

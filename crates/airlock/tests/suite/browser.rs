@@ -1,0 +1,252 @@
+//! The web UI driven in Debian's headless Chromium (`/usr/bin/chromium` through `/usr/bin/chromedriver`, both
+//! installed by `scripts/setup`): import a local test repository by URL, read the risk screen, start a sandbox run,
+//! follow it to the end, open the diff, download the patch and apply it. Then a hostile skill whose names, SKILL.md
+//! fields and output carry markup and terminal escapes: nothing of it may execute. Screenshots of the three screens
+//! are written to `CARGO_TARGET_TMPDIR/ui-screenshots/`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+
+use super::serve::start;
+use super::util::{commit_all, git, init_repo, skill_md, write};
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn chromedriver() -> (Driver, u16) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("/usr/bin/chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("/usr/bin/chromedriver ({e}): run scripts/setup"));
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Driver(child), port)
+}
+
+async fn browser(port: u16) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,2000"],
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap()
+}
+
+async fn shot(client: &Client, name: &str) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+    fs_err::create_dir_all(&dir).unwrap();
+    let png = client.screenshot().await.unwrap();
+    fs_err::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// The element, once the page has it (a form submission that imports and scans takes a moment).
+async fn el(client: &Client, css: &str) -> fantoccini::elements::Element {
+    match client
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css(css))
+        .await
+    {
+        Ok(e) => e,
+        Err(e) => {
+            let page = client.find(Locator::Css("body")).await.ok();
+            let body = match page {
+                Some(b) => b.text().await.unwrap_or_default(),
+                None => String::new(),
+            };
+            panic!("{css}: {e}\n{body}");
+        }
+    }
+}
+
+async fn text(client: &Client, css: &str) -> String {
+    el(client, css).await.text().await.unwrap()
+}
+
+/// Waits until the run page shows a finished run (the live page reloads itself at the end).
+async fn finished(client: &Client) {
+    let t0 = Instant::now();
+    loop {
+        if client.find(Locator::Css("#verdict")).await.is_ok() {
+            return;
+        }
+        if t0.elapsed() > Duration::from_secs(90) {
+            let body = client.source().await.unwrap_or_default();
+            panic!("the run page never showed the end:\n{body}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Whether any script a skill put on a page ran: the hostile skill's markup sets `window.__pwned`.
+async fn pwned(client: &Client) -> bool {
+    client
+        .execute("return window.__pwned !== undefined;", vec![])
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap_or(true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let repos = tmp.path().join("repos");
+    // A test repository with a skill that edits the sample app.
+    let repo = init_repo(&repos.join("footer"));
+    write(
+        &repo,
+        "SKILL.md",
+        &skill_md(
+            "footer",
+            "Adds a footer.\n\n```bash\nprintf 'export const Footer = () => <footer>ok</footer>;\\n' > src/Footer.jsx\n```\n",
+        ),
+    );
+    commit_all(&repo, "skill");
+    // A hostile one: markup and escapes in its name, fields, file names and output.
+    let evil = init_repo(&repos.join("evil"));
+    write(
+        &evil,
+        "SKILL.md",
+        "---\nname: evil\ndescription: \"<script>window.__pwned=1</script><img src=x onerror='window.__pwned=2'> Use when asked.\"\n---\n\
+         # <img src=x onerror=\"window.__pwned=3\">\n\n[click](javascript:window.__pwned=4)\n\n\
+         ```bash\necho '<script>window.__pwned=5</script><img src=x onerror=window.__pwned=6>'\nprintf '\\033]52;c;ZXZpbA==\\007\\033[2J' > '<img src=x onerror=window.__pwned=7>.txt'\n```\n",
+    );
+    write(&evil, "scripts/<svg onload=window.__pwned=8>.sh", "echo hi\n");
+    commit_all(&evil, "evil");
+    let _ = git(&evil, &["log", "-1"]);
+    let server = start(&data, &["--allow-local", repos.to_str().unwrap()]);
+    let (_driver, port) = chromedriver();
+    let client = browser(port).await;
+
+    // Import by URL.
+    client.goto(&server.base).await.unwrap();
+    shot(&client, "1-import").await;
+    let url = format!("file://{}", repo.display());
+    el(&client, "#url").await.send_keys(&url).await.unwrap();
+    el(&client, "form[action='/import'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    // The risk screen: level, pin, findings, one button per mode.
+    let headline = text(&client, "#risk h1").await;
+    assert!(
+        headline.contains("MEDIUM") || headline.contains("LOW"),
+        "{headline}"
+    );
+    let pin = text(&client, "#risk dl").await;
+    assert!(
+        pin.contains("pinned to commit") || pin.contains("points at"),
+        "{pin}"
+    );
+    assert_eq!(client.find_all(Locator::Css("form.mode")).await.unwrap().len(), 3);
+    shot(&client, "2-risk").await;
+
+    // A sandbox run, followed live to its end.
+    el(&client, "button[value='sandbox']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    finished(&client).await;
+    assert!(text(&client, "#state").await.starts_with("succeeded"));
+    let diff = text(&client, "#diff").await;
+    assert!(diff.contains("+++ b/src/Footer.jsx"), "{diff}");
+    shot(&client, "3-run").await;
+
+    // Download the patch and apply it to a copy of the sample app.
+    let href = el(&client, "a.download[href$='-patch']")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    let patch = ureq::get(&format!("{}{href}", server.base))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let app = tmp.path().join("app");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(data.join("targets/blank-v1"))
+        .arg(&app)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs_err::write(tmp.path().join("p.patch"), &patch).unwrap();
+    let out = Command::new("git")
+        .args(["apply", "--verbose"])
+        .arg(tmp.path().join("p.patch"))
+        .current_dir(&app)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(app.join("src/Footer.jsx").is_file());
+
+    // The hostile skill: imported, scanned and run; nothing of it executes on any page.
+    client.goto(&server.base).await.unwrap();
+    let evil_url = format!("file://{}", evil.display());
+    el(&client, "#url").await.send_keys(&evil_url).await.unwrap();
+    el(&client, "form[action='/import'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    el(&client, "#risk").await;
+    assert!(!pwned(&client).await, "a script ran on the risk screen");
+    let page = client.source().await.unwrap();
+    assert!(
+        !page.contains("<script>window"),
+        "markup reached the page unescaped"
+    );
+    el(&client, "button[value='sandbox']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    finished(&client).await;
+    assert!(!pwned(&client).await, "a script ran on the run screen");
+    let body = text(&client, "body").await;
+    assert!(
+        body.contains("<script>window.__pwned=5</script>"),
+        "the output is not shown as text"
+    );
+    assert!(!body.contains('\u{1b}'), "a terminal escape reached the page");
+    client.goto(&server.base).await.unwrap();
+    assert!(!pwned(&client).await, "a script ran on the history page");
+    client.close().await.unwrap();
+}
