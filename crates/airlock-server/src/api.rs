@@ -52,6 +52,7 @@ pub struct App {
     slots: Arc<Semaphore>,
     live: Mutex<HashMap<String, Arc<Live>>>,
     queue: Mutex<VecDeque<String>>,
+    pub(crate) metrics: crate::metrics::Metrics,
 }
 
 impl App {
@@ -64,6 +65,7 @@ impl App {
             config,
             live: Mutex::new(HashMap::new()),
             queue: Mutex::new(VecDeque::new()),
+            metrics: crate::metrics::Metrics::default(),
         }
     }
 
@@ -122,8 +124,30 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
                 }
             }),
         )
+        .route(
+            "/metrics",
+            axum::routing::get(|AxState(app): AxState<Shared>| async move {
+                let queued = app
+                    .queue
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .len();
+                let running = app
+                    .live
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .values()
+                    .filter(|l| l.state() == State::Running)
+                    .count();
+                (
+                    [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                    app.metrics.render(queued, running),
+                )
+            }),
+        )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), track))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
     (router, doc)
@@ -281,6 +305,20 @@ async fn guard(AxState(app): AxState<Shared>, req: Request, next: Next) -> Respo
     next.run(req).await
 }
 
+/// Counts every request by its route (the template, not the concrete path), method and status, with its latency.
+async fn track(AxState(app): AxState<Shared>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().to_string();
+    let t0 = std::time::Instant::now();
+    let response = next.run(req).await;
+    app.metrics
+        .request(&route, &method, response.status().as_u16(), t0.elapsed());
+    response
+}
+
 fn cross_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
         return false;
@@ -379,6 +417,13 @@ fn check_local(app: &App, spec: &SourceSpec) -> Result<(), ApiError> {
 }
 
 pub(crate) fn import_and_store(app: &App, input: &str) -> Result<SourceView, ApiError> {
+    let t0 = std::time::Instant::now();
+    let result = import_and_store_inner(app, input);
+    app.metrics.import(result.is_ok(), t0.elapsed());
+    result
+}
+
+fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError> {
     let spec = app.settings.parse(input)?;
     check_local(app, &spec)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
@@ -676,6 +721,7 @@ pub(crate) fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<us
     let run_id = airlock_run::new_run_id();
     let live = Live::new(run_id.clone());
     let request = run_request(app, body, &run_id, live.cancel.clone())?;
+    app.metrics.run_queued(&airlock_types::wire_name(&request.mode));
     app.live
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -720,6 +766,11 @@ async fn carry_out(app: Shared, live: Arc<Live>, request: RunRequest) {
     drop(permit);
     match outcome {
         Ok(Ok(outcome)) => {
+            app.metrics.run_done(
+                &airlock_types::wire_name(&outcome.record.status),
+                outcome.record.observed.overall.as_str(),
+                Some(Duration::from_millis(outcome.record.duration_ms)),
+            );
             live.emit(
                 "record",
                 serde_json::to_string(&outcome.record).unwrap_or_default(),
@@ -1045,6 +1096,7 @@ async fn get_artifact(
             .find(|a| a.id == artifact)
             .ok_or_else(|| ApiError::not_found("artifact"))?;
         let bytes = store.read_object(&a.sha256)?;
+        app.metrics.export(&a.kind);
         let content_type = match a.kind.as_str() {
             "patch" => "text/x-diff; charset=utf-8",
             "stdout" | "stderr" => "text/plain; charset=utf-8",

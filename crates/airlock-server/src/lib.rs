@@ -9,6 +9,7 @@
 
 mod api;
 mod live;
+mod metrics;
 mod ui;
 
 use std::net::SocketAddr;

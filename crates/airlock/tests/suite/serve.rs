@@ -237,6 +237,25 @@ fn the_api_imports_scans_runs_streams_and_exports_a_skill() {
     resp.into_reader().read_to_string(&mut body).unwrap();
     assert!(body.contains("+++ b/NOTES.md"), "{body}");
 
+    // Metrics: requests by route template, the product's counters.
+    let metrics = server
+        .req("GET", "/metrics")
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    for line in [
+        "airlock_imports_reported_total 1",
+        "airlock_runs_total{mode=\"sandbox\"} 1",
+        "airlock_runs_finished_total{status=\"succeeded\"} 1",
+        "airlock_runs_flagged_total{level=\"medium\"} 1",
+        "airlock_exports_total{kind=\"patch\"} 1",
+        "airlock_queue_depth 0",
+        "route=\"/api/runs/{id}\",method=\"GET\",status=\"200\"",
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
+
     // The CLI sees the server's runs: one store.
     let shown = super::util::airlock(&data, &["show", &run_id, "--json"]).json();
     assert_eq!(shown["status"], "succeeded");
