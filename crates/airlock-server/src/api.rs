@@ -275,23 +275,40 @@ pub(crate) fn check_id(id: &str) -> Result<(), ApiError> {
 
 // ----- authentication and cross-site requests -----
 
-/// Every API call needs the bearer token when the server has one (compared in constant time); a state-changing
+/// The cookie the login page sets: the token itself, sent back only to this server (HttpOnly, SameSite=Strict).
+pub(crate) const SESSION_COOKIE: &str = "airlock_session";
+
+/// Every API call and page needs the token when the server has one, as a bearer header or the login page's cookie
+/// (compared in constant time); without it an API call is a 401 and a page goes to the login page. A state-changing
 /// request that a browser sent from another origin is refused.
 async fn guard(AxState(app): AxState<Shared>, req: Request, next: Next) -> Response {
-    if let Some(token) = &app.config.token {
-        let given = req
+    let path = req.uri().path().to_owned();
+    let open = path == "/login" || path.starts_with("/static/");
+    if let (Some(token), false) = (&app.config.token, open) {
+        let bearer = req
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let cookie = req
+            .headers()
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
+            .next();
+        let given = bearer.or(cookie).unwrap_or("");
         if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-            return ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "give the server's token as a bearer token",
-            )
-            .into_response();
+            if path.starts_with("/api/") || path == "/metrics" {
+                return ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "give the server's token as a bearer token",
+                )
+                .into_response();
+            }
+            return axum::response::Redirect::to("/login").into_response();
         }
     }
     if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) && cross_origin(req.headers()) {
@@ -303,6 +320,14 @@ async fn guard(AxState(app): AxState<Shared>, req: Request, next: Next) -> Respo
         .into_response();
     }
     next.run(req).await
+}
+
+/// Whether a token is the server's (constant time); `true` when the server has none.
+pub(crate) fn token_matches(app: &App, given: &str) -> bool {
+    app.config
+        .token
+        .as_ref()
+        .is_none_or(|t| constant_time_eq(given.as_bytes(), t.as_bytes()))
 }
 
 /// Counts every request by its route (the template, not the concrete path), method and status, with its latency.

@@ -95,6 +95,9 @@ pub async fn serve(
         .await
         .map_err(ServeError::Io)?;
     let addr = listener.local_addr().map_err(ServeError::Io)?;
+    let mut config = config;
+    let example = write_example(&config.data_dir).map_err(ServeError::Io)?;
+    config.allow_local.push(example);
     let state = Arc::new(api::App::new(config));
     let (router, _) = openapi_and_router(state);
     ready(addr);
@@ -102,4 +105,33 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(ServeError::Io)
+}
+
+/// The bundled example skill, ready to click through from the home page.
+const EXAMPLE: &[(&str, &str)] = &[
+    (
+        "SKILL.md",
+        include_str!("../../../examples/skills/add-footer/SKILL.md"),
+    ),
+    (
+        "scripts/add_footer.py",
+        include_str!("../../../examples/skills/add-footer/scripts/add_footer.py"),
+    ),
+];
+
+/// Where the bundled example is written in the data folder (and allowed to be imported from).
+pub fn example_dir(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("examples").join("add-footer")
+}
+
+fn write_example(data_dir: &std::path::Path) -> std::io::Result<PathBuf> {
+    let dir = example_dir(data_dir);
+    for (path, text) in EXAMPLE {
+        let p = dir.join(path);
+        if let Some(parent) = p.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        fs_err::write(&p, text)?;
+    }
+    Ok(dir)
 }

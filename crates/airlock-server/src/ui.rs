@@ -18,7 +18,9 @@ use airlock_store::Store;
 use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
-use crate::api::{blocking, check_id, import_and_store, queue_run, ApiError, NewRun, Shared};
+use crate::api::{
+    blocking, check_id, import_and_store, queue_run, token_matches, ApiError, NewRun, Shared, SESSION_COOKIE,
+};
 use crate::live::State;
 
 const CSP: &str =
@@ -37,6 +39,7 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/sources/{id}/run", post(start_run))
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/discard", post(discard))
+        .route("/login", get(login_page).post(login))
         .route(
             "/static/app.js",
             get(|| async { asset("text/javascript", APP_JS) }),
@@ -94,10 +97,50 @@ fn error_page(e: &ApiError) -> Response {
     r
 }
 
+// ----- login (when the server has a token) -----
+
+async fn login_page() -> Response {
+    page(
+        "Log in",
+        html! {
+            section {
+                h1 { "Log in" }
+                form method="post" action="/login" {
+                    label for="token" { "The server's token (its operator has it)" }
+                    input #token type="password" name="token" required autocomplete="current-password";
+                    button type="submit" { "Log in" }
+                }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    token: String,
+}
+
+async fn login(AxState(app): AxState<Shared>, Form(form): Form<LoginForm>) -> Response {
+    if !token_matches(&app, form.token.trim()) {
+        let mut r = page(
+            "Log in",
+            html! { section.error { h1 { "Wrong token" } p { a href="/login" { "Try again" } } } },
+        );
+        *r.status_mut() = StatusCode::UNAUTHORIZED;
+        return r;
+    }
+    let cookie = format!(
+        "{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200",
+        form.token.trim()
+    );
+    ([(header::SET_COOKIE, cookie)], Redirect::to("/")).into_response()
+}
+
 // ----- import and history -----
 
 async fn home(AxState(app): AxState<Shared>) -> Response {
     let hours = app.config.retention.as_secs() / 3600;
+    let example = crate::example_dir(&app.config.data_dir).display().to_string();
     let runs = blocking(move || Ok(Store::open(&app.config.data_dir)?.runs()?)).await;
     let runs = match runs {
         Ok(r) => r,
@@ -112,6 +155,10 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
                     label for="url" { "GitHub URL, git URL or (where the operator allows) a folder" }
                     input #url type="text" name="url" required placeholder="https://github.com/owner/repo/tree/main/skills/name";
                     button type="submit" { "Import and scan" }
+                }
+                form #example method="post" action="/import" {
+                    input type="hidden" name="url" value=(example);
+                    button type="submit" { "Or try the bundled example skill (adds a footer to a sample React app)" }
                 }
                 p.note { "airlock fetches the skill pinned to a commit and reads its files. It does not run anything until you choose a mode, and never touches your own project." }
             }

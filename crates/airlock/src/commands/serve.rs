@@ -63,6 +63,14 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
         None if !args.addr.ip().is_loopback() => Some(generated_token(&data)?),
         None => None,
     };
+    if let Some(t) = &config.token {
+        anyhow::ensure!(
+            t.len() >= 16
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
+            "the token must be at least 16 letters, digits, `-`, `_` or `.`"
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let shutdown = async {

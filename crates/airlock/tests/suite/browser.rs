@@ -151,9 +151,13 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     let (_driver, port) = chromedriver();
     let client = browser(port).await;
 
-    // Import by URL.
+    // The home page offers the bundled example, ready to click through.
     client.goto(&server.base).await.unwrap();
     shot(&client, "1-import").await;
+    el(&client, "#example button").await.click().await.unwrap();
+    assert!(text(&client, "#risk h1").await.contains("MEDIUM"));
+    // Import by URL.
+    client.goto(&server.base).await.unwrap();
     let url = format!("file://{}", repo.display());
     el(&client, "#url").await.send_keys(&url).await.unwrap();
     el(&client, "form[action='/import'] button")

@@ -528,7 +528,7 @@ fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
     let skills = tmp.path().join("skills");
     let dir = skill(&skills, "long", "sleep 30\n");
     let token_file = tmp.path().join("token");
-    fs_err::write(&token_file, "s3cret-token\n").unwrap();
+    fs_err::write(&token_file, "s3cret-token-value\n").unwrap();
     let args = [
         "--allow-local",
         skills.to_str().unwrap(),
@@ -538,10 +538,45 @@ fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
     let mut server = start(&data, &args);
     let (code, body) = server.call("GET", "/api/runs", None);
     assert_eq!((code, body["code"].as_str()), (401, Some("unauthorized")));
-    server.token = Some("s3cret-tokem".into());
+    server.token = Some("s3cret-token-valuf".into());
     assert_eq!(server.call("GET", "/api/runs", None).0, 401);
-    server.token = Some("s3cret-token".into());
+    server.token = Some("s3cret-token-value".into());
     assert_eq!(server.call("GET", "/api/runs", None).0, 200);
+    // The UI: a page without the session goes to the login page, which sets it for the right token only.
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let status = |r: Result<ureq::Response, ureq::Error>| match r {
+        Ok(resp) | Err(ureq::Error::Status(_, resp)) => (
+            resp.status(),
+            resp.header("location").map(str::to_owned),
+            resp.header("set-cookie").map(str::to_owned),
+        ),
+        Err(e) => panic!("{e}"),
+    };
+    let (code, location, _) = status(agent.get(&format!("{}/", server.base)).call());
+    assert_eq!((code, location.as_deref()), (303, Some("/login")));
+    let login = |token: &str| {
+        status(
+            agent
+                .post(&format!("{}/login", server.base))
+                .send_form(&[("token", token)]),
+        )
+    };
+    assert_eq!(login("not-the-token-at-all").0, 401);
+    let (code, _, cookie) = login("s3cret-token-value");
+    assert_eq!(code, 303);
+    let cookie = cookie.unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let session = cookie.split(';').next().unwrap();
+    let (code, _, _) = status(
+        agent
+            .get(&format!("{}/", server.base))
+            .set("Cookie", session)
+            .call(),
+    );
+    assert_eq!(code, 200);
 
     let (code, run) = server.call(
         "POST",
@@ -561,7 +596,7 @@ fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
     let _ = server.child.wait();
     drop(server);
     let mut again = start(&data, &args);
-    again.token = Some("s3cret-token".into());
+    again.token = Some("s3cret-token-value".into());
     let (code, v) = again.call("GET", &format!("/api/runs/{id}"), None);
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["status"], "failed", "{v}");
