@@ -7,6 +7,7 @@
 //! per phase and, during the sandbox phase, every exec, exit, file opened and network attempt as the recorder sees
 //! it, so a caller can show a run live.
 
+pub mod bundle;
 pub mod environment;
 mod invoke;
 pub mod patch;

@@ -69,6 +69,17 @@ impl App {
         }
     }
 
+    pub(crate) fn settings(&self) -> &ImportSettings {
+        &self.settings
+    }
+
+    /// Parses a source as the API does, refusing local paths outside the allowed folders.
+    pub(crate) fn settings_parse(&self, input: &str) -> Result<SourceSpec, ApiError> {
+        let spec = self.settings.parse(input)?;
+        check_local(self, &spec)?;
+        Ok(spec)
+    }
+
     pub(crate) fn live(&self, id: &str) -> Option<Arc<Live>> {
         self.live
             .lock()
@@ -108,6 +119,7 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(run_events))
         .routes(routes!(list_artifacts))
         .routes(routes!(get_artifact))
+        .routes(routes!(get_bundle))
         .split_for_parts();
     let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
     let router = api_router
@@ -1135,6 +1147,41 @@ async fn get_artifact(
                 (
                     header::CONTENT_DISPOSITION,
                     format!("attachment; filename=\"{name}\""),
+                ),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            ],
+            bytes,
+        )
+            .into_response())
+    })
+    .await
+}
+
+/// The run's sanitized bundle: the skill's files at their pinned commit with a manifest of hashes, the risk report
+/// and the run record, as a `.tar.gz`.
+#[utoipa::path(get, path = "/api/runs/{id}/bundle", params(("id" = String, Path)),
+    responses((status = 200, description = "application/gzip"), (status = 404, body = ApiErrorBody)))]
+async fn get_bundle(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (_, record) = store.run(&id)?;
+        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let mut bytes = Vec::new();
+        airlock_run::bundle::write(&store, &record, &mut bytes)?;
+        app.metrics.export("bundle");
+        Ok((
+            [
+                (header::CONTENT_TYPE, "application/gzip".to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!(
+                        "attachment; filename=\"{}-bundle.tar.gz\"",
+                        safe_file_name(&record.run_id)
+                    ),
                 ),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
             ],

@@ -37,6 +37,7 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/import", post(import))
         .route("/sources/{id}", get(source_page))
         .route("/sources/{id}/run", post(start_run))
+        .route("/sources/{id}/file", get(file_page))
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/discard", post(discard))
         .route("/login", get(login_page).post(login))
@@ -291,7 +292,9 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> M
                 ul {
                     @for f in list {
                         li {
-                            code.where { (shown(&f.file)) ":" (f.line) }
+                            a.where href={ "/sources/" (id) "/file?path=" (query(&f.file)) "&line=" (f.line) "#L" (f.line) } {
+                                code { (shown(&f.file)) ":" (f.line) }
+                            }
                             " " span.rule { (f.rule) }
                             @if !f.evidence.is_empty() { pre.evidence { (shown(&f.evidence)) } }
                             p { (shown(&f.message)) }
@@ -301,6 +304,98 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> M
             }
         }
     }
+}
+
+/// A value for a query string: everything but unreserved characters percent-encoded.
+fn query(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Files larger than this are not shown.
+const FILE_VIEW_LIMIT: u64 = 512 * 1024;
+
+#[derive(Deserialize)]
+struct FileQuery {
+    path: String,
+    line: Option<u32>,
+}
+
+/// A file of the source at its pinned commit, lines numbered, the finding's line highlighted. Only a path the
+/// source's inventory lists (a regular text file) is read, from airlock's own staged copy.
+async fn file_page(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+    axum::extract::Query(q): axum::extract::Query<FileQuery>,
+) -> Response {
+    if let Err(e) = check_id(&id) {
+        return error_page(&e);
+    }
+    let not_found = |what: &str| ApiError {
+        status: StatusCode::NOT_FOUND,
+        body: crate::api::ApiErrorBody {
+            code: "not_found".into(),
+            message: format!("no such {what}"),
+        },
+    };
+    let path = q.path.clone();
+    let loaded = blocking(move || {
+        let store = Store::open(&app.config.data_dir)?;
+        let (source, report) = store.source(&id).map_err(|_| not_found("source"))?;
+        let (_, report) = report.ok_or_else(|| not_found("report"))?;
+        let entry = report
+            .inventory
+            .files
+            .iter()
+            .find(|f| f.path == path)
+            .filter(|f| {
+                !matches!(
+                    f.kind,
+                    airlock_types::FileKind::Binary | airlock_types::FileKind::Symlink
+                )
+            })
+            .ok_or_else(|| not_found("file in this source"))?;
+        if entry.size > FILE_VIEW_LIMIT {
+            return Err(not_found("file small enough to show"));
+        }
+        let input = source.pinned_url.clone().unwrap_or_else(|| source.input.clone());
+        let spec = app.settings_parse(&input)?;
+        let imported = airlock_run::import(&spec, app.settings())?;
+        let bytes = fs_err::read(imported.staged.root.join(&entry.path)).map_err(|_| not_found("file"))?;
+        Ok((source, String::from_utf8_lossy(&bytes).into_owned()))
+    })
+    .await;
+    let (source, text) = match loaded {
+        Ok(x) => x,
+        Err(e) => return error_page(&e),
+    };
+    let commit = source
+        .commit
+        .as_ref()
+        .map_or_else(|| source.digest.clone(), ToString::to_string);
+    page(
+        "File",
+        html! {
+            h1 { code { (shown(&q.path)) } }
+            p.note { "At " (shown(&commit)) ", as airlock imported it. Shown as text; nothing in it is run or rendered." }
+            table.file {
+                @for (i, l) in text.lines().enumerate() {
+                    @let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                    tr id={ "L" (n) } class=[(Some(n) == q.line).then_some("hit")] {
+                        td.n { (n) } td { code { (shown(l)) } }
+                    }
+                }
+            }
+        },
+    )
 }
 
 #[derive(Deserialize)]
@@ -434,6 +529,7 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                 @for a in run.artifacts.iter().filter(|a| matches!(a.kind.as_str(), "patch" | "stdout" | "stderr" | "report")) {
                     a.download href={ "/api/runs/" (run.run_id) "/artifacts/" (a.id) } { "download " (a.kind) } " "
                 }
+                a.download href={ "/api/runs/" (run.run_id) "/bundle" } { "download bundle" } " "
                 form.inline method="post" action={ "/runs/" (run.run_id) "/discard" } { button type="submit" { "Discard this run" } }
             }
         }
@@ -535,5 +631,6 @@ input[type=text]{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}but
 .level.block,.sev.critical{color:#a00}.level.high,.sev.high{color:#c50}.level.medium,.sev.medium{color:#a80}.level.low{color:#080}
 pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 .status.succeeded{color:#080}.status.failed,.status.error,.status.killed,.status.timed_out{color:#a00}
+.file td{padding:0 .5rem;border:0;white-space:pre-wrap}.file .n{color:#999;text-align:right;user-select:none}.file tr.hit{background:#fff3b0}
 form.mode{display:flex;gap:1rem;align-items:center}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
 ";

@@ -237,6 +237,20 @@ fn the_api_imports_scans_runs_streams_and_exports_a_skill() {
     resp.into_reader().read_to_string(&mut body).unwrap();
     assert!(body.contains("+++ b/NOTES.md"), "{body}");
 
+    // The bundle: a gzipped tar, named after the run.
+    let resp = server
+        .req("GET", &format!("/api/runs/{run_id}/bundle"))
+        .call()
+        .unwrap();
+    assert_eq!(resp.header("content-type"), Some("application/gzip"));
+    assert_eq!(
+        resp.header("content-disposition").map(str::to_owned),
+        Some(format!("attachment; filename=\"{run_id}-bundle.tar.gz\""))
+    );
+    let mut gz = Vec::new();
+    resp.into_reader().read_to_end(&mut gz).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b]);
+
     // Metrics: requests by route template, the product's counters.
     let metrics = server
         .req("GET", "/metrics")
@@ -449,6 +463,7 @@ fn the_openapi_document_describes_every_route() {
         ("/api/runs/{id}/events", "get"),
         ("/api/runs/{id}/artifacts", "get"),
         ("/api/runs/{id}/artifacts/{artifact}", "get"),
+        ("/api/runs/{id}/bundle", "get"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
