@@ -9,11 +9,8 @@
 #   AIRLOCK=/path/to/airlock bench/environment.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${AIRLOCK:-}
-if [ -z "$bin" ]; then
-  cargo build --release -q
-  bin=$(pwd)/target/release/airlock
-fi
+. bench/lib.sh
+bin=$(airlock_bin AIRLOCK)
 pairs=${PAIRS:-5}
 work=$(mktemp -d)
 chmod 755 "$work"

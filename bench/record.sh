@@ -9,11 +9,8 @@
 #   AFTER=/path/to/airlock BEFORE=... bench/record.sh   # two builds made beforehand
 set -euo pipefail
 cd "$(dirname "$0")/.."
-after=${AFTER:-}
-if [ -z "$after" ]; then
-  cargo build --release -q
-  after=$(pwd)/target/release/airlock
-fi
+. bench/lib.sh
+after=$(airlock_bin AFTER)
 before=${BEFORE:-}
 pairs=${PAIRS:-15}
 loop='i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'
