@@ -677,3 +677,62 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
         409
     );
 }
+
+#[test]
+fn the_server_outlives_hostile_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    // Each tries to take the sandbox's neighbours down: signals to everything, a fork bomb, a memory hog, a flood
+    // of output, and an attempt at the server's port.
+    let hostile = [
+        ("killer", "kill -KILL -1; kill -KILL 1; echo survived\n"),
+        ("forker", "bomb() { bomb | bomb & }; bomb; sleep 2\n"),
+        ("hog", "python3 -c 'x = bytearray(4 * 1024 ** 3)'\n"),
+        ("flood", "yes airlock | head -c 50000000\n"),
+        (
+            "knocker",
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 7878), 1)\"\n",
+        ),
+    ];
+    let dirs: Vec<PathBuf> = hostile.iter().map(|(n, s)| skill(&skills, n, s)).collect();
+    let server = start(
+        &data,
+        &[
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--max-concurrent-runs",
+            "2",
+        ],
+    );
+    let ids: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            let (code, run) = server.call(
+                "POST",
+                "/api/runs",
+                Some(json!({"source": d, "script": "scripts/s.sh", "timeout_secs": 20, "force": true})),
+            );
+            assert_eq!(code, 202, "{run}");
+            run["run_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    for id in &ids {
+        let v = server.wait_done(id);
+        assert!(v["record"].is_object(), "{v}");
+    }
+    // Still serving, and every run stored once.
+    let (code, list) = server.call("GET", "/api/runs", None);
+    assert_eq!(code, 200);
+    for id in &ids {
+        assert_eq!(
+            list.as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["run_id"] == id.as_str())
+                .count(),
+            1,
+            "{list}"
+        );
+    }
+}
