@@ -444,6 +444,8 @@ fn finish(
         })
         .collect();
     record.dropped = result.dropped;
+    record.max_rss_bytes = result.max_rss_bytes;
+    record.cpu_ms = result.cpu_ms;
     record.status = result.status;
     record.exit_code = result.exit_code;
     record.limits = Some(result.limits.clone());

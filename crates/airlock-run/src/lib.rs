@@ -413,6 +413,8 @@ fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
         review: Vec::new(),
         observed: airlock_types::Observed::default(),
         environment: None,
+        max_rss_bytes: 0,
+        cpu_ms: 0,
         network: Vec::new(),
         installs: Vec::new(),
         plan: None,

@@ -564,9 +564,16 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                 h2 { "Installs (" (run.installs.len()) ")" }
                 ul { @for i in &run.installs { li { (i.manager) " " code { (shown(&i.argv.join(" "))) } } } }
                 @if let Some(l) = &run.limits {
-                    h2 { "Limits" }
-                    p { "time " (l.timeout_ms / 1000) " s, memory " (l.memory_bytes >> 20) " MiB, disk " (l.disk_bytes >> 20) " MiB, processes " (l.pids)
-                        @if let Some(hit) = run.limit_hit { " · hit: " (airlock_types::wire_name(&hit)) } }
+                    h2 { "Resources against limits" }
+                    table #usage {
+                        tr { th { "" } th { "used" } th { "limit" } }
+                        tr { td { "time" } td { (run.duration_ms) " ms" } td { (l.timeout_ms / 1000) " s" } }
+                        tr { td { "memory (peak)" } td { (run.max_rss_bytes >> 20) " MiB" } td { (l.memory_bytes >> 20) " MiB" } }
+                        tr { td { "CPU" } td { (run.cpu_ms) " ms" } td { "" } }
+                        tr { td { "disk" } td { (run.changes.iter().filter_map(|c| c.size_after).sum::<u64>() >> 10) " KiB changed" } td { (l.disk_bytes >> 20) " MiB" } }
+                        tr { td { "processes" } td { (run.timeline.len()) " started" } td { (l.pids) " at once" } }
+                    }
+                    @if let Some(hit) = run.limit_hit { p.error { "It hit the " (airlock_types::wire_name(&hit)) " limit." } }
                 }
             }
         }

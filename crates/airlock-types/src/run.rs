@@ -226,6 +226,11 @@ pub struct SkillRun {
     /// What the run did that matters for its risk, and the level it earns.
     #[serde(default)]
     pub observed: Observed,
+    /// Peak resident memory of the run's processes, in bytes, and the CPU time they used.
+    #[serde(default)]
+    pub max_rss_bytes: u64,
+    #[serde(default)]
+    pub cpu_ms: u64,
     /// The skill's environment: what it needs and what the install phase did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<Environment>,

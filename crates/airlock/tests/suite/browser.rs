@@ -188,6 +188,11 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         .unwrap();
     finished(&client).await;
     assert!(text(&client, "#state").await.starts_with("succeeded"));
+    let usage = text(&client, "#usage").await;
+    assert!(
+        usage.contains("memory (peak)") && usage.contains("512 MiB"),
+        "{usage}"
+    );
     let diff = text(&client, "#diff").await;
     assert!(diff.contains("+++ b/src/Footer.jsx"), "{diff}");
     shot(&client, "3-run").await;
