@@ -29,6 +29,8 @@ struct Compiled {
     each: Vec<Regex>,
     describing: Regex,
     action: Regex,
+    /// A destination on this machine.
+    local: Regex,
 }
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
@@ -40,6 +42,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         r"(?i)\b(never|don't|do not|must not|should not|shouldn't|avoid|refuse|warn|warns|warning|flag|flags|detect|detects|check|checks|verify|audit|audits|scan|scans|look for|block|blocks|prevent|protect|forbid|forbidden|not allowed|dangerous|danger|risk|risks|risky|malicious|attack|attacks|attacker|attackers|example|e\.g\.|suspicious|beware|caution|report|reports)\b",
     )
     .expect("describing pattern compiles"),
+    local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     action: Regex::new(
         r"(?i)\b(run|execute|read|cat|copy|send|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|pipe|use|call|invoke|start|first|then|next|always)\b",
     )
@@ -54,6 +57,8 @@ enum Where {
     ProseLine,
     Comment,
     Hidden,
+    /// An encoded payload the line decodes and runs: hiding a command counts against it.
+    Decoded,
 }
 
 struct FileScan<'a> {
@@ -78,7 +83,8 @@ impl FileScan<'_> {
             return false;
         }
         match place {
-            Place::Code => true,
+            // A decoded payload is a command line: every rule applies.
+            Place::Code | Place::Decoded => true,
             Place::ProseLine | Place::Hidden | Place::Comment => rule.prose != Prose::Never,
         }
     }
@@ -105,8 +111,20 @@ impl FileScan<'_> {
             let (context, severity) = match place {
                 Place::Code => (FindingContext::Code, rule.severity),
                 Place::Hidden => (FindingContext::Instruction, rule.severity.max(Severity::Medium)),
+                Place::Decoded => (
+                    FindingContext::Instruction,
+                    one_more(rule.severity.max(Severity::Medium)),
+                ),
                 Place::Comment | Place::ProseLine => {
-                    let in_inline = inline_code.iter().any(|(s, e)| m.start() >= *s && m.end() <= *e);
+                    // Inline code that is one bare word (`curl`, `.bashrc`) names a tool or a file; it is not a
+                    // command to run.
+                    let in_inline = inline_code.iter().any(|(s, e)| {
+                        m.start() >= *s
+                            && m.end() <= *e
+                            && text.get(*s..*e).is_some_and(|span| {
+                                span.trim_matches('`').trim().contains(char::is_whitespace)
+                            })
+                    });
                     let instruction = !describing
                         && (rule.prose == Prose::Always
                             || place == Place::ProseLine && (in_inline || compiled.action.is_match(text)));
@@ -119,6 +137,18 @@ impl FileScan<'_> {
                     }
                 }
             };
+            // Code blocks of reference material (markdown beside SKILL.md) show how things are done; they count one
+            // step less than SKILL.md's own commands and the skill's code. Imperative prose counts in full anywhere,
+            // except network use, which reference material describes as a matter of course (how an API is called).
+            let reference = self.kind == FileKind::Markdown
+                && (context == FindingContext::Code
+                    || context == FindingContext::Instruction && rule.id.starts_with("net/"));
+            let mut severity = if reference { one_less(severity) } else { severity };
+            // A connection to this machine (a local server's port) is not a way out.
+            let local = rule.id == "net/http-client" && compiled.local.is_match(text);
+            if local {
+                severity = severity.min(Severity::Medium);
+            }
             let message = if context == FindingContext::Prose || context == FindingContext::Comment {
                 format!(
                     "Mentioned only, not an instruction: {}",
@@ -126,6 +156,11 @@ impl FileScan<'_> {
                 )
             } else {
                 rule.message.to_owned()
+            };
+            let message = match (reference, local) {
+                (_, true) => format!("{message} (to this machine)"),
+                (true, false) => format!("{message} (in reference material)"),
+                (false, false) => message,
             };
             self.out.push(Finding {
                 rule: rule.id.to_owned(),
@@ -136,6 +171,12 @@ impl FileScan<'_> {
                 message,
                 context,
             });
+            // What an encoded payload that is run says is scanned as the instruction it is.
+            if rule.id == "obfusc/encoded-exec" && place != Place::Decoded && severity > Severity::Info {
+                for decoded in decoded_payloads(text) {
+                    self.line(line_no, &decoded, Place::Decoded, &[]);
+                }
+            }
         }
     }
 
@@ -236,7 +277,16 @@ impl FileScan<'_> {
                         .flatten()
                 })
                 .collect();
-            let message = if tags.is_empty() {
+            // One zero-width character alone is a common way to show a fence inside a fence; bidi controls, tag
+            // characters and runs of zero-width characters hide or reorder what the agent reads.
+            let bidi = hidden
+                .iter()
+                .any(|c| matches!(*c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'));
+            let lone = tags.is_empty() && !bidi && hidden.len() == 1;
+            let message = if lone {
+                "One invisible (zero-width) character; alone it hides nothing, but check what it is for."
+                    .to_owned()
+            } else if tags.is_empty() {
                 format!("{} invisible character(s) (zero-width or bidi controls) can hide or reorder text the agent reads.", hidden.len())
             } else {
                 format!(
@@ -246,7 +296,7 @@ impl FileScan<'_> {
             };
             self.out.push(Finding {
                 rule: "prompt/hidden-text".to_owned(),
-                severity: Severity::High,
+                severity: if lone { Severity::Low } else { Severity::High },
                 file: self.file.to_owned(),
                 line: u32::try_from(i + 1).unwrap_or(0),
                 evidence: visible(line.trim(), 160),
@@ -347,6 +397,37 @@ pub fn scan_file(
         FileKind::Binary | FileKind::Symlink => {}
     }
     Ok(())
+}
+
+/// The base64 payloads of a line that decode to text (at least 16 characters of base64).
+fn decoded_payloads(text: &str) -> Vec<String> {
+    use base64::Engine as _;
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+        .filter(|t| t.len() >= 16)
+        .filter_map(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
+        .filter_map(|b| String::from_utf8(b).ok())
+        .filter(|s| !s.trim().is_empty())
+        .collect()
+}
+
+/// A severity one step higher.
+fn one_more(severity: Severity) -> Severity {
+    match severity {
+        Severity::Info => Severity::Low,
+        Severity::Low => Severity::Medium,
+        Severity::Medium => Severity::High,
+        Severity::High | Severity::Critical => Severity::Critical,
+    }
+}
+
+/// A severity one step lower (information stays information).
+fn one_less(severity: Severity) -> Severity {
+    match severity {
+        Severity::Critical => Severity::High,
+        Severity::High => Severity::Medium,
+        Severity::Medium | Severity::Low => Severity::Low,
+        Severity::Info => Severity::Info,
+    }
 }
 
 /// Sorts findings worst first, removes repeats of a rule on one line, and bounds each rule per file.

@@ -99,7 +99,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/browser-data",
         Critical,
         Instruction,
-        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|\.mozilla/firefox|Google/Chrome|google-chrome/|BraveSoftware|key4\.db|logins\.json|Local State\b",
+        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|key4\.db|logins\.json|Local State\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
         "Reads browser profiles, cookies or saved passwords.",
     ),
     rule(
@@ -127,7 +127,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/env-dump",
         High,
         Instruction,
-        r"(?i)\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|os\.environ\s*\)|os\.environ\.(copy|items|keys|values)\(|dict\(\s*os\.environ|JSON\.stringify\(\s*process\.env|Object\.(keys|entries|values)\(\s*process\.env|\.\.\.process\.env\b|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
+        r"(?i)\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
         "Dumps the whole environment, which carries tokens and keys.",
     ),
     rule(
@@ -149,7 +149,7 @@ pub const RULES: &[RuleDef] = &[
         "fs/home-sweep",
         Critical,
         Instruction,
-        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?['\x22\s)]|\$HOME\b|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\))|~/(Documents|Desktop|Downloads|Library|Pictures|Mail)\b",
+        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?['\x22\s)]|\$HOME\b|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)\b)",
         "Walks or archives the user's home directory.",
     ),
     rule(
@@ -171,8 +171,15 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(^|[\s'\x22/~])\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b",
-        "Touches a shell startup file: code there runs in every new terminal.",
+        r"(?i)(~|\$HOME|\$\{HOME\}|expanduser\(\s*['\x22]~|Path\.home\(\)|homedir\(\)|/home/[\w.-]+|/root|\byour\s+)[^\n]{0,24}\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b",
+        "Touches the user's own shell startup file: code there runs in every new terminal.",
+    ),
+    rule(
+        "persist/shell-rc-name",
+        Low,
+        Instruction,
+        r"(^|[\s'\x22/])\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv)\b",
+        "Names a shell startup file (not the user's own: a file of that name in another folder).",
     ),
     rule(
         "persist/scheduler",
@@ -222,7 +229,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+-?[a-z\x22'$h]|\bwget\s|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
         "Uses the network.",
     ),
     rule(
@@ -238,6 +245,29 @@ pub const RULES: &[RuleDef] = &[
         Instruction,
         r"(?i)webhook\.site|requestbin|pipedream\.net|ngrok(-free)?\.(io|app)|pastebin\.com|transfer\.sh|discord(app)?\.com/api/webhooks|hooks\.slack\.com/services|interactsh|burpcollaborator|oast\.(fun|pro|live)",
         "Names a known data-collection endpoint (webhook catcher, paste site, tunnel).",
+    ),
+    // The 2026 marketplace campaigns: a "Prerequisites" section that sends the agent or the user to fetch an
+    // archive or binary from a throwaway host, unpack it with a password and run it.
+    rule(
+        "campaign/throwaway-host",
+        High,
+        Always,
+        r"(?i)\bhttps?://(\d{1,3}\.){3}\d{1,3}(:\d+)?/|\b(bit\.ly|tinyurl\.com|goo\.gl|is\.gd|cutt\.ly|rb\.gy|shorturl\.at|t\.ly|tiny\.cc|paste\.ee|hastebin\.com|ghostbin\.\w+|rentry\.(co|org)|pastes\.io|file\.io|anonfiles\.\w+|gofile\.io|cdn\.discordapp\.com/attachments|raw\.githubusercontent\.com/[^/\s]+/[^/\s]+/[^/\s]+/[^\s]*\.(exe|bin|zip|7z|rar))\b",
+        "Sends the reader to a throwaway download host (a raw IP address, a URL shortener, a paste or file-drop site).",
+    ),
+    rule(
+        "campaign/archive-password",
+        High,
+        Always,
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpassword\b|\bpassword\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-p\S",
+        "Has an archive opened with a password, which keeps its content from being scanned.",
+    ),
+    rule(
+        "campaign/download-and-run",
+        Critical,
+        Instruction,
+        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*(&|$|\s&)|\bstart-process\b|\brun it\b)|\bchmod\s+\+x\s+\S+\s*(&&|;)\s*(\./|nohup\s)",
+        "Downloads something, makes it executable and runs it.",
     ),
     rule(
         "net/raw-ip",
