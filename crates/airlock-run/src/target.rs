@@ -42,18 +42,35 @@ pub fn prepare(target: &str, settings: &ImportSettings) -> Result<Target, RunErr
     let (kind, spec) = if target == "blank" {
         let dir = blank_dir(data);
         if !dir.join("package.json").exists() {
-            let tmp = data
-                .join("targets")
-                .join(format!("blank-v1.tmp{}", std::process::id()));
+            // Written aside and renamed into place, so a run importing it never sees it half-made; several runs
+            // (a server's) may race to write it, and the first rename wins.
+            let tmp = tempfile::Builder::new()
+                .prefix("blank-v1.tmp")
+                .tempdir_in(data.join("targets").as_path())
+                .or_else(|_| {
+                    fs_err::create_dir_all(data.join("targets"))?;
+                    tempfile::Builder::new()
+                        .prefix("blank-v1.tmp")
+                        .tempdir_in(data.join("targets"))
+                })?;
             for (path, text) in BLANK {
-                let p = tmp.join(path);
+                let p = tmp.path().join(path);
                 if let Some(parent) = p.parent() {
                     fs_err::create_dir_all(parent)?;
                 }
                 fs_err::write(&p, text)?;
             }
-            let _ = fs_err::remove_dir_all(&dir);
-            fs_err::rename(&tmp, &dir)?;
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
+            // A folder left without its marker by an older crash is replaced; a complete one is never touched.
+            if dir.exists() && !dir.join("package.json").exists() {
+                let _ = fs_err::remove_dir_all(&dir);
+            }
+            if std::fs::rename(tmp.path(), &dir).is_err() && !dir.join("package.json").exists() {
+                return Err(RunError::Io(std::io::Error::other(format!(
+                    "cannot write the sample app to {}",
+                    dir.display()
+                ))));
+            }
         }
         ("blank", SourceSpec::Folder(dir))
     } else {

@@ -65,6 +65,8 @@ struct FileScan<'a> {
     file: &'a str,
     kind: FileKind,
     grammar_exec: bool,
+    /// Inside a markdown code block in a programming language: code to write into a project, not a command.
+    example: bool,
     out: &'a mut Vec<Finding>,
 }
 
@@ -109,6 +111,10 @@ impl FileScan<'_> {
                 continue;
             };
             let (context, severity) = match place {
+                // A pattern in a list of things to detect (a regular expression in a string) describes the danger.
+                Place::Code if in_pattern_literal(text, m.start()) => {
+                    (FindingContext::Comment, Severity::Info)
+                }
                 Place::Code => (FindingContext::Code, rule.severity),
                 Place::Hidden => (FindingContext::Instruction, rule.severity.max(Severity::Medium)),
                 Place::Decoded => (
@@ -116,18 +122,23 @@ impl FileScan<'_> {
                     one_more(rule.severity.max(Severity::Medium)),
                 ),
                 Place::Comment | Place::ProseLine => {
-                    // Inline code that is one bare word (`curl`, `.bashrc`) names a tool or a file; it is not a
-                    // command to run.
-                    let in_inline = inline_code.iter().any(|(s, e)| {
-                        m.start() >= *s
-                            && m.end() <= *e
-                            && text.get(*s..*e).is_some_and(|span| {
-                                span.trim_matches('`').trim().contains(char::is_whitespace)
-                            })
-                    });
+                    // Inline code that is one bare word (`curl`, `.npmrc`) names a tool or a file: a mention, whatever
+                    // the sentence around it says. Inline code with a command in it is an instruction.
+                    let span = inline_code
+                        .iter()
+                        .find(|(s, e)| m.start() >= *s && m.end() <= *e)
+                        .and_then(|(s, e)| text.get(*s..*e));
+                    let one_word =
+                        span.is_some_and(|t| !t.trim_matches('`').trim().contains(char::is_whitespace));
+                    let in_inline = span.is_some() && !one_word;
+                    // A table row lists and sorts things; its code cells are not commands.
+                    let table_row = text.trim_start().starts_with('|');
                     let instruction = !describing
+                        && !one_word
                         && (rule.prose == Prose::Always
-                            || place == Place::ProseLine && (in_inline || compiled.action.is_match(text)));
+                            || place == Place::ProseLine
+                                && !table_row
+                                && (in_inline || compiled.action.is_match(text)));
                     if instruction {
                         (FindingContext::Instruction, rule.severity)
                     } else if place == Place::Comment {
@@ -140,7 +151,7 @@ impl FileScan<'_> {
             // Code blocks of reference material (markdown beside SKILL.md) show how things are done; they count one
             // step less than SKILL.md's own commands and the skill's code. Imperative prose counts in full anywhere,
             // except network use, which reference material describes as a matter of course (how an API is called).
-            let reference = self.kind == FileKind::Markdown
+            let reference = (self.kind == FileKind::Markdown || self.example)
                 && (context == FindingContext::Code
                     || context == FindingContext::Instruction && rule.id.starts_with("net/"));
             let mut severity = if reference { one_less(severity) } else { severity };
@@ -159,6 +170,9 @@ impl FileScan<'_> {
             };
             let message = match (reference, local) {
                 (_, true) => format!("{message} (to this machine)"),
+                (true, false) if self.example => {
+                    format!("{message} (in example code to write, not a command)")
+                }
                 (true, false) => format!("{message} (in reference material)"),
                 (false, false) => message,
             };
@@ -227,7 +241,10 @@ impl FileScan<'_> {
                         if grammar == Some(Grammar::Shell) {
                             facts.shell_block(self.file);
                         }
+                        let outer = self.example;
+                        self.example = outer || grammar != Some(Grammar::Shell);
                         self.code(grammar, &strip_prompts(&text), line, facts);
+                        self.example = outer;
                     } else {
                         self.lines(line, &text, Place::Comment);
                     }
@@ -371,6 +388,13 @@ pub fn scan_file(
         file: &entry.path,
         kind: entry.kind,
         grammar_exec: entry.kind == FileKind::Script && grammar.is_some(),
+        // Templates and examples are code to copy into a project, not programs the skill runs.
+        example: entry.path.split('/').any(|c| {
+            matches!(
+                c,
+                "templates" | "template" | "examples" | "example" | "boilerplate"
+            )
+        }),
         out: findings,
     };
     scan.hidden_characters(&text);
@@ -397,6 +421,36 @@ pub fn scan_file(
         FileKind::Binary | FileKind::Symlink => {}
     }
     Ok(())
+}
+
+/// Whether the match at `at` sits in a string literal that is a regular expression (`r'>\s*/etc/shadow\b'`): a
+/// pattern a guard or a linter looks for, not something the code does.
+fn in_pattern_literal(text: &str, at: usize) -> bool {
+    // A line that is nothing but a string (an item of a list of things to look for) is data too.
+    let trimmed = text.trim().trim_end_matches(',');
+    let quoted = |q: char| {
+        trimmed.len() >= 2
+            && trimmed.starts_with(q)
+            && trimmed.ends_with(q)
+            && !trimmed[1..trimmed.len() - 1].contains(q)
+    };
+    if quoted('"') || quoted('\'') {
+        return true;
+    }
+    let before = &text[..at];
+    let Some(open) = before.rfind(['\'', '"']) else {
+        return false;
+    };
+    let quote = text.as_bytes()[open];
+    let close = text[at..]
+        .find(quote as char)
+        .map(|i| at + i)
+        .unwrap_or(text.len());
+    let literal = &text[open..close];
+    ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^"]
+        .iter()
+        .any(|m| literal.contains(m))
+        && before[..open].trim_end().ends_with(['r', '(', ',', '[', '='])
 }
 
 /// The base64 payloads of a line that decode to text (at least 16 characters of base64).
@@ -478,6 +532,7 @@ mod tests {
             file: path,
             kind,
             grammar_exec: false,
+            example: false,
             out: &mut out,
         };
         match kind {

@@ -99,7 +99,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/browser-data",
         Critical,
         Instruction,
-        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|key4\.db|logins\.json|Local State\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
+        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|key4\.db|logins\.json|(?-i:Local State)\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
         "Reads browser profiles, cookies or saved passwords.",
     ),
     rule(
@@ -171,7 +171,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(?i)(~|\$HOME|\$\{HOME\}|expanduser\(\s*['\x22]~|Path\.home\(\)|homedir\(\)|/home/[\w.-]+|/root|\byour\s+)[^\n]{0,24}\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
@@ -179,13 +179,13 @@ pub const RULES: &[RuleDef] = &[
         Low,
         Instruction,
         r"(^|[\s'\x22/])\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv)\b",
-        "Names a shell startup file (not the user's own: a file of that name in another folder).",
+        "Names a shell startup file (read, mentioned, or a file of that name in another folder; writing the user's own is persist/shell-rc).",
     ),
     rule(
         "persist/scheduler",
         Critical,
         Instruction,
-        r"(?i)\bcrontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\b|CurrentVersion\\+Run|\.config/autostart",
+        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~-]+\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart",
         "Installs something that starts again later (cron, launch agent, systemd, autostart).",
     ),
     rule(
@@ -229,7 +229,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(\s*[\x22'`$]|\bfetch\(\s*(url|uri|endpoint)\b|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
         "Uses the network.",
     ),
     rule(
@@ -266,7 +266,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/download-and-run",
         Critical,
         Instruction,
-        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*(&|$|\s&)|\bstart-process\b|\brun it\b)|\bchmod\s+\+x\s+\S+\s*(&&|;)\s*(\./|nohup\s)",
+        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*&|\bstart-process\b|\brun it\b)",
         "Downloads something, makes it executable and runs it.",
     ),
     rule(

@@ -664,6 +664,8 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
     let first = new_run();
     let second = new_run();
     let (_, waiting) = server.call("GET", &format!("/api/runs/{second}"), None);
+    let (_, going) = server.call("GET", &format!("/api/runs/{first}"), None);
+    assert_ne!(going["status"], "error", "{going}");
     assert_eq!(
         (waiting["status"].as_str(), waiting["position"].as_u64()),
         (Some("queued"), Some(1)),
