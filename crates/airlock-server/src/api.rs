@@ -181,7 +181,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
         Self {
             status,
             body: ApiErrorBody {
@@ -191,7 +191,7 @@ impl ApiError {
         }
     }
 
-    fn not_found(what: &str) -> Self {
+    pub(crate) fn not_found(what: &str) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", format!("no such {what}"))
     }
 
@@ -461,8 +461,7 @@ pub(crate) fn import_and_store(app: &App, input: &str) -> Result<SourceView, Api
 }
 
 fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError> {
-    let spec = app.settings.parse(input)?;
-    check_local(app, &spec)?;
+    let spec = app.settings_parse(input)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
     let report = imported.scan()?;
     let store = Store::open(&app.config.data_dir)?;
@@ -640,11 +639,10 @@ fn run_request(
     run_id: &str,
     cancel: Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<RunRequest, ApiError> {
-    let spec = app.settings.parse(&body.source)?;
-    check_local(app, &spec)?;
+    let spec = app.settings_parse(&body.source)?;
     let target = body.target.unwrap_or_else(|| "blank".into());
     if target != "blank" {
-        check_local(app, &app.settings.parse(&target)?)?;
+        app.settings_parse(&target)?;
     }
     let mode = match body.mode.as_deref() {
         None | Some("sandbox") => RunMode::Sandbox,

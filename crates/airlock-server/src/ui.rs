@@ -208,13 +208,7 @@ async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>
     let id2 = id.clone();
     let loaded = blocking(move || {
         let store = Store::open(&app.config.data_dir)?;
-        store.source(&id2).map_err(|_| ApiError {
-            status: StatusCode::NOT_FOUND,
-            body: crate::api::ApiErrorBody {
-                code: "not_found".into(),
-                message: "no such source".into(),
-            },
-        })
+        store.source(&id2).map_err(|_| ApiError::not_found("source"))
     })
     .await;
     let (source, report) = match loaded {
@@ -222,13 +216,11 @@ async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>
         Err(e) => return error_page(&e),
     };
     let Some((_, report)) = report else {
-        return error_page(&ApiError {
-            status: StatusCode::NOT_FOUND,
-            body: crate::api::ApiErrorBody {
-                code: "not_found".into(),
-                message: "this source has no report".into(),
-            },
-        });
+        return error_page(&ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this source has no report",
+        ));
     };
     page("Risk", risk(&id, &source, &report))
 }
@@ -339,13 +331,7 @@ async fn file_page(
     if let Err(e) = check_id(&id) {
         return error_page(&e);
     }
-    let not_found = |what: &str| ApiError {
-        status: StatusCode::NOT_FOUND,
-        body: crate::api::ApiErrorBody {
-            code: "not_found".into(),
-            message: format!("no such {what}"),
-        },
-    };
+    let not_found = ApiError::not_found;
     let path = q.path.clone();
     let loaded = blocking(move || {
         let store = Store::open(&app.config.data_dir)?;
@@ -418,13 +404,7 @@ async fn start_run(
     })
     .await;
     let Ok(Some(input)) = input else {
-        return error_page(&ApiError {
-            status: StatusCode::NOT_FOUND,
-            body: crate::api::ApiErrorBody {
-                code: "not_found".into(),
-                message: "no such source".into(),
-            },
-        });
+        return error_page(&ApiError::not_found("source"));
     };
     let body = NewRun {
         source: input,
@@ -590,13 +570,11 @@ async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) ->
         return error_page(&e);
     }
     if app.live(&id).is_some_and(|l| !l.state().is_over()) {
-        return error_page(&ApiError {
-            status: StatusCode::CONFLICT,
-            body: crate::api::ApiErrorBody {
-                code: "in_progress".into(),
-                message: "the run is still going".into(),
-            },
-        });
+        return error_page(&ApiError::new(
+            StatusCode::CONFLICT,
+            "in_progress",
+            "the run is still going",
+        ));
     }
     let result = blocking(move || {
         Store::open(&app.config.data_dir)?.discard(&id)?;

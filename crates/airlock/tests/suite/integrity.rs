@@ -34,6 +34,18 @@ fn env() -> Env {
     }
 }
 
+/// Makes a tree readable by every user (the `nobody` pass runs airlock as another user).
+fn readable_by_all(dir: &Path) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        if p.is_dir() {
+            stack.extend(fs_err::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+}
+
 impl Env {
     fn skill(&self, name: &str, body: &str, files: &[(&str, &str)]) -> PathBuf {
         let dir = self.root.join(name);
@@ -41,14 +53,7 @@ impl Env {
         for (path, text) in files {
             write(&dir, path, text);
         }
-        let mut stack = vec![dir.clone()];
-        while let Some(p) = stack.pop() {
-            let mode = if p.is_dir() { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
-            if p.is_dir() {
-                stack.extend(fs_err::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-            }
-        }
+        readable_by_all(&dir);
         dir
     }
 
@@ -415,14 +420,7 @@ impl Env {
         for (path, text) in files {
             write(&dir, path, text);
         }
-        let mut stack = vec![dir.clone()];
-        while let Some(p) = stack.pop() {
-            let mode = if p.is_dir() { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
-            if p.is_dir() {
-                stack.extend(fs_err::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-            }
-        }
+        readable_by_all(&dir);
         dir
     }
 }

@@ -101,6 +101,23 @@ impl Server {
         out
     }
 
+    /// Queues a run (202 expected); its id.
+    fn queue(&self, body: Value) -> String {
+        let (code, run) = self.call("POST", "/api/runs", Some(body));
+        assert_eq!(code, 202, "{run}");
+        run["run_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits until the run is running, then a moment more so its sandbox is up.
+    fn wait_running(&self, run: &str) {
+        let t0 = Instant::now();
+        while self.call("GET", &format!("/api/runs/{run}"), None).1["status"] != "running" {
+            assert!(t0.elapsed() < Duration::from_secs(60), "run {run} never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
     fn wait_done(&self, run: &str) -> Value {
         let t0 = Instant::now();
         loop {
@@ -515,15 +532,7 @@ fn the_queue_holds_its_cap_and_every_run_finishes_exactly_once() {
         ],
     );
     let ids: Vec<String> = (0..4)
-        .map(|_| {
-            let (code, run) = server.call(
-                "POST",
-                "/api/runs",
-                Some(json!({"source": dir, "script": "scripts/s.sh"})),
-            );
-            assert_eq!(code, 202, "{run}");
-            run["run_id"].as_str().unwrap().to_owned()
-        })
+        .map(|_| server.queue(json!({"source": dir, "script": "scripts/s.sh"})))
         .collect();
     // While they go, never more than one runs; a waiting run says its place.
     let mut saw_position = false;
@@ -613,19 +622,8 @@ fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
     );
     assert_eq!(code, 200);
 
-    let (code, run) = server.call(
-        "POST",
-        "/api/runs",
-        Some(json!({"source": dir, "script": "scripts/s.sh"})),
-    );
-    assert_eq!(code, 202);
-    let id = run["run_id"].as_str().unwrap().to_owned();
-    let t0 = Instant::now();
-    while server.call("GET", &format!("/api/runs/{id}"), None).1["status"] != "running" {
-        assert!(t0.elapsed() < Duration::from_secs(60));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let id = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
+    server.wait_running(&id);
     // The server dies in the middle of the run.
     let _ = server.child.kill();
     let _ = server.child.wait();
@@ -652,17 +650,8 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
             "1",
         ],
     );
-    let new_run = || {
-        let (code, run) = server.call(
-            "POST",
-            "/api/runs",
-            Some(json!({"source": dir, "script": "scripts/s.sh"})),
-        );
-        assert_eq!(code, 202, "{run}");
-        run["run_id"].as_str().unwrap().to_owned()
-    };
-    let first = new_run();
-    let second = new_run();
+    let first = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
+    let second = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
     let (_, waiting) = server.call("GET", &format!("/api/runs/{second}"), None);
     let (_, going) = server.call("GET", &format!("/api/runs/{first}"), None);
     assert_ne!(going["status"], "error", "{going}");
@@ -672,11 +661,7 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
         "{waiting}"
     );
     let t0 = Instant::now();
-    while server.call("GET", &format!("/api/runs/{first}"), None).1["status"] != "running" {
-        assert!(t0.elapsed() < Duration::from_secs(60));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    server.wait_running(&first);
     assert_eq!(
         server.call("POST", &format!("/api/runs/{second}/cancel"), None).0,
         202
@@ -730,13 +715,7 @@ fn the_server_outlives_hostile_runs() {
     let ids: Vec<String> = dirs
         .iter()
         .map(|d| {
-            let (code, run) = server.call(
-                "POST",
-                "/api/runs",
-                Some(json!({"source": d, "script": "scripts/s.sh", "timeout_secs": 20, "force": true})),
-            );
-            assert_eq!(code, 202, "{run}");
-            run["run_id"].as_str().unwrap().to_owned()
+            server.queue(json!({"source": d, "script": "scripts/s.sh", "timeout_secs": 20, "force": true}))
         })
         .collect();
     for id in &ids {
