@@ -464,7 +464,7 @@ fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError
     let spec = app.settings_parse(input)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
     let report = imported.scan()?;
-    let store = Store::open(&app.config.data_dir)?;
+    let store = Store::open_shared(&app.config.data_dir)?;
     let expires =
         airlock_store::now_unix() + i64::try_from(app.config.retention.as_secs()).unwrap_or(i64::MAX / 4);
     let id = store.save_source(&imported.staged.source, expires)?;
@@ -495,7 +495,7 @@ async fn create_source(
 #[utoipa::path(get, path = "/api/sources", responses((status = 200, body = Vec<SourceSummary>)))]
 async fn list_sources(AxState(app): AxState<Shared>) -> Result<Json<Vec<SourceSummary>>, ApiError> {
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         Ok(Json(
             store
                 .sources()?
@@ -534,7 +534,7 @@ async fn get_source(
 ) -> Result<Json<SourceView>, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (source, report) = store.source(&id).map_err(|e| match e {
             airlock_store::StoreError::NotFound(_) => ApiError::not_found("source"),
             e => e.into(),
@@ -570,7 +570,7 @@ async fn get_report(
         Some(_) => return Err(ApiError::bad("bad_format", "format is json or sarif")),
     };
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (_, report) = store.source(&id).map_err(|_| ApiError::not_found("source"))?;
         let (_, report) = report.ok_or_else(|| ApiError::not_found("report"))?;
         let value = if sarif {
@@ -794,7 +794,7 @@ async fn carry_out(app: Shared, live: Arc<Live>, request: RunRequest) {
     let settings = app.settings.clone();
     let data_dir = app.config.data_dir.clone();
     let outcome = tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&data_dir).map_err(RunError::from)?;
+        let mut store = Store::open_shared(&data_dir).map_err(RunError::from)?;
         airlock_run::execute(&request, &settings, &mut store, &on_event)
     })
     .await;
@@ -862,7 +862,7 @@ async fn list_runs(
         r.position = app.position(&r.run_id);
     }
     let app2 = app.clone();
-    let stored = blocking(move || Ok(Store::open(&app2.config.data_dir)?.runs()?)).await?;
+    let stored = blocking(move || Ok(Store::open_shared(&app2.config.data_dir)?.runs()?)).await?;
     out.extend(
         stored
             .into_iter()
@@ -890,7 +890,7 @@ async fn list_runs(
 async fn stored_view(app: &Shared, id: String) -> Result<RunView, ApiError> {
     let app = app.clone();
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (row, record) = store.run(&id)?;
         Ok(RunView {
             run_id: row.id,
@@ -975,7 +975,7 @@ async fn discard_run(
     let app2 = app.clone();
     let id2 = id.clone();
     blocking(move || {
-        Store::open(&app2.config.data_dir)?.discard(&id2)?;
+        Store::open_shared(&app2.config.data_dir)?.discard(&id2)?;
         Ok(())
     })
     .await?;
@@ -1070,7 +1070,7 @@ async fn list_artifacts(
 ) -> Result<Json<Vec<ArtifactView>>, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         Ok(Json(
@@ -1122,7 +1122,7 @@ async fn get_artifact(
     check_id(&id)?;
     check_id(&artifact)?;
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         let a = record
@@ -1165,7 +1165,7 @@ async fn get_bundle(
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open(&app.config.data_dir)?;
+        let store = Store::open_shared(&app.config.data_dir)?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         let mut bytes = Vec::new();

@@ -147,7 +147,17 @@ fn sha_hex(bytes: &[u8]) -> String {
 impl Store {
     /// Opens (or creates) the store under `data_dir` and marks runs left `running` by a process that is gone as
     /// failed.
+    /// Opens the store and marks `failed` the runs a dead process left `running` (and this process's own: a
+    /// process that opens the store this way has no run in progress yet). A long-lived process that runs several
+    /// runs at once (the server) recovers once at start and then uses [`Store::open_shared`].
     pub fn open(data_dir: &Path) -> Result<Self> {
+        let store = Self::open_shared(data_dir)?;
+        store.recover()?;
+        Ok(store)
+    }
+
+    /// Opens the store without recovering: the runs this process has in progress stay `running`.
+    pub fn open_shared(data_dir: &Path) -> Result<Self> {
         fs_err::create_dir_all(data_dir.join("objects"))?;
         let conn = Connection::open(data_dir.join("store.sqlite"))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -155,12 +165,10 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
-        let store = Self {
+        Ok(Self {
             conn,
             root: data_dir.to_path_buf(),
-        };
-        store.recover()?;
-        Ok(store)
+        })
     }
 
     fn recover(&self) -> Result<()> {

@@ -662,6 +662,17 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
     );
     let t0 = Instant::now();
     server.wait_running(&first);
+    // The server's own requests never mark its runs in progress failed in the store.
+    assert_eq!(server.call("GET", "/api/runs", None).0, 200);
+    let stored = super::util::airlock(&data, &["runs", "--json"]).json();
+    let row = stored
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == first.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(row["status"], "running", "{stored}");
     assert_eq!(
         server.call("POST", &format!("/api/runs/{second}/cancel"), None).0,
         202
