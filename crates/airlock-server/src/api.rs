@@ -51,7 +51,8 @@ pub struct App {
     settings: ImportSettings,
     slots: Arc<Semaphore>,
     live: Mutex<HashMap<String, Arc<Live>>>,
-    queue: Mutex<VecDeque<String>>,
+    /// Runs waiting for a slot, in the order they were asked for.
+    queue: Mutex<VecDeque<(Arc<Live>, RunRequest)>>,
     pub(crate) metrics: crate::metrics::Metrics,
 }
 
@@ -93,15 +94,27 @@ impl App {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .position(|q| q == id)
+            .position(|(q, _)| q.id == id)
             .map(|p| p + 1)
     }
 
-    fn dequeue(&self, id: &str) {
+    /// Takes a run out of the queue: whether it was there.
+    fn take_queued(&self, id: &str) -> bool {
+        let mut queue = self
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = queue.len();
+        queue.retain(|(q, _)| q.id != id);
+        queue.len() != before
+    }
+
+    /// The run at the head of the queue.
+    fn next_queued(&self) -> Option<(Arc<Live>, RunRequest)> {
         self.queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .retain(|q| q != id);
+            .pop_front()
     }
 }
 
@@ -761,22 +774,26 @@ pub(crate) fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<us
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .insert(run_id.clone(), live.clone());
+    live.set_state(State::Queued);
     app.queue
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push_back(run_id.clone());
+        .push_back((live, request));
     let position = app.position(&run_id);
-    live.set_state(State::Queued);
-    tokio::spawn(carry_out(app.clone(), live, request));
+    tokio::spawn(carry_out(app.clone()));
     Ok((run_id, position))
 }
 
-/// Waits for a slot, then runs on a blocking thread, logging every event.
-async fn carry_out(app: Shared, live: Arc<Live>, request: RunRequest) {
+/// Waits for a slot, then takes the run at the head of the queue (one task is spawned for each queued run, so the
+/// order runs start in is the order they were asked for, whichever task gets the slot) and runs it on a blocking
+/// thread, logging every event.
+async fn carry_out(app: Shared) {
     let Ok(permit) = app.slots.clone().acquire_owned().await else {
         return;
     };
-    app.dequeue(&live.id);
+    let Some((live, request)) = app.next_queued() else {
+        return;
+    };
     if live.cancel.load(Ordering::Relaxed) {
         live.set_state(State::Cancelled);
         live.emit("end", "{}".into());
@@ -944,6 +961,11 @@ async fn cancel_run(
         return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
     }
     live.cancel.store(true, Ordering::Relaxed);
+    // A queued run leaves the queue at once; its task finds the next one, or none.
+    if app.take_queued(&id) {
+        live.set_state(State::Cancelled);
+        live.emit("end", "{}".into());
+    }
     Ok((
         StatusCode::ACCEPTED,
         Json(RunView {
