@@ -15,7 +15,9 @@
 
 mod dns;
 mod policy;
+mod setup;
 mod sni;
+mod upstream;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -27,7 +29,11 @@ use std::time::{Duration, Instant};
 
 use airlock_types::{NetAttempt, NetDecision};
 
-pub use policy::{is_internal, to_canonical, valid_domain, ConnectTo, Policy, PolicyError, Rule, Verdict};
+pub use policy::{
+    is_internal, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy, PolicyError, Rule, Verdict,
+};
+pub use setup::{SandboxSetup, SANDBOX_ETC};
+pub use upstream::{ProxyAddr, Upstream};
 
 /// The proxy's port inside the sandbox.
 pub const PROXY_PORT: u16 = 3128;
@@ -374,6 +380,7 @@ impl Egress {
             client,
             pid,
             t_ms,
+            via: None,
         };
         match captured.and_then(|c| c.target) {
             Some((ip, port)) => conn.transparent(ip, port),
@@ -387,6 +394,29 @@ struct Conn<'a> {
     client: TcpStream,
     pid: i32,
     t_ms: u64,
+    /// The upstream proxy the connection went through, for the record.
+    via: Option<String>,
+}
+
+/// How a connection leaves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Leg {
+    /// A plain HTTP request that airlock forwards itself: through the upstream HTTP proxy in absolute form.
+    Http,
+    /// Anything else: through the upstream proxy with `CONNECT`.
+    Tunnel,
+}
+
+/// An open connection towards the destination.
+struct Upstreamed {
+    stream: TcpStream,
+    verdict: Verdict,
+    name: Option<String>,
+    /// The address connected to; `None` when an upstream proxy resolved the name.
+    ip: Option<IpAddr>,
+    /// Set when the stream is to the upstream HTTP proxy itself: requests go in absolute form with this
+    /// `Proxy-Authorization` line (possibly empty).
+    absolute: Option<String>,
 }
 
 /// What a request head says.
@@ -431,6 +461,7 @@ impl Conn<'_> {
             Some(port),
             verdict,
         );
+        a.via.clone_from(&self.via);
         a.bytes_up = up;
         a.bytes_down = down;
         a.secret_injected = secret;
@@ -535,56 +566,109 @@ impl Conn<'_> {
         }
     }
 
-    /// Checks a destination given by name or address and connects to it; records and answers a refusal.
+    /// Checks a destination given by name or address and connects to it, directly or through the upstream proxy;
+    /// records and answers a refusal.
     fn open_upstream(
         &mut self,
         protocol: &str,
         host: &str,
         port: u16,
         http: bool,
-    ) -> Option<(TcpStream, Verdict, Option<String>, IpAddr)> {
-        if let Ok(ip) = host
+        leg: Leg,
+    ) -> Option<Upstreamed> {
+        let ip_given = host
             .trim_start_matches('[')
             .trim_end_matches(']')
             .parse::<IpAddr>()
-        {
+            .ok();
+        let (verdict, name) = if let Some(ip) = ip_given {
             let v = self.policy().check_ip(ip, port);
             if !v.allowed {
                 self.refuse(protocol, None, Some(ip), port, &v, http);
                 return None;
             }
-            return match TcpStream::connect_timeout(&SocketAddr::new(ip, port), CONNECT_TIMEOUT) {
-                Ok(s) => Some((s, v, None, ip)),
+            (v, None)
+        } else {
+            let Some(name) = valid_domain(host) else {
+                let v = Verdict::refuse(None, "not a valid host name");
+                self.refuse(
+                    protocol,
+                    Some(host.chars().take(100).collect()),
+                    None,
+                    port,
+                    &v,
+                    http,
+                );
+                return None;
+            };
+            let v = self.policy().check_name(&name, port);
+            if !v.allowed {
+                self.refuse(protocol, Some(name), None, port, &v, http);
+                return None;
+            }
+            (v, Some(name))
+        };
+        // A `connect_to` mapping says where to connect: it never goes through the upstream proxy.
+        let mapped = name.as_deref().and_then(|n| self.policy().connect_to(n, port));
+        let target = name
+            .clone()
+            .unwrap_or_else(|| ip_given.map(|i| i.to_string()).unwrap_or_default());
+        let proxy = if mapped.is_some() {
+            None
+        } else {
+            self.policy()
+                .upstream
+                .as_ref()
+                .and_then(|u| u.route(&target, leg == Leg::Http))
+                .cloned()
+        };
+        if let Some(p) = proxy {
+            self.via = Some(format!("upstream proxy {p}"));
+            let opened = match leg {
+                Leg::Http => {
+                    upstream::open(&p, CONNECT_TIMEOUT).map(|s| (s, Some(upstream::auth_header(&p))))
+                }
+                Leg::Tunnel => upstream::connect(&p, &target, port, CONNECT_TIMEOUT).map(|s| (s, None)),
+            };
+            return match opened {
+                Ok((stream, absolute)) => Some(Upstreamed {
+                    stream,
+                    verdict,
+                    name,
+                    ip: ip_given,
+                    absolute,
+                }),
                 Err(e) => {
-                    let v = Verdict::refuse(v.rule, format!("allowed, but the connection failed: {e}"));
+                    let v = Verdict::refuse(verdict.rule, format!("allowed, but {e}"));
+                    self.refuse(protocol, name, ip_given, port, &v, http);
+                    None
+                }
+            };
+        }
+        if let Some(ip) = ip_given {
+            return match TcpStream::connect_timeout(&SocketAddr::new(ip, port), CONNECT_TIMEOUT) {
+                Ok(stream) => Some(Upstreamed {
+                    stream,
+                    verdict,
+                    name: None,
+                    ip: Some(ip),
+                    absolute: None,
+                }),
+                Err(e) => {
+                    let v = Verdict::refuse(verdict.rule, format!("allowed, but the connection failed: {e}"));
                     self.refuse(protocol, None, Some(ip), port, &v, http);
                     None
                 }
             };
         }
-        let Some(name) = valid_domain(host) else {
-            let v = Verdict::refuse(None, "not a valid host name");
-            self.refuse(
-                protocol,
-                Some(host.chars().take(100).collect()),
-                None,
-                port,
-                &v,
-                http,
-            );
-            return None;
-        };
-        let v = self.policy().check_name(&name, port);
-        if !v.allowed {
-            self.refuse(protocol, Some(name), None, port, &v, http);
-            return None;
-        }
-        let (addrs, mapped) = match self.policy().connect_to(&name, port) {
+        let name = name.unwrap_or_default();
+        let (addrs, mapped) = match mapped {
             Some(a) => (vec![a], true),
             None => match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)) {
                 Ok(a) => (a.collect(), false),
                 Err(e) => {
-                    let v = Verdict::refuse(v.rule, format!("allowed, but {name} did not resolve: {e}"));
+                    let v =
+                        Verdict::refuse(verdict.rule, format!("allowed, but {name} did not resolve: {e}"));
                     self.refuse(protocol, Some(name), None, port, &v, http);
                     return None;
                 }
@@ -600,10 +684,18 @@ impl Conn<'_> {
                 continue;
             }
             match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
-                Ok(s) => return Some((s, v, Some(name), addr.ip())),
+                Ok(stream) => {
+                    return Some(Upstreamed {
+                        stream,
+                        verdict,
+                        name: Some(name),
+                        ip: Some(addr.ip()),
+                        absolute: None,
+                    })
+                }
                 Err(e) => {
                     last = Some(Verdict::refuse(
-                        v.rule.clone(),
+                        verdict.rule.clone(),
                         format!("allowed, but the connection to {addr} failed: {e}"),
                     ));
                 }
@@ -615,7 +707,13 @@ impl Conn<'_> {
     }
 
     fn connect_tunnel(&mut self, host: &str, port: u16, early: &[u8]) {
-        let Some((upstream, verdict, name, ip)) = self.open_upstream("https-connect", host, port, true)
+        let Some(Upstreamed {
+            stream: upstream,
+            verdict,
+            name,
+            ip,
+            ..
+        }) = self.open_upstream("https-connect", host, port, true, Leg::Tunnel)
         else {
             return;
         };
@@ -632,12 +730,12 @@ impl Conn<'_> {
         if let Some(name) = &name {
             if let Err(why) = sni_matches(&first, name) {
                 let v = Verdict::refuse(verdict.rule, why);
-                self.refuse("https-connect", Some(name.clone()), Some(ip), port, &v, false);
+                self.refuse("https-connect", Some(name.clone()), ip, port, &v, false);
                 return;
             }
         }
         let (up, down) = splice(&self.client, upstream, &first);
-        self.finish("https-connect", name, Some(ip), port, &verdict, (up, down, false));
+        self.finish("https-connect", name, ip, port, &verdict, (up, down, false));
     }
 
     /// Reads until the first bytes can be classified (a complete ClientHello, or clearly not TLS).
@@ -683,10 +781,29 @@ impl Conn<'_> {
             .find(|s| s.host == host_l)
             .cloned();
         let up_port = if secret.is_some() { 443 } else { port };
-        let Some((upstream, verdict, name, ip)) = self.open_upstream(protocol, host, up_port, true) else {
+        let leg = if secret.is_some() { Leg::Tunnel } else { Leg::Http };
+        let Some(Upstreamed {
+            stream: upstream,
+            verdict,
+            name,
+            ip,
+            absolute,
+        }) = self.open_upstream(protocol, host, up_port, true, leg)
+        else {
             return;
         };
-        let mut out = format!("{} {} HTTP/1.1\r\n", head.method, path);
+        let mut out = match &absolute {
+            // Through the upstream HTTP proxy: the absolute form, with the proxy's credentials.
+            Some(auth) => {
+                let authority = if port == 80 {
+                    host.to_owned()
+                } else {
+                    format!("{host}:{port}")
+                };
+                format!("{} http://{authority}{} HTTP/1.1\r\n{auth}", head.method, path)
+            }
+            None => format!("{} {} HTTP/1.1\r\n", head.method, path),
+        };
         for (k, v) in &head.headers {
             let k_l = k.to_ascii_lowercase();
             let secret_header = secret.as_ref().is_some_and(|s| s.header.eq_ignore_ascii_case(k));
@@ -710,7 +827,7 @@ impl Conn<'_> {
                 upstream,
                 &[wire.as_slice(), head.rest.as_slice()].concat(),
             );
-            self.finish(protocol, name, Some(ip), port, &verdict, (up, down, false));
+            self.finish(protocol, name, ip, port, &verdict, (up, down, false));
             return;
         };
         // With a secret: TLS upstream, whole request body first (by Content-Length), then stream the response.
@@ -719,7 +836,7 @@ impl Conn<'_> {
             let _ = self
                 .client
                 .write_all(b"HTTP/1.1 411 Length Required\r\nConnection: close\r\n\r\n");
-            self.finish(protocol, name, Some(ip), port, &v, (0, 0, false));
+            self.finish(protocol, name, ip, port, &v, (0, 0, false));
             return;
         }
         let len: usize = head
@@ -731,7 +848,7 @@ impl Conn<'_> {
             let _ = self
                 .client
                 .write_all(b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n\r\n");
-            self.finish(protocol, name, Some(ip), port, &v, (0, 0, false));
+            self.finish(protocol, name, ip, port, &v, (0, 0, false));
             return;
         }
         let mut body = head.rest.clone();
@@ -769,14 +886,14 @@ impl Conn<'_> {
         })();
         let _ = self.client.shutdown(Shutdown::Both);
         match result {
-            Ok((up, down)) => self.finish(protocol, name, Some(ip), port, &verdict, (up, down, true)),
+            Ok((up, down)) => self.finish(protocol, name, ip, port, &verdict, (up, down, true)),
             Err(e) => {
                 let v = Verdict {
                     allowed: true,
                     rule: verdict.rule,
                     reason: format!("allowed; the upstream TLS exchange failed: {e}"),
                 };
-                self.finish(protocol, name, Some(ip), port, &v, (0, 0, true));
+                self.finish(protocol, name, ip, port, &v, (0, 0, true));
             }
         }
     }
@@ -808,21 +925,27 @@ impl Conn<'_> {
             _ => {
                 // Any other protocol to a name, or anything to an allowed address: checked and spliced through.
                 let target = host.clone().unwrap_or_else(|| ip.to_string());
-                let Some((upstream, verdict, _, up_ip)) = self.open_upstream("tcp", &target, port, false)
-                else {
-                    return;
-                };
                 let tls_to_name = tls && host.is_some();
                 if let (true, Some(name)) = (tls, &host) {
                     if let Err(why) = sni_matches(&first, name) {
-                        let v = Verdict::refuse(verdict.rule, why);
-                        self.refuse("tls", host, Some(up_ip), port, &v, false);
+                        let rule = self.policy().check_name(name, port).rule;
+                        let v = Verdict::refuse(rule, why);
+                        self.refuse("tls", host, None, port, &v, false);
                         return;
                     }
                 }
+                let Some(Upstreamed {
+                    stream: upstream,
+                    verdict,
+                    ip: up_ip,
+                    ..
+                }) = self.open_upstream("tcp", &target, port, false, Leg::Tunnel)
+                else {
+                    return;
+                };
                 let (up, down) = splice(&self.client, upstream, &first);
                 let protocol = if tls_to_name { "tls" } else { "tcp" };
-                self.finish(protocol, host, Some(up_ip), port, &verdict, (up, down, false));
+                self.finish(protocol, host, up_ip, port, &verdict, (up, down, false));
             }
         }
     }
@@ -917,6 +1040,7 @@ fn attempt(
         bytes_up: 0,
         bytes_down: 0,
         secret_injected: false,
+        via: None,
     }
 }
 

@@ -18,6 +18,16 @@ pub enum PolicyError {
     ConnectTo(String),
     #[error("network policy file {path}: {why}")]
     File { path: String, why: String },
+    #[error("invalid trusted name `{0}`: expected a host name or `*.domain`, without a port")]
+    Trust(String),
+    #[error("invalid {ecosystem} mirror `{url}`: {why}")]
+    Mirror {
+        ecosystem: String,
+        url: String,
+        why: String,
+    },
+    #[error("{0}")]
+    Upstream(String),
 }
 
 /// What a rule matches.
@@ -150,7 +160,7 @@ pub fn valid_domain(name: &str) -> Option<String> {
     ok.then_some(name)
 }
 
-fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
+pub(crate) fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
     let (ip, net, bits) = match (to_canonical(ip), to_canonical(net)) {
         (IpAddr::V4(a), IpAddr::V4(b)) => (u128::from(u32::from(a)), u128::from(u32::from(b)), 32u32),
         (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), 128u32),
@@ -225,16 +235,108 @@ impl ConnectTo {
     }
 }
 
-/// Domains of the public package registries (npm, PyPI, crates.io), HTTPS only.
+/// What the package managers fetch from: pip and uv (index and file hosts), npm, pnpm and yarn (classic and
+/// berry), cargo (the sparse index, the API and the crate files) and Debian's and Ubuntu's apt archives (apt
+/// fetches over plain HTTP and checks signatures itself). HTTPS only except apt.
 pub const PACKAGE_REGISTRIES: &[&str] = &[
-    "registry.npmjs.org:443",
-    "registry.yarnpkg.com:443",
     "pypi.org:443",
     "files.pythonhosted.org:443",
+    "registry.npmjs.org:443",
+    "registry.yarnpkg.com:443",
+    "repo.yarnpkg.com:443",
     "crates.io:443",
     "index.crates.io:443",
     "static.crates.io:443",
+    "deb.debian.org:80",
+    "deb.debian.org:443",
+    "security.debian.org:80",
+    "security.debian.org:443",
+    "archive.ubuntu.com:80",
+    "security.ubuntu.com:80",
 ];
+
+/// A package ecosystem whose installs can be pointed at a mirror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ecosystem {
+    /// pip and uv.
+    Pypi,
+    /// npm, pnpm and yarn.
+    Npm,
+    Cargo,
+    Apt,
+}
+
+impl Ecosystem {
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "pypi" | "pip" => Self::Pypi,
+            "npm" => Self::Npm,
+            "cargo" => Self::Cargo,
+            "apt" => Self::Apt,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pypi => "pypi",
+            Self::Npm => "npm",
+            Self::Cargo => "cargo",
+            Self::Apt => "apt",
+        }
+    }
+}
+
+/// A registry mirror the operator named: installs in the sandbox are pointed at it, and its host is allowed and
+/// trusted (it may have a private address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mirror {
+    pub ecosystem: Ecosystem,
+    /// The URL as given (no credentials: they would be visible inside the sandbox).
+    pub url: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl Mirror {
+    pub fn parse(ecosystem: Ecosystem, url: &str) -> Result<Self, PolicyError> {
+        let bad = |why: &str| PolicyError::Mirror {
+            ecosystem: ecosystem.name().to_owned(),
+            url: url.to_owned(),
+            why: why.to_owned(),
+        };
+        // cargo's `sparse+` prefix is allowed.
+        let plain = url.strip_prefix("sparse+").unwrap_or(url);
+        let (scheme, rest) = plain
+            .split_once("://")
+            .ok_or_else(|| bad("expected an http:// or https:// URL"))?;
+        let default_port = match scheme {
+            "http" => 80,
+            "https" => 443,
+            _ => return Err(bad("expected an http:// or https:// URL")),
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.contains('@') {
+            return Err(bad(
+                "credentials in a mirror URL would be visible inside the sandbox; give them to the upstream proxy or with --secret",
+            ));
+        }
+        if url
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
+        {
+            return Err(bad("the URL holds a space, a quote or a control character"));
+        }
+        let (host, port) = split_host_port(authority).map_err(bad)?;
+        let host = valid_domain(host).ok_or_else(|| bad("bad host name"))?;
+        Ok(Self {
+            ecosystem,
+            url: url.to_owned(),
+            host,
+            port: port.unwrap_or(default_port),
+        })
+    }
+}
 
 /// The model APIs of the common agent CLIs, HTTPS only.
 pub const MODEL_APIS: &[&str] = &[
@@ -251,6 +353,13 @@ pub struct Policy {
     pub connect_to: Vec<ConnectTo>,
     /// Presets that were applied, for the record.
     pub presets: Vec<String>,
+    /// Names whose private addresses are expected (an internal mirror, a company Git server): they resolve
+    /// normally, while every other name keeps the rebinding rule.
+    pub trusted: Vec<Rule>,
+    /// Registry mirrors that installs in the sandbox are pointed at.
+    pub mirrors: Vec<Mirror>,
+    /// The proxy allowed traffic leaves through, if any.
+    pub upstream: Option<crate::Upstream>,
 }
 
 /// The outcome of a check, with the rule (or the reason) that decided.
@@ -304,6 +413,14 @@ struct PolicyFile {
     deny: Vec<String>,
     #[serde(default)]
     connect_to: Vec<String>,
+    #[serde(default)]
+    trusted_names: Vec<String>,
+    /// `http://[user:password@]host:port`, or `none` to ignore the environment's proxy.
+    upstream_proxy: Option<String>,
+    #[serde(default)]
+    no_proxy: Vec<String>,
+    #[serde(default)]
+    mirrors: std::collections::BTreeMap<String, String>,
 }
 
 impl Policy {
@@ -346,7 +463,59 @@ impl Policy {
         for c in &file.connect_to {
             self.connect_to.push(ConnectTo::parse(c)?);
         }
+        for t in &file.trusted_names {
+            self.trust_name(t)?;
+        }
+        for (name, url) in &file.mirrors {
+            let eco = Ecosystem::parse(name)
+                .ok_or_else(|| err(format!("unknown mirror `{name}` (known: pypi, npm, cargo, apt)")))?;
+            self.add_mirror(eco, url)?;
+        }
+        match file.upstream_proxy.as_deref() {
+            Some("none") => self.upstream = None,
+            Some(url) => {
+                self.upstream = Some(crate::Upstream::single(url).map_err(PolicyError::Upstream)?);
+            }
+            None => {}
+        }
+        if !file.no_proxy.is_empty() {
+            let up = self
+                .upstream
+                .as_mut()
+                .ok_or_else(|| err("`no_proxy` without an upstream proxy (`upstream_proxy`)".to_owned()))?;
+            up.add_no_proxy(&file.no_proxy.join(","));
+        }
         Ok(())
+    }
+
+    /// Trusts a name (or `*.domain`) to have a private address.
+    pub fn trust_name(&mut self, text: &str) -> Result<(), PolicyError> {
+        let rule = Rule::parse(text).map_err(|_| PolicyError::Trust(text.to_owned()))?;
+        if rule.port.is_some() || !matches!(rule.target, Target::Domain(_) | Target::Wildcard(_)) {
+            return Err(PolicyError::Trust(text.to_owned()));
+        }
+        self.trusted.push(rule);
+        Ok(())
+    }
+
+    /// Whether a name is trusted to have a private address.
+    pub fn is_trusted(&self, name: &str) -> bool {
+        valid_domain(name).is_some_and(|n| self.trusted.iter().any(|r| r.matches_name(&n, 0)))
+    }
+
+    /// Points an ecosystem's installs at a mirror and trusts its host; the host is allowed wherever the
+    /// `package-registries` preset is (the last mirror given for an ecosystem wins).
+    pub fn add_mirror(&mut self, ecosystem: Ecosystem, url: &str) -> Result<(), PolicyError> {
+        let m = Mirror::parse(ecosystem, url)?;
+        self.trusted.push(Rule::parse(&m.host)?);
+        self.mirrors.retain(|o| o.ecosystem != ecosystem);
+        self.mirrors.push(m);
+        Ok(())
+    }
+
+    /// The mirror for an ecosystem.
+    pub fn mirror(&self, ecosystem: Ecosystem) -> Option<&Mirror> {
+        self.mirrors.iter().find(|m| m.ecosystem == ecosystem)
     }
 
     /// May the sandbox reach `name:port`? (Before resolution; see [`Policy::check_resolved`].)
@@ -357,10 +526,22 @@ impl Policy {
         if let Some(r) = self.deny.iter().find(|r| r.matches_name(&name, port)) {
             return Verdict::deny(Some(r), format!("denied by `{}`", r.text));
         }
-        match self.allow.iter().find(|r| r.matches_name(&name, port)) {
-            Some(r) => Verdict::allow(r),
-            None => Verdict::deny(None, format!("{name}:{port} is not on the allowlist")),
+        if let Some(r) = self.allow.iter().find(|r| r.matches_name(&name, port)) {
+            return Verdict::allow(r);
         }
+        if self.presets.iter().any(|p| p == "package-registries") {
+            if let Some(m) = self.mirrors.iter().find(|m| m.host == name && m.port == port) {
+                return Verdict {
+                    allowed: true,
+                    rule: Some(format!("mirror {}={}", m.ecosystem.name(), m.url)),
+                    reason: format!(
+                        "allowed as the {} mirror (package-registries)",
+                        m.ecosystem.name()
+                    ),
+                };
+            }
+        }
+        Verdict::deny(None, format!("{name}:{port} is not on the allowlist"))
     }
 
     /// Whether the DNS stub answers `name`: some port of it is allowed (the connect is checked with its port).
@@ -399,10 +580,16 @@ impl Policy {
                 format!("{name} resolved to {ip}, denied by `{}`", r.text),
             );
         }
-        if is_internal(ip) && !via_connect_to && !self.allow.iter().any(|r| r.names_ip(ip, port)) {
+        if is_internal(ip)
+            && !via_connect_to
+            && !self.is_trusted(name)
+            && !self.allow.iter().any(|r| r.names_ip(ip, port))
+        {
             return Verdict::deny(
                 None,
-                format!("{name} resolved to {ip}, a private or local address (DNS rebinding is refused)"),
+                format!(
+                    "{name} resolved to {ip}, a private or local address (DNS rebinding is refused); if {name} is an internal service you trust, add --trust-name {name} (or `trusted_names` in the policy file)"
+                ),
             );
         }
         Verdict::pass("")

@@ -378,6 +378,18 @@ pub fn prepare(
         env.status = "nothing to install".into();
         return Ok((env, None));
     }
+    // The operator's mirrors stand in for an index or registry the caller did not name.
+    let mut options = options.clone();
+    if let Some(policy) = egress.map(|e| &e.policy) {
+        let url = |eco| policy.mirror(eco).map(|m| m.url.clone());
+        options.pip_index_url = options
+            .pip_index_url
+            .or_else(|| url(airlock_egress::Ecosystem::Pypi));
+        options.npm_registry = options
+            .npm_registry
+            .or_else(|| url(airlock_egress::Ecosystem::Npm));
+    }
+    let options = &options;
     if !options.install {
         env.status = "skipped (--no-install)".into();
         return Ok((env, None));
@@ -448,6 +460,7 @@ pub fn prepare(
     // name mappings and CAs apply.
     let mut e = egress.cloned().unwrap_or_default();
     e.policy.allow.clear();
+    e.policy.presets.clear();
     e.secrets.clear();
     e.policy
         .add_preset("package-registries")

@@ -107,6 +107,9 @@ pub struct Config {
     pub egress: Option<airlock_egress::EgressConfig>,
     /// Set by the runner when the egress proxy serves this run.
     pub net_proxy: bool,
+    /// Files written into the sandbox before the command starts, at sandbox paths under `/etc/` or the home
+    /// folder (the egress settings' package-manager configuration and CA bundle).
+    pub files: Vec<(PathBuf, String)>,
     /// Where the recorder reports each exec, exit, file opened and network attempt as it sees it.
     #[serde(skip)]
     pub events: Option<airlock_types::EventSink>,
@@ -129,6 +132,7 @@ impl Config {
             keep_changes: None,
             egress: None,
             net_proxy: false,
+            files: Vec::new(),
             events: None,
             cancel: None,
         }

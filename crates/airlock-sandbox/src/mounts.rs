@@ -232,6 +232,25 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         std::fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o1777)),
         || "chmod /tmp".to_owned(),
     )?;
+    // Files airlock gives the sandbox (package-manager configuration, a CA bundle): in /etc, read-only to the
+    // sandbox user; in the home folder, the sandbox user's.
+    for (path, text) in &config.files {
+        let dst = inside(root, path);
+        if let Some(parent) = dst.parent() {
+            mkdirs(parent)?;
+        }
+        ctx(fs_err::write(&dst, text), || format!("write {}", path.display()))?;
+        if path.starts_with(SANDBOX_HOME) {
+            let mut dir = dst.as_path();
+            while dir != home.as_path() {
+                chown_sandbox(dir)?;
+                dir = match dir.parent() {
+                    Some(p) => p,
+                    None => break,
+                };
+            }
+        }
+    }
     // Workspaces.
     let private = root.join(".airlock");
     let upper_root = private.join("upper");

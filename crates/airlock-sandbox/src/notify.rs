@@ -129,6 +129,7 @@ impl Recording {
             bytes_up: 0,
             bytes_down: 0,
             secret_injected: false,
+            via: None,
         };
         if let Some(sink) = &self.events {
             sink.send(LiveEvent::Net(attempt.clone()));

@@ -61,6 +61,33 @@ fn validate(config: &Config) -> Result<Config, SandboxError> {
         .egress
         .as_ref()
         .is_some_and(airlock_egress::EgressConfig::is_open);
+    if config.net_proxy {
+        if let Some(egress) = &config.egress {
+            let setup = egress
+                .sandbox_setup(std::path::Path::new(crate::SANDBOX_HOME))
+                .map_err(|e| SandboxError::Invalid(e.to_string()))?;
+            // The caller's own variables win.
+            for (k, v) in setup.env {
+                if !config.env.iter().any(|(name, _)| *name == k) {
+                    config.env.push((k, v));
+                }
+            }
+            config.files.extend(setup.files);
+        }
+    }
+    for (path, _) in &config.files {
+        let under = |base: &str| path.starts_with(base) && path != std::path::Path::new(base);
+        if !path.is_absolute()
+            || path.components().any(|c| c == std::path::Component::ParentDir)
+            || !(under("/etc") || under(crate::SANDBOX_HOME))
+        {
+            return Err(SandboxError::Invalid(format!(
+                "file {} must be under /etc or {}",
+                path.display(),
+                crate::SANDBOX_HOME
+            )));
+        }
+    }
     Ok(config)
 }
 

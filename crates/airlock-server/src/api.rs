@@ -706,10 +706,8 @@ fn run_request(
         }
         limits.memory_bytes = bytes;
     }
-    let egress = if body.allow_net.is_empty() {
-        None
-    } else {
-        let mut policy = airlock_egress::Policy::default();
+    let egress = {
+        let mut policy = app.config.network.clone();
         for host in &body.allow_net {
             if !app.config.allow_net.iter().any(|a| a == host) {
                 return Err(ApiError::new(
@@ -725,9 +723,14 @@ fn run_request(
                 airlock_egress::Rule::parse(host).map_err(|e| ApiError::bad("bad_net", e.to_string()))?,
             );
         }
-        Some(airlock_egress::EgressConfig {
-            policy,
-            ..Default::default()
+        let base = &app.config.network;
+        let settings = base.upstream.is_some() || !base.mirrors.is_empty() || !base.trusted.is_empty();
+        (policy.is_open() || settings || !app.config.egress_ca.is_empty()).then(|| {
+            airlock_egress::EgressConfig {
+                policy,
+                extra_ca: app.config.egress_ca.clone(),
+                ..Default::default()
+            }
         })
     };
     Ok(RunRequest {

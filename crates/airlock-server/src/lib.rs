@@ -33,6 +33,10 @@ pub struct ServerConfig {
     pub allow_local: Vec<PathBuf>,
     /// Hosts (`HOST[:PORT]`, `*.domain`) a run may ask to reach; none by default.
     pub allow_net: Vec<String>,
+    /// The operator's egress settings every run gets: upstream proxy, trusted names, mirrors.
+    pub network: airlock_egress::Policy,
+    /// Extra CAs for the egress proxy and the sandbox's bundle.
+    pub egress_ca: Vec<std::path::PathBuf>,
     pub github_base: String,
     /// The executable that starts each sandbox (tests name the built helper).
     pub helper: Option<PathBuf>,
@@ -48,6 +52,8 @@ impl ServerConfig {
             token: None,
             allow_local: Vec::new(),
             allow_net: Vec::new(),
+            network: airlock_egress::Policy::default(),
+            egress_ca: Vec::new(),
             github_base: "https://github.com".into(),
             helper: None,
         }

@@ -526,6 +526,7 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                 h2 { "Network attempts (" (run.network.len()) ")" }
                 ul { @for n in &run.network { li class={ "net " (airlock_types::wire_name(&n.decision)) } {
                     (airlock_types::wire_name(&n.decision)) " " (shown(&n.protocol)) " " (shown(&n.destination)) " — " (shown(&n.reason))
+                    @if let Some(via) = &n.via { " (through " (shown(via)) ")" }
                 } } }
             }
             section #changes {

@@ -117,6 +117,9 @@ pub struct NetAttempt {
     /// Set when the proxy added a secret header for this host (the value is never recorded).
     #[serde(default)]
     pub secret_injected: bool,
+    /// The upstream proxy the connection left through (`upstream proxy HOST:PORT`), when one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// Everything observed during one sandboxed command, built while it ran.

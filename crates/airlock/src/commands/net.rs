@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use airlock_egress::{ConnectTo, EgressConfig, Policy, Rule, Secret};
+use airlock_egress::{ConnectTo, Ecosystem, EgressConfig, Policy, Rule, Secret, Upstream};
 
 /// A mistake in the command line: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +23,8 @@ pub struct NetArgs {
     /// A set of allowed hosts: none, package-registries (npm, PyPI, crates.io), model-api.
     #[arg(long, value_name = "PRESET")]
     pub net_preset: Vec<String>,
-    /// A TOML policy file with `presets`, `allow`, `deny` and `connect_to` lists.
+    /// A TOML policy file: `presets`, `allow`, `deny`, `connect_to` and `trusted_names` lists, `upstream_proxy`,
+    /// `no_proxy` and a `[mirrors]` table (see docs/network.md).
     #[arg(long, value_name = "FILE")]
     pub net_policy: Option<PathBuf>,
     /// Send connections for HOST:PORT to IP:PORT instead of resolving HOST (the address counts as named by you).
@@ -33,18 +34,76 @@ pub struct NetArgs {
     /// (the value is read from airlock's environment and never enters the sandbox or the record).
     #[arg(long, value_name = "HOST=HEADER:ENV_VAR")]
     pub secret: Vec<String>,
-    /// Trust this CA (PEM) for the TLS connections the proxy makes itself.
+    /// Trust this CA (PEM) for the TLS connections the proxy makes itself, and add it to the CA bundle programs
+    /// inside the sandbox see.
     #[arg(long, value_name = "FILE")]
     pub egress_ca: Vec<PathBuf>,
+    /// A name (or `*.domain`) whose private address is expected, such as an internal mirror or Git server: it
+    /// resolves normally while every other name keeps the DNS rebinding rule.
+    #[arg(long, value_name = "NAME")]
+    pub trust_name: Vec<String>,
+    /// The proxy allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
+    /// airlock's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct. Its credentials never
+    /// enter the sandbox.
+    #[arg(long, value_name = "URL|none")]
+    pub upstream_proxy: Option<String>,
+    /// Point an ecosystem's installs in the sandbox at a mirror, and allow and trust its host:
+    /// ECOSYSTEM=URL with ECOSYSTEM one of pypi, npm, cargo, apt.
+    #[arg(long, value_name = "ECOSYSTEM=URL")]
+    pub mirror: Vec<String>,
+}
+
+/// The egress settings an operator gives every run, whatever it allows: the upstream proxy (from the flag or
+/// airlock's environment), trusted names and mirrors.
+pub fn base_policy(
+    upstream_proxy: Option<&str>,
+    trust_name: &[String],
+    mirror: &[String],
+) -> Result<Policy, UsageError> {
+    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
+    let mut policy = Policy {
+        upstream: match upstream_proxy {
+            Some("none") => None,
+            Some(url) => Some(Upstream::single(url).map_err(|e| usage(&e))?),
+            None => Upstream::from_env().map_err(|e| usage(&e))?,
+        },
+        ..Policy::default()
+    };
+    for t in trust_name {
+        policy.trust_name(t).map_err(|e| usage(&e))?;
+    }
+    for m in mirror {
+        let (eco, url) = m
+            .split_once('=')
+            .ok_or_else(|| UsageError(format!("invalid --mirror `{m}`: expected ECOSYSTEM=URL")))?;
+        let eco = Ecosystem::parse(eco).ok_or_else(|| {
+            UsageError(format!(
+                "invalid --mirror `{m}`: unknown ecosystem `{eco}` (known: pypi, npm, cargo, apt)"
+            ))
+        })?;
+        policy.add_mirror(eco, url).map_err(|e| usage(&e))?;
+    }
+    Ok(policy)
 }
 
 impl NetArgs {
-    /// The egress configuration, or `None` when nothing is allowed (loopback only).
+    /// The egress configuration, or `None` when nothing is allowed and nothing is set for the install phase
+    /// (loopback only; a configuration whose policy allows nothing also keeps the run on loopback).
     pub fn egress(&self) -> Result<Option<EgressConfig>, UsageError> {
         let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-        let mut policy = Policy::default();
+        // The flags are applied after the file, so they win over it.
+        let mut policy = base_policy(None, &[], &[])?;
         if let Some(file) = &self.net_policy {
             policy.add_file(file).map_err(|e| usage(&e))?;
+        }
+        let flags = base_policy(self.upstream_proxy.as_deref(), &self.trust_name, &self.mirror)?;
+        if self.upstream_proxy.is_some() {
+            policy.upstream = flags.upstream;
+        }
+        policy.trusted.extend(flags.trusted);
+        for m in flags.mirrors {
+            policy.mirrors.retain(|o| o.ecosystem != m.ecosystem);
+            policy.mirrors.push(m);
         }
         for p in &self.net_preset {
             policy.add_preset(p).map_err(|e| usage(&e))?;
@@ -77,7 +136,14 @@ impl NetArgs {
                     "--secret and --connect-to need a host allowed with --allow-net".into(),
                 ));
             }
-            return Ok(None);
+            // Nothing leaves the run itself; the operator's settings still serve its install phase.
+            if policy.upstream.is_none()
+                && policy.mirrors.is_empty()
+                && policy.trusted.is_empty()
+                && self.egress_ca.is_empty()
+            {
+                return Ok(None);
+            }
         }
         Ok(Some(EgressConfig {
             policy,

@@ -239,8 +239,12 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             .iter()
             .filter(|n| args.net || n.decision != NetDecision::Local)
         {
+            let via = n
+                .via
+                .as_ref()
+                .map_or(String::new(), |v| format!(" (through {})", field(v)));
             out.push_str(&format!(
-                "  {:<8} {:<14} {}  {}\n",
+                "  {:<8} {:<14} {}  {}{via}\n",
                 airlock_types::wire_name(&n.decision),
                 field(&n.protocol),
                 field(&n.destination),

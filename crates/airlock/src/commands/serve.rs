@@ -35,6 +35,19 @@ pub struct ServeArgs {
     /// A host a run may ask to reach (HOST[:PORT], `*.domain`); none by default.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub allow_net: Vec<String>,
+    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
+    /// the server's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct.
+    #[arg(long, value_name = "URL|none")]
+    pub upstream_proxy: Option<String>,
+    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
+    #[arg(long, value_name = "NAME")]
+    pub trust_name: Vec<String>,
+    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
+    #[arg(long, value_name = "ECOSYSTEM=URL")]
+    pub mirror: Vec<String>,
+    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
+    #[arg(long, value_name = "FILE")]
+    pub egress_ca: Vec<PathBuf>,
     /// Base URL for GitHub sources.
     #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
     pub github_base: String,
@@ -51,6 +64,8 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.retention = args.retention;
     config.allow_local = args.allow_local.clone();
     config.allow_net = args.allow_net.clone();
+    config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
+    config.egress_ca = args.egress_ca.clone();
     config.github_base = args.github_base.clone();
     config.token = match &args.token_file {
         Some(file) => Some(
