@@ -32,7 +32,7 @@ use airlock_types::{NetAttempt, NetDecision};
 pub use policy::{
     is_internal, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy, PolicyError, Rule, Verdict,
 };
-pub use setup::{SandboxSetup, SANDBOX_ETC};
+pub use setup::{FileContent, SandboxSetup, SANDBOX_ETC};
 pub use upstream::{ProxyAddr, Upstream};
 
 /// The proxy's port inside the sandbox.

@@ -678,4 +678,41 @@ mod tests {
         assert!(ConnectTo::parse("api.test:443=127.0.0.1:8443").is_ok());
         assert!(ConnectTo::parse("api.test=127.0.0.1").is_err());
     }
+
+    #[test]
+    fn a_policy_file_holds_trusted_names_an_upstream_proxy_and_mirrors() {
+        let dir = std::env::temp_dir().join(format!("airlock-policy-file-{}", std::process::id()));
+        fs_err::create_dir_all(&dir).unwrap();
+        let file = dir.join("net.toml");
+        fs_err::write(
+            &file,
+            "presets = [\"package-registries\"]\ntrusted_names = [\"git.corp\", \"*.svc.corp\"]\nupstream_proxy = \"http://u:p@proxy.corp:3128\"\nno_proxy = [\".corp\"]\n[mirrors]\npypi = \"https://pypi.mirror/simple/\"\n",
+        )
+        .unwrap();
+        let mut p = Policy::default();
+        p.add_file(&file).unwrap();
+        assert!(p.is_trusted("git.corp") && p.is_trusted("a.svc.corp") && !p.is_trusted("other.test"));
+        let up = p.upstream.clone().unwrap();
+        assert!(up.route("pypi.org", false).is_some() && up.route("git.corp", false).is_none());
+        assert_eq!(
+            p.check_name("pypi.mirror", 443).rule.as_deref(),
+            Some("mirror pypi=https://pypi.mirror/simple/")
+        );
+        for (bad, says) in [
+            ("[mirrors]\ngems = \"https://x.test/\"\n", "unknown mirror `gems`"),
+            (
+                "no_proxy = [\"a\"]\nupstream_proxy = \"none\"\n",
+                "without an upstream proxy",
+            ),
+            ("trusted_names = [\"10.0.0.1\"]\n", "invalid trusted name"),
+            ("trusted_names = [\"a.test:443\"]\n", "invalid trusted name"),
+            ("upstream_proxy = \"socks5://p:1\"\n", "not supported"),
+            ("trusted = [\"a.test\"]\n", "unknown field `trusted`"),
+        ] {
+            fs_err::write(&file, bad).unwrap();
+            let e = Policy::default().add_file(&file).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let _ = fs_err::remove_dir_all(dir);
+    }
 }

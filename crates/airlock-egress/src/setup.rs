@@ -11,11 +11,39 @@ const HOST_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// Where the sandbox's own configuration goes (the sandbox's `/etc` is airlock's, on its private tmpfs).
 pub const SANDBOX_ETC: &str = "/etc/airlock";
 
+/// What a file given to the sandbox holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FileContent {
+    Text(String),
+    /// The host files one after another (read when the sandbox is set up, so a large CA bundle is not carried
+    /// in the sandbox's configuration); a missing one counts as empty.
+    Concat(Vec<PathBuf>),
+}
+
+impl FileContent {
+    /// The bytes, read now.
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Self::Text(t) => t.clone().into_bytes(),
+            Self::Concat(paths) => {
+                let mut out = Vec::new();
+                for p in paths {
+                    out.extend(fs_err::read(p).unwrap_or_default());
+                    if !out.is_empty() && !out.ends_with(b"\n") {
+                        out.push(b'\n');
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
 /// Environment variables and files (at sandbox paths) for a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSetup {
     pub env: Vec<(String, String)>,
-    pub files: Vec<(PathBuf, String)>,
+    pub files: Vec<(PathBuf, FileContent)>,
 }
 
 impl SandboxSetup {
@@ -24,7 +52,7 @@ impl SandboxSetup {
     }
 
     fn file(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
-        self.files.push((path.into(), text.into()));
+        self.files.push((path.into(), FileContent::Text(text.into())));
     }
 }
 
@@ -67,7 +95,7 @@ impl EgressConfig {
             );
         }
         if let Some(m) = policy.mirror(Ecosystem::Apt) {
-            let codename = std::fs::read_to_string("/etc/os-release")
+            let codename = fs_err::read_to_string("/etc/os-release")
                 .ok()
                 .and_then(|t| {
                     t.lines()
@@ -90,7 +118,6 @@ impl EgressConfig {
             s.var("APT_CONFIG", &format!("{SANDBOX_ETC}/apt/apt.conf"));
         }
         if !self.extra_ca.is_empty() {
-            let mut extra = String::new();
             for path in &self.extra_ca {
                 let pem = fs_err::read_to_string(path)
                     .map_err(|e| EgressError::Ca(path.display().to_string(), e.to_string()))?;
@@ -100,20 +127,17 @@ impl EgressConfig {
                         "no certificate in it".into(),
                     ));
                 }
-                extra.push_str(&pem);
-                if !extra.ends_with('\n') {
-                    extra.push('\n');
-                }
             }
-            let mut bundle = std::fs::read_to_string(HOST_BUNDLE).unwrap_or_default();
-            if !bundle.is_empty() && !bundle.ends_with('\n') {
-                bundle.push('\n');
-            }
-            bundle.push_str(&extra);
             let bundle_path = format!("{SANDBOX_ETC}/ca-bundle.pem");
             let extra_path = format!("{SANDBOX_ETC}/extra-ca.pem");
-            s.file(&bundle_path, bundle);
-            s.file(&extra_path, extra);
+            let mut all = vec![PathBuf::from(HOST_BUNDLE)];
+            all.extend(self.extra_ca.iter().cloned());
+            s.files
+                .push((bundle_path.clone().into(), FileContent::Concat(all)));
+            s.files.push((
+                extra_path.clone().into(),
+                FileContent::Concat(self.extra_ca.clone()),
+            ));
             for k in [
                 "SSL_CERT_FILE",
                 "REQUESTS_CA_BUNDLE",
@@ -157,7 +181,7 @@ mod tests {
             s.files
                 .iter()
                 .find(|(path, _)| path == Path::new(p))
-                .map(|(_, t)| t.clone())
+                .map(|(_, t)| String::from_utf8_lossy(&t.bytes()).into_owned())
                 .unwrap_or_else(|| panic!("{p} missing: {s:?}"))
         };
         assert!(file("/etc/pip.conf").contains("index-url = http://pypi.corp:8080/simple/"));
@@ -206,7 +230,7 @@ mod tests {
     fn an_extra_ca_joins_the_hosts_bundle() {
         let tmp = tempfile_dir();
         let ca = tmp.join("corp.pem");
-        std::fs::write(
+        fs_err::write(
             &ca,
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
         )
@@ -221,19 +245,20 @@ mod tests {
             .iter()
             .find(|(p, _)| p.ends_with("ca-bundle.pem"))
             .unwrap()
-            .1;
-        assert!(bundle.ends_with("MIIB\n-----END CERTIFICATE-----\n"));
+            .1
+            .bytes();
+        assert!(String::from_utf8_lossy(bundle).ends_with("MIIB\n-----END CERTIFICATE-----\n"));
         assert!(s
             .env
             .contains(&("SSL_CERT_FILE".into(), "/etc/airlock/ca-bundle.pem".into())));
-        std::fs::write(&ca, "not a certificate").unwrap();
+        fs_err::write(&ca, "not a certificate").unwrap();
         assert!(config.sandbox_setup(Path::new("/home/sandbox")).is_err());
-        let _ = std::fs::remove_dir_all(tmp);
+        let _ = fs_err::remove_dir_all(tmp);
     }
 
     fn tempfile_dir() -> PathBuf {
         let dir = std::env::temp_dir().join(format!("airlock-egress-setup-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        fs_err::create_dir_all(&dir).unwrap();
         dir
     }
 }

@@ -109,7 +109,7 @@ pub struct Config {
     pub net_proxy: bool,
     /// Files written into the sandbox before the command starts, at sandbox paths under `/etc/` or the home
     /// folder (the egress settings' package-manager configuration and CA bundle).
-    pub files: Vec<(PathBuf, String)>,
+    pub files: Vec<(PathBuf, airlock_egress::FileContent)>,
     /// Where the recorder reports each exec, exit, file opened and network attempt as it sees it.
     #[serde(skip)]
     pub events: Option<airlock_types::EventSink>,

@@ -239,7 +239,9 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         if let Some(parent) = dst.parent() {
             mkdirs(parent)?;
         }
-        ctx(fs_err::write(&dst, text), || format!("write {}", path.display()))?;
+        ctx(fs_err::write(&dst, text.bytes()), || {
+            format!("write {}", path.display())
+        })?;
         if path.starts_with(SANDBOX_HOME) {
             let mut dir = dst.as_path();
             while dir != home.as_path() {

@@ -273,6 +273,7 @@ fn injected_secret_reaches_the_server_and_never_the_sandbox() {
     // The scan builds the needle from two halves so that no command line holds it whole.
     let script = r#"
 curl -sS -X POST -H 'content-type: application/json' -d '{"q":1}' http://api.test/v1/messages
+curl -sS -o /dev/null -w 'tls %{http_code}\n' https://api.test/v1/ping
 python3 - <<'EOF'
 import glob, os
 needle = ("7f3a" + "9c").encode()
@@ -309,9 +310,14 @@ EOF
         &[("AIRLOCK_TEST_API_KEY", secret)],
     );
     let out = record["stdout"].as_str().unwrap();
-    assert_eq!(out, "model\nenv=0 proc=0 files=0\n", "{}", record["stderr"]);
+    // The operator's CA is in the sandbox's bundle, so a program that checks TLS itself trusts the server.
+    assert_eq!(
+        out, "model\ntls 200\nenv=0 proc=0 files=0\n",
+        "{}",
+        record["stderr"]
+    );
     let seen = up.seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1);
+    assert_eq!(seen.len(), 2);
     assert!(seen[0].starts_with("POST /v1/messages HTTP/1.1"), "{}", seen[0]);
     assert!(seen[0].contains(&format!("x-api-key: {secret}")), "{}", seen[0]);
     let a = find(&attempts(&record), "http", "api.test:80").clone();
@@ -393,4 +399,208 @@ fn a_policy_file_allows_and_denies_like_the_flags() {
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown"));
+}
+
+/// A company proxy on loopback: answers an absolute-form request itself (`proxied <request line>`), and after a
+/// `CONNECT` plays the far end of the tunnel (`tunnel <first line>`). Keeps each head it read.
+fn company_proxy() -> Upstream {
+    upstream(|mut stream, log| {
+        let head = read_head(&mut stream);
+        log.lock().unwrap().push(head.clone());
+        let first = head.lines().next().unwrap_or_default().to_owned();
+        if first.starts_with("CONNECT ") {
+            let _ = stream.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            let mut line = Vec::new();
+            let mut byte = [0u8; 1];
+            while !line.ends_with(b"\n") && line.len() < 1000 {
+                match stream.read(&mut byte) {
+                    Ok(1) => line.push(byte[0]),
+                    _ => break,
+                }
+            }
+            let answer = format!("tunnel {}", String::from_utf8_lossy(&line));
+            let _ = stream.write_all(answer.as_bytes());
+        } else {
+            let body = format!("proxied {first}\n");
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    })
+}
+
+#[test]
+fn an_upstream_proxy_carries_allowed_traffic_and_no_proxy_names_go_direct() {
+    let proxy = company_proxy();
+    let direct = http_upstream();
+    let password = "s3cret-proxy-pass";
+    let proxy_url = format!("http://alice:{password}@127.0.0.1:{}", proxy.port);
+    let env = [
+        ("HTTP_PROXY", proxy_url.as_str()),
+        ("HTTPS_PROXY", proxy_url.as_str()),
+        ("NO_PROXY", "localhost,.internal.test"),
+    ];
+    let local = format!("localhost:{}", direct.port);
+    let script = format!(
+        "curl -sS http://far.test/page; \
+         python3 -c 'import socket; s = socket.create_connection((\"far.test\", 9000)); s.sendall(b\"hello over tcp\\n\"); print(s.makefile(\"rb\").read().decode().strip())'; \
+         curl -sS --noproxy \"\" -x http://127.0.0.1:3128 http://{local}/near; echo; \
+         env; tr \"\\0\" \"\\n\" < /proc/self/environ; cat /etc/pip.conf 2>/dev/null; true"
+    );
+    let args = [
+        "--allow-net",
+        "far.test:80",
+        "--allow-net",
+        "far.test:9000",
+        "--allow-net",
+        &local,
+        "--trust-name",
+        "localhost",
+    ];
+    let record = exec(&args, &script, &env);
+    let out = record["stdout"].as_str().unwrap();
+    assert!(
+        out.contains("proxied GET http://far.test/page HTTP/1.1"),
+        "{out}\n{record:#}"
+    );
+    assert!(out.contains("tunnel hello over tcp"), "{out}");
+    assert!(out.contains("upstream"), "the NO_PROXY name went direct: {out}");
+    // The proxy got airlock's credentials; nothing of them is inside the sandbox or in the record.
+    let seen = proxy.seen.lock().unwrap().clone();
+    let basic = "Proxy-Authorization: Basic YWxpY2U6czNjcmV0LXByb3h5LXBhc3M=";
+    assert!(
+        seen.iter()
+            .any(|h| h.starts_with("GET http://far.test/page ") && h.contains(basic)),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|h| h.starts_with("CONNECT far.test:9000 ") && h.contains(basic)),
+        "{seen:#?}"
+    );
+    assert!(!seen.iter().any(|h| h.contains("near")), "{seen:#?}");
+    let text = record.to_string();
+    assert!(
+        !text.contains(password) && !text.contains("YWxpY2U6czNjcmV0"),
+        "{text}"
+    );
+    assert!(!out.contains("alice"), "{out}");
+    // The record says which attempts went through the proxy.
+    let list = attempts(&record);
+    let via = format!("upstream proxy 127.0.0.1:{} (with credentials)", proxy.port);
+    assert_eq!(find(&list, "http", "far.test:80")["via"], via.as_str());
+    assert_eq!(find(&list, "tcp", "far.test:9000")["via"], via.as_str());
+    let near = find(&list, "http", &local);
+    assert_eq!(near["decision"], "allowed", "{near:#}");
+    assert!(near.get("via").is_none(), "{near:#}");
+    // Without the trust, the same name is refused as DNS rebinding, and the reason says how to trust it.
+    let record = exec(&args[..6], &script, &env);
+    let near = find(&attempts(&record), "http", &local).clone();
+    assert_eq!(near["decision"], "denied", "{near:#}");
+    assert!(
+        near["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--trust-name localhost"),
+        "{near:#}"
+    );
+    // An explicit `--upstream-proxy none` goes direct (and far.test then does not resolve).
+    let mut none = args.to_vec();
+    none.extend(["--upstream-proxy", "none"]);
+    let record = exec(&none, "curl -sS http://far.test/page; true", &env);
+    let far = find(&attempts(&record), "http", "far.test:80").clone();
+    assert_eq!(far["decision"], "denied", "{far:#}");
+    assert!(far.get("via").is_none());
+}
+
+#[test]
+fn installs_in_a_run_reach_the_mirrors_through_the_package_registries_preset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let pypi = super::environment::index(tmp.path());
+    let npm = super::environment::npm_registry(tmp.path());
+    let skill = tmp.path().join("installer");
+    super::util::write(
+        &skill,
+        "SKILL.md",
+        &super::util::skill_md(
+            "installer",
+            "Installs its tools.\n\nRun `bash scripts/setup.sh`.\n",
+        ),
+    );
+    super::util::write(
+        &skill,
+        "scripts/setup.sh",
+        "set -e\ncd /tmp\npip install --quiet --target /tmp/py greetlib\nPYTHONPATH=/tmp/py python3 -c 'import greetlib; print(greetlib.greet())'\nnpm install --no-audit --no-fund --loglevel error greet-node >/dev/null\nnode -e \"console.log(require('/tmp/node_modules/greet-node')())\"\n",
+    );
+    let pypi_map = format!("pypi.test:80=127.0.0.1:{}", pypi.port);
+    let npm_map = format!("npm.test:80=127.0.0.1:{}", npm.port);
+    let r = super::util::airlock(
+        &data,
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/setup.sh",
+            "--net-preset",
+            "package-registries",
+            "--mirror",
+            "pypi=http://pypi.test/simple/",
+            "--mirror",
+            "npm=http://npm.test/",
+            "--connect-to",
+            &pypi_map,
+            "--connect-to",
+            &npm_map,
+        ],
+    );
+    let rec = r.json();
+    let out = rec["stdout"].as_str().unwrap_or_default();
+    assert_eq!(
+        rec["status"], "succeeded",
+        "{out}\n{}\n{}",
+        rec["stderr"], r.stderr
+    );
+    assert!(
+        out.contains("hello from greetlib") && out.contains("hello from greet-node"),
+        "{out}"
+    );
+    let managers: Vec<&str> = rec["installs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["manager"].as_str())
+        .collect();
+    assert!(
+        managers.contains(&"pip") && managers.contains(&"npm"),
+        "{:#}",
+        rec["installs"]
+    );
+    let net = rec["network"].as_array().unwrap();
+    for host in ["pypi.test", "npm.test"] {
+        let a = net
+            .iter()
+            .find(|n| n["host"] == host && n["decision"] == "allowed")
+            .unwrap_or_else(|| panic!("no request to {host}: {net:#?}"));
+        assert!(a["rule"].as_str().unwrap().starts_with("mirror "), "{a:#}");
+    }
+    // A mirror without the preset opens nothing.
+    let r = super::util::airlock(
+        &data,
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/setup.sh",
+            "--mirror",
+            "pypi=http://pypi.test/simple/",
+            "--connect-to",
+            &pypi_map,
+        ],
+    );
+    assert_eq!(r.code, 125, "{}", r.stderr);
 }

@@ -9,9 +9,9 @@ use std::process::{Child, Command, Stdio};
 use super::util::{airlock, skill_md, write};
 
 /// A package index with one pure-Python wheel, `greetlib`, served over HTTP on loopback until dropped.
-struct Index {
+pub(super) struct Index {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Drop for Index {
@@ -21,7 +21,7 @@ impl Drop for Index {
     }
 }
 
-fn index(root: &Path) -> Index {
+pub(super) fn index(root: &Path) -> Index {
     let files = root.join("index/files");
     fs_err::create_dir_all(&files).unwrap();
     let wheel = files.join("greetlib-1.0-py3-none-any.whl");
@@ -178,7 +178,7 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
 }
 
 /// An npm registry on loopback with one package, `greet-node`: its packument and tarball as static files.
-fn npm_registry(root: &Path) -> Index {
+pub(super) fn npm_registry(root: &Path) -> Index {
     let reg = root.join("registry");
     write(
         &reg,
