@@ -31,6 +31,14 @@ struct Compiled {
     action: Regex,
     /// A destination on this machine.
     local: Regex,
+    /// A documentation placeholder for a host or a credential (`api.example.com`, `<host>`, `YOUR_TOKEN`).
+    placeholder: Regex,
+    /// A command or call that reads a `.env` file's contents (or sends the file somewhere).
+    dotenv_read: Regex,
+    /// Loading a `.env` file into a program's environment (what an app does with its own configuration).
+    dotenv_load: Regex,
+    /// Copying a `.env` template to `.env`.
+    dotenv_template: Regex,
 }
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
@@ -43,6 +51,20 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     )
     .expect("describing pattern compiles"),
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
+    placeholder: Regex::new(
+        r"(?i)(https?://|\s|^|@)([\w-]+\.)*example\.(com|org|net)\b|https?://<[^>\s]*>|https?://\{[^}\s]*\}|https?://(your|my)[-_.]?[\w-]*\.|https?://\.\.\.",
+    )
+    .expect("placeholder pattern compiles"),
+    dotenv_read: Regex::new(
+        r"(?i)\b(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\b[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
+    )
+    .expect("dotenv read pattern compiles"),
+    dotenv_load: Regex::new(
+        r"(?i)load_dotenv\(|dotenv\.config\(|require\(['\x22]dotenv|import\s+['\x22]dotenv|(^|[\s;&])(source|\.)\s+\S*\.env\b|--env-file\b|env_file\s*[:=]|set\s+-a",
+    )
+    .expect("dotenv load pattern compiles"),
+    dotenv_template: Regex::new(r"(?i)\b(cp|copy|mv)\s+(-\w+\s+)*\S*\.env\.(example|sample|template|dist|defaults)\b")
+        .expect("dotenv template pattern compiles"),
     action: Regex::new(
         r"(?i)\b(run|execute|read|cat|copy|send|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|pipe|use|call|invoke|start|first|then|next|always)\b",
     )
@@ -160,7 +182,33 @@ impl FileScan<'_> {
             if local {
                 severity = severity.min(Severity::Medium);
             }
-            let message = if context == FindingContext::Prose || context == FindingContext::Comment {
+            // A call to a documentation placeholder (`api.example.com`, `https://<host>`) shows the shape of a call;
+            // it reaches nothing as written.
+            let placeholder = rule.id == "net/http-client" && !local && compiled.placeholder.is_match(text);
+            if placeholder {
+                severity = severity.min(Severity::Medium);
+            }
+            // A `.env` file: reading its contents is going after secrets; loading it into a program's environment is
+            // what an app does with its own configuration; any other line only names the file.
+            let dotenv = if rule.id == "secrets/dotenv" && context != FindingContext::Prose {
+                if compiled.dotenv_template.is_match(text) {
+                    severity = severity.min(Severity::Low);
+                    Some("Makes a .env file from its template.")
+                } else if compiled.dotenv_read.is_match(text) {
+                    None
+                } else if compiled.dotenv_load.is_match(text) {
+                    severity = severity.min(Severity::Medium);
+                    Some("Loads a .env file into a program's environment (its secrets become the program's).")
+                } else {
+                    severity = severity.min(Severity::Low);
+                    Some("Names a .env file without reading it.")
+                }
+            } else {
+                None
+            };
+            let message = if let Some(m) = dotenv {
+                m.to_owned()
+            } else if context == FindingContext::Prose || context == FindingContext::Comment {
                 format!(
                     "Mentioned only, not an instruction: {}",
                     lowercase_first(rule.message)
@@ -170,6 +218,7 @@ impl FileScan<'_> {
             };
             let message = match (reference, local) {
                 (_, true) => format!("{message} (to this machine)"),
+                _ if placeholder => format!("{message} (to a placeholder host, as an example)"),
                 (true, false) if self.example => {
                     format!("{message} (in example code to write, not a command)")
                 }
