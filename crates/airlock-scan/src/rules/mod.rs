@@ -31,6 +31,8 @@ struct Compiled {
     action: Regex,
     /// A destination on this machine.
     local: Regex,
+    /// A checklist item or a list item that documents a command-line option.
+    listing: Regex,
     /// A documentation placeholder for a host or a credential (`api.example.com`, `<host>`, `YOUR_TOKEN`).
     placeholder: Regex,
     /// A command or call that reads a `.env` file's contents (or sends the file somewhere).
@@ -39,6 +41,21 @@ struct Compiled {
     dotenv_load: Regex,
     /// Copying a `.env` template to `.env`.
     dotenv_template: Regex,
+    /// A line that only changes, tests, lists or points a variable at a secret's path (or prints text naming it),
+    /// without reading it.
+    names_only: Regex,
+    /// Something in the line that reads or runs after all (a pipe into a shell, a command substitution).
+    reads_after_all: Regex,
+    /// `sudo` for a system package manager's install: an install instruction.
+    sudo_install: Regex,
+    /// A raw address on this machine or a private network.
+    local_ip_url: Regex,
+    /// A `fetch` of a path on the page's own origin.
+    relative_fetch: Regex,
+    /// `env` piped to a filter for one name.
+    env_filter: Regex,
+    /// A base64 payload decoded into a file and not run.
+    decode_to_file: Regex,
 }
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
@@ -51,12 +68,14 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     )
     .expect("describing pattern compiles"),
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
+    listing: Regex::new(r"^\s*[-*+]\s+(\[[ xX]\]\s|\x60--?[A-Za-z][\w-]*(=[^\x60]*)?\x60)")
+        .expect("listing pattern compiles"),
     placeholder: Regex::new(
-        r"(?i)(https?://|\s|^|@)([\w-]+\.)*example\.(com|org|net)\b|https?://<[^>\s]*>|https?://\{[^}\s]*\}|https?://(your|my)[-_.]?[\w-]*\.|https?://\.\.\.",
+        r"(?i)(https?://|\s|^|@)([\w-]+\.)*example\.(com|org|net)\b|https?://<[^>\s]*>|https?://\{[^}\s]*\}|https?://(your|my)[-_.]?[\w-]*\.|https?://\.\.\.|/YOUR[/_-]|<your[-_ ][^>]*>",
     )
     .expect("placeholder pattern compiles"),
     dotenv_read: Regex::new(
-        r"(?i)\b(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\b[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
+        r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
     )
     .expect("dotenv read pattern compiles"),
     dotenv_load: Regex::new(
@@ -65,6 +84,23 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     .expect("dotenv load pattern compiles"),
     dotenv_template: Regex::new(r"(?i)\b(cp|copy|mv)\s+(-\w+\s+)*\S*\.env\.(example|sample|template|dist|defaults)\b")
         .expect("dotenv template pattern compiles"),
+    names_only: Regex::new(
+        r"(?i)^[\s>*\x60-]*(\d+\.\s+)?(sudo\s+)?((chmod|chown|chgrp|ls|stat|test|touch|mkdir|systemctl\s+(--user\s+)?status|echo|printf)\b|\[\[?\s|(export\s+)?[A-Z_][A-Z0-9_]*=[^\s$(])",
+    )
+    .expect("names-only pattern compiles"),
+    reads_after_all: Regex::new(r"(?i)\|\s*(sudo\s+)?(ba|z)?sh\b|\|\s*(eval|python3?|node|curl|nc)\b|\$\(|\x60[^\x60]*\b(cat|base64)\b|&&\s*(cat|cp|scp|curl)\b|;\s*(cat|cp|scp|curl)\b")
+        .expect("reads-after-all pattern compiles"),
+    sudo_install: Regex::new(
+        r"(?i)\bsudo\s+(apt(-get)?|dnf|yum|zypper|pacman|apk|port|snap|emerge|xbps-install)\s+(-\S+\s+)*(install|update|upgrade|add|-S\w*)\b",
+    )
+    .expect("sudo install pattern compiles"),
+    local_ip_url: Regex::new(
+        r"\bhttps?://(127\.\d+\.\d+\.\d+|0\.0\.0\.0|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+)(:\d+)?/",
+    )
+    .expect("local ip pattern compiles"),
+    relative_fetch: Regex::new(r"\$?fetch\(\s*['\x22\x60]/[^/]").expect("relative fetch pattern compiles"),
+    env_filter: Regex::new(r"(^|[;&|]\s*)env\s*\|\s*(grep|rg)\s+(-\w+\s+)*['\x22]?[A-Za-z_]").expect("env filter pattern compiles"),
+    decode_to_file: Regex::new(r"(?i)base64\s+(-d|--decode|-D)\s*>\s*[\w./-]+\s*$").expect("decode-to-file pattern compiles"),
     action: Regex::new(
         r"(?i)\b(run|execute|read|cat|copy|send|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|pipe|use|call|invoke|start|first|then|next|always)\b",
     )
@@ -89,6 +125,9 @@ struct FileScan<'a> {
     grammar_exec: bool,
     /// Inside a markdown code block in a programming language: code to write into a project, not a command.
     example: bool,
+    /// Inside a markdown list introduced by a line that describes (`**Blocks**:`, `Red flags:`): its items are
+    /// what is looked for, not what to do.
+    describing_list: bool,
     out: &'a mut Vec<Finding>,
 }
 
@@ -123,7 +162,13 @@ impl FileScan<'_> {
         if !matches.matched_any() {
             return;
         }
-        let describing = place != Place::Code && compiled.describing.is_match(text);
+        // A checklist item (`- [ ] …`) and a list item documenting a command-line option (`- \`--force\`: …`)
+        // describe; they tell the agent nothing to do.
+        let list_item = LIST_ITEM.is_match(text);
+        let describing = place != Place::Code
+            && (compiled.describing.is_match(text)
+                || compiled.listing.is_match(text)
+                || self.describing_list && list_item);
         for index in matches.iter() {
             let rule = &RULES[index];
             if !self.applies(rule, place) {
@@ -184,9 +229,87 @@ impl FileScan<'_> {
             }
             // A call to a documentation placeholder (`api.example.com`, `https://<host>`) shows the shape of a call;
             // it reaches nothing as written.
-            let placeholder = rule.id == "net/http-client" && !local && compiled.placeholder.is_match(text);
+            let placeholder = (rule.id == "net/http-client" || rule.id == "net/exfil-endpoint")
+                && !local
+                && compiled.placeholder.is_match(text);
             if placeholder {
                 severity = severity.min(Severity::Medium);
+            }
+            // Classes of lines that are not what a rule is about, each kept at most medium with its own message.
+            let mut lesser: Option<&str> = None;
+            let mut at_most = |level: Severity, why: &'static str, severity: &mut Severity| {
+                if *severity > level {
+                    *severity = level;
+                    lesser = Some(why);
+                }
+            };
+            let quiet = !compiled.reads_after_all.is_match(text);
+            if rule.id.starts_with("secrets/")
+                && rule.id != "secrets/dotenv"
+                && quiet
+                && compiled.names_only.is_match(text)
+            {
+                at_most(
+                    Severity::Medium,
+                    "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
+                    &mut severity,
+                );
+            }
+            if matches!(
+                rule.id,
+                "install/pipe-to-shell" | "campaign/download-and-run" | "net/http-client"
+            ) && !compiled.reads_after_all.is_match(&unquoted(text))
+                && PRINTED.is_match(text)
+                && inside_quotes(text, m.start())
+            {
+                at_most(
+                    Severity::Medium,
+                    "Printed as advice to the user (a message), not run.",
+                    &mut severity,
+                );
+            }
+            if rule.id == "priv/sudo" && compiled.sudo_install.is_match(text) {
+                at_most(
+                    Severity::Medium,
+                    "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
+                    &mut severity,
+                );
+            }
+            if rule.id == "campaign/throwaway-host"
+                && compiled.local_ip_url.is_match(text)
+                && compiled.each[index].find_iter(text).all(|m| {
+                    compiled
+                        .local_ip_url
+                        .find_at(text, m.start())
+                        .is_some_and(|l| l.start() == m.start())
+                })
+            {
+                at_most(
+                    Severity::Low,
+                    "A URL on this machine or a private network, not a download host.",
+                    &mut severity,
+                );
+            }
+            if rule.id == "net/http-client" && compiled.relative_fetch.is_match(text) {
+                at_most(
+                    Severity::Medium,
+                    "Fetches a path of the page's own origin (web app code talking to its own server).",
+                    &mut severity,
+                );
+            }
+            if rule.id == "secrets/env-dump" && compiled.env_filter.is_match(text) {
+                at_most(
+                    Severity::Medium,
+                    "Looks one variable up in the environment (not a dump of it).",
+                    &mut severity,
+                );
+            }
+            if rule.id == "obfusc/encoded-exec" && compiled.decode_to_file.is_match(text) {
+                at_most(
+                    Severity::Medium,
+                    "Decodes embedded base64 into a file, which is not run here.",
+                    &mut severity,
+                );
             }
             // A `.env` file: reading its contents is going after secrets; loading it into a program's environment is
             // what an app does with its own configuration; any other line only names the file.
@@ -206,7 +329,7 @@ impl FileScan<'_> {
             } else {
                 None
             };
-            let message = if let Some(m) = dotenv {
+            let message = if let Some(m) = dotenv.or(lesser) {
                 m.to_owned()
             } else if context == FindingContext::Prose || context == FindingContext::Comment {
                 format!(
@@ -252,7 +375,25 @@ impl FileScan<'_> {
     /// Analyses code with its grammar: code lines get every rule, comments only the prompt rules.
     fn code(&mut self, grammar: Option<Grammar>, text: &str, first_line: u32, facts: &mut Facts) {
         let info = analyze(grammar, text, first_line);
+        let start = self.out.len();
         self.lines(first_line, &info.code, Place::Code);
+        // The line after a comment that marks it as what not to do (`# ❌ Bad: hardcoded secret`) is shown as a
+        // bad example, not run.
+        let bad: HashSet<u32> = info
+            .comments
+            .iter()
+            .filter(|(_, c)| BAD_EXAMPLE.is_match(c))
+            .map(|(line, c)| line + u32::try_from(c.lines().count().max(1)).unwrap_or(1))
+            .collect();
+        // Only in documentation (a skill's scripts run whatever their comments say), and one step less, not
+        // silence: a label is cheap for a hostile skill to write.
+        let docs = matches!(self.kind, FileKind::Markdown | FileKind::SkillMd);
+        for f in self.out[start..].iter_mut().filter(|_| docs) {
+            if bad.contains(&f.line) && f.severity > Severity::Info {
+                f.severity = one_less(f.severity);
+                f.message = format!("Shown as what not to do: {}", lowercase_first(&f.message));
+            }
+        }
         for (line, comment) in &info.comments {
             if !comment.starts_with("#!") {
                 self.lines(*line, comment, Place::Comment);
@@ -302,7 +443,18 @@ impl FileScan<'_> {
                     line,
                     text,
                     inline_code,
-                } => self.line(line, &text, Place::ProseLine, &inline_code),
+                } => {
+                    self.line(line, &text, Place::ProseLine, &inline_code);
+                    // A line ending in `:` that describes (`**Blocks**:`, `Look for:`) makes the list after it a
+                    // list of things described; any line that is not an item of that list ends it.
+                    let label = text.trim().trim_end_matches('*').trim_end();
+                    if label.ends_with(':') && !LIST_ITEM.is_match(&text) {
+                        self.describing_list =
+                            COMPILED.describing.is_match(label) || DESCRIBING_LABEL.is_match(label);
+                    } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
+                        self.describing_list = false;
+                    }
+                }
                 Segment::HtmlComment { line, text } => {
                     let inner = text.trim_start_matches("<!--").trim_end_matches("-->").trim();
                     if !inner.is_empty() {
@@ -443,7 +595,8 @@ pub fn scan_file(
                 c,
                 "templates" | "template" | "examples" | "example" | "boilerplate"
             )
-        }),
+        }) || is_example_name(&entry.path),
+        describing_list: false,
         out: findings,
     };
     scan.hidden_characters(&text);
@@ -476,14 +629,14 @@ pub fn scan_file(
 /// pattern a guard or a linter looks for, not something the code does.
 fn in_pattern_literal(text: &str, at: usize) -> bool {
     // A line that is nothing but a string (an item of a list of things to look for) is data too.
-    let trimmed = text.trim().trim_end_matches(',');
+    let trimmed = text.trim().trim_end_matches([',', ')', ']', '}', ';']);
     let quoted = |q: char| {
         trimmed.len() >= 2
             && trimmed.starts_with(q)
             && trimmed.ends_with(q)
             && !trimmed[1..trimmed.len() - 1].contains(q)
     };
-    if quoted('"') || quoted('\'') {
+    if quoted('"') || quoted('\'') || strings_only(trimmed) {
         return true;
     }
     let before = &text[..at];
@@ -500,6 +653,107 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
         .iter()
         .any(|m| literal.contains(m))
         && before[..open].trim_end().ends_with(['r', '(', ',', '[', '='])
+}
+
+/// A line that prints a message (`echo "…"`, `error "…"`, `console.log('…')`).
+static PRINTED: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r#"^\s*(echo(\s+-[neE]+)?|printf|error|warn|warning|die|fail|info|log|print|console\.(log|error|warn|info)|logger\.\w+)\s*\(?\s*f?["']"#)
+        .expect("printed pattern compiles")
+});
+
+/// Whether byte `at` of a line is inside a quoted string (by counting the quotes before it).
+fn inside_quotes(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1
+}
+
+/// The line with the inside of each quoted string blanked, so what is left is what the shell would do.
+fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some(_) => out.push(' '),
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
+static BAD_EXAMPLE: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)^\W*(❌|🚫|(bad|wrong|insecure|anti-pattern)\b\s*(example|practice|pattern)?\s*[:(-])")
+        .expect("bad example pattern compiles")
+});
+
+/// A markdown list item.
+static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"^\s*([-*+]|\d+[.)])\s").expect("list item pattern compiles")
+});
+
+/// Labels of lists of things a skill looks for or stops.
+static DESCRIBING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)\b(blocked|blocks|denied|denies|catches|red flags|signs|indicators|patterns|anti-patterns|look for|watch for|bad|wrong|don'ts)\b")
+        .expect("describing label pattern compiles")
+});
+
+/// A file whose name says it is an example or a template (`api-store-example.ts`, `config.sample.py`).
+fn is_example_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let stem = name.split('.').next().unwrap_or(&name);
+    stem.split(['-', '_'])
+        .any(|w| matches!(w, "example" | "examples" | "sample" | "template"))
+        || name
+            .split('.')
+            .any(|w| matches!(w, "example" | "sample" | "template"))
+}
+
+/// Whether a line is a tuple or list of string literals and nothing else (`(r"pattern", 'why it is dangerous'),`):
+/// an item of a table of things to look for, not code that does them.
+fn strings_only(line: &str) -> bool {
+    let inner = line
+        .trim()
+        .trim_start_matches(['(', '['])
+        .trim_end_matches([',', ')', ']', ';'])
+        .trim();
+    if !line.trim_start().starts_with(['(', '[']) || inner.is_empty() {
+        return false;
+    }
+    let mut rest = inner;
+    let mut items = 0;
+    loop {
+        rest = rest
+            .trim_start()
+            .trim_start_matches(['r', 'b', 'f', 'R', 'B', 'F']);
+        let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            return false;
+        };
+        let Some(end) = rest[1..].find(q) else {
+            return false;
+        };
+        rest = rest[end + 2..].trim_start();
+        items += 1;
+        if rest.is_empty() {
+            return items >= 2;
+        }
+        let Some(after) = rest.strip_prefix(',') else {
+            return false;
+        };
+        rest = after;
+    }
 }
 
 /// The base64 payloads of a line that decode to text (at least 16 characters of base64).
@@ -582,6 +836,7 @@ mod tests {
             kind,
             grammar_exec: false,
             example: false,
+            describing_list: false,
             out: &mut out,
         };
         match kind {

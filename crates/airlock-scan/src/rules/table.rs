@@ -121,7 +121,7 @@ pub const RULES: &[RuleDef] = &[
         High,
         Instruction,
         r"(?i)(^|[\s'\x22`/(=])\.env(\.local|\.production|\.development)?($|[\s'\x22`)])|load_dotenv\(|dotenv\.config\(|require\(['\x22]dotenv",
-        "Loads a .env file, where projects keep their secrets.",
+        "Reads a .env file, where projects keep their secrets.",
     ),
     rule(
         "secrets/env-dump",
