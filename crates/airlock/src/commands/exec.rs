@@ -205,6 +205,23 @@ pub fn doctor(json: bool) -> anyhow::Result<u8> {
                 }
             }
         }
+        // Where allowed traffic would leave: direct, or through the proxy in airlock's environment.
+        match airlock_egress::Upstream::from_env() {
+            Ok(None) => {
+                println!("ok   egress: direct (no HTTPS_PROXY or HTTP_PROXY in airlock's environment)")
+            }
+            Ok(Some(up)) => {
+                let show = |p: &Option<airlock_egress::ProxyAddr>| {
+                    p.as_ref().map_or("direct".to_owned(), |p| escape(&p.to_string()))
+                };
+                println!(
+                    "ok   egress: through the upstream proxy (HTTPS and other TCP: {}; plain HTTP: {}), NO_PROXY honoured",
+                    show(&up.https),
+                    show(&up.http)
+                );
+            }
+            Err(e) => println!("MISSING egress: {}", escape(&e)),
+        }
         println!(
             "{}",
             if report.ready {

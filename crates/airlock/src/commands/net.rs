@@ -65,7 +65,12 @@ pub fn base_policy(
         upstream: match upstream_proxy {
             Some("none") => None,
             Some(url) => Some(Upstream::single(url).map_err(|e| usage(&e))?),
-            None => Upstream::from_env().map_err(|e| usage(&e))?,
+            // A proxy variable airlock cannot use (a SOCKS proxy, say) is left aside with a warning rather than
+            // stopping every command; `airlock doctor` says the same.
+            None => Upstream::from_env().unwrap_or_else(|e| {
+                tracing::warn!("{e}; allowed traffic goes direct");
+                None
+            }),
         },
         ..Policy::default()
     };
@@ -96,7 +101,12 @@ impl NetArgs {
         if let Some(file) = &self.net_policy {
             policy.add_file(file).map_err(|e| usage(&e))?;
         }
-        let flags = base_policy(self.upstream_proxy.as_deref(), &self.trust_name, &self.mirror)?;
+        // (The environment was read once above; `none` keeps it from being read again here.)
+        let flags = base_policy(
+            self.upstream_proxy.as_deref().or(Some("none")),
+            &self.trust_name,
+            &self.mirror,
+        )?;
         if self.upstream_proxy.is_some() {
             policy.upstream = flags.upstream;
         }

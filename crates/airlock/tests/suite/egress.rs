@@ -604,3 +604,28 @@ fn installs_in_a_run_reach_the_mirrors_through_the_package_registries_preset() {
     );
     assert_eq!(r.code, 125, "{}", r.stderr);
 }
+
+#[test]
+fn doctor_says_where_traffic_leaves_and_never_the_proxy_password() {
+    let doctor = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        cmd.arg("doctor")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+    };
+    assert!(doctor(&[]).contains("egress: direct"));
+    let out = doctor(&[("HTTPS_PROXY", "http://alice:hunter2-pass@proxy.corp:3128")]);
+    assert!(
+        out.contains("through the upstream proxy (HTTPS and other TCP: proxy.corp:3128 (with credentials)"),
+        "{out}"
+    );
+    assert!(!out.contains("hunter2"), "{out}");
+    let out = doctor(&[("HTTPS_PROXY", "socks5://proxy.corp:1080")]);
+    assert!(out.contains("MISSING egress: invalid upstream proxy"), "{out}");
+}
