@@ -467,7 +467,23 @@ fn finish(
         .collect();
     // The patch, and each changed file, content-addressed.
     let kept = scratch.path().join("changes").join("0");
-    let (patch, skipped) = crate::patch::unified(&target.root, &kept, &record.changes)?;
+    let (patch, skipped) = crate::patch::unified(&target.root, &kept, &record.changes, false)?;
+    // With links out of the target left out, the whole patch is kept aside for `export --include-symlinks`.
+    if skipped
+        .iter()
+        .any(|s| s.reason.starts_with(crate::patch::LINK_OUTSIDE))
+    {
+        let (with_links, _) = crate::patch::unified(&target.root, &kept, &record.changes, true)?;
+        let (sha, size) = store.put_bytes(with_links.as_bytes())?;
+        record.artifacts.push(Artifact {
+            id: format!("{}-patch-with-links", record.run_id),
+            kind: "patch-with-links".into(),
+            path: "changes-with-links.patch".into(),
+            sha256: sha,
+            size,
+            summary: "the unified diff with the symbolic links that point outside the target".into(),
+        });
+    }
     record.patch_skipped = skipped;
     record.review = crate::patch::review(&target.root, &kept, &record.changes);
     if !patch.is_empty() {

@@ -113,9 +113,43 @@ fn hfs_ignored(c: char) -> bool {
     matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
 }
 
+/// The reason a new symbolic link is left out of the patch: it points outside the target.
+pub const LINK_OUTSIDE: &str = "a symbolic link that points outside the target";
+
+/// Whether a link at `path` (relative to the target's root) with this target points outside the root: an absolute
+/// target, or one whose `..` climb above the root.
+pub fn link_escapes(path: &str, target: &str) -> bool {
+    if target.starts_with('/') {
+        return true;
+    }
+    let mut depth = path
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .count()
+        .saturating_sub(1) as i64;
+    for c in target.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
 /// Builds the patch from the original tree (`lower`) and the copies of changed files (`kept`), with the changes it
-/// leaves out.
-pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result<(String, Vec<PatchSkip>)> {
+/// leaves out. A new symbolic link that points outside the target is left out unless `include_links`.
+pub fn unified(
+    lower: &Path,
+    kept: &Path,
+    changes: &[Change],
+    include_links: bool,
+) -> std::io::Result<(String, Vec<PatchSkip>)> {
     let mut out = String::new();
     let mut skipped = Vec::new();
     let mut skip = |path: &str, reason: String| {
@@ -141,7 +175,15 @@ pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result
         let new = if c.kind == ChangeKind::Deleted {
             Side::Missing
         } else {
-            read(&kept.join(&c.path))?
+            match read(&kept.join(&c.path))? {
+                Side::Text { text, mode: "120000" } if !include_links && link_escapes(&c.path, &text) => {
+                    Side::Left(format!(
+                        "{LINK_OUTSIDE} (`{}`); export --include-symlinks puts it back",
+                        text.chars().take(200).collect::<String>()
+                    ))
+                }
+                side => side,
+            }
         };
         let size = [&old, &new]
             .iter()
@@ -361,6 +403,27 @@ fn acts_later(path: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn links_that_leave_the_root_are_told_apart() {
+        for (path, target) in [
+            ("a", "/etc/passwd"),
+            ("a", "../x"),
+            ("d/a", "../../x"),
+            ("d/a", "e/../../../x"),
+        ] {
+            assert!(link_escapes(path, target), "{path} -> {target}");
+        }
+        for (path, target) in [
+            ("a", "b"),
+            ("d/a", "../b"),
+            ("d/e/a", "../../b"),
+            ("a", "./b/../c"),
+        ] {
+            assert!(!link_escapes(path, target), "{path} -> {target}");
+        }
+    }
+
     use super::*;
 
     #[test]

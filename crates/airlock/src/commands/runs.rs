@@ -72,6 +72,10 @@ pub struct ExportArgs {
     /// Write the changes as a patch that `git apply` accepts on the original target.
     #[arg(long, value_name = "FILE")]
     pub patch: Option<PathBuf>,
+    /// With --patch, put back the symbolic links that point outside the target (left out by default: applied, they
+    /// would lead from your repository to anywhere on your machine).
+    #[arg(long, requires = "patch")]
+    pub include_symlinks: bool,
     /// Print the captured output (stdout, then stderr) to stdout; to a terminal, control and invisible characters
     /// are shown escaped (see --raw).
     #[arg(long)]
@@ -305,14 +309,29 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
             );
             return Ok(exit::POLICY);
         }
-        let text = patch_text(&store, &run)?;
+        let with_links = run.artifacts.iter().find(|a| a.kind == "patch-with-links");
+        let links_in = args.include_symlinks && with_links.is_some();
+        let text = match with_links.filter(|_| links_in) {
+            Some(a) => String::from_utf8_lossy(&store.read_object(&a.sha256)?).into_owned(),
+            None => patch_text(&store, &run)?,
+        };
         fs_err::write(file, &text)?;
         eprintln!(
             "wrote {} ({} changed file(s))",
             escape(&file.display().to_string()),
             run.changes.len(),
         );
-        for s in &run.patch_skipped {
+        let is_link = |s: &&airlock_types::PatchSkip| s.reason.starts_with(airlock_run::patch::LINK_OUTSIDE);
+        if links_in {
+            for s in run.patch_skipped.iter().filter(is_link) {
+                eprintln!(
+                    "  warning: in the patch as asked, {}: {}",
+                    field(&s.path),
+                    field(&s.reason.replace("; export --include-symlinks puts it back", ""))
+                );
+            }
+        }
+        for s in run.patch_skipped.iter().filter(|s| !(links_in && is_link(s))) {
             eprintln!("  not in the patch: {}: {}", field(&s.path), field(&s.reason));
         }
         for r in &run.review {

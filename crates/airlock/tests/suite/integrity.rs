@@ -619,3 +619,102 @@ fn the_verdict_follows_what_the_run_did_and_the_scan_follows_what_the_instructio
     );
     assert_eq!(rec["observed"]["level"], "low", "{:#}", rec["observed"]);
 }
+
+#[test]
+fn links_out_of_the_target_stay_out_of_the_patch_unless_asked() {
+    let env = env();
+    let target = env.target(&[("README.md", "# Project\n"), ("docs/guide.md", "guide\n")]);
+    let script = "set -e\nln -s /etc/passwd passwd-link\nln -s ../../outside docs/up\nln -s guide.md docs/inside\nln -s ../README.md docs/readme\necho edited >> README.md\n";
+    let skill = env.skill(
+        "linker",
+        "Links.\n\nRun `scripts/l.sh`.\n",
+        &[("scripts/l.sh", script)],
+    );
+    let rec = env.run(
+        &skill,
+        &["--script", "scripts/l.sh", "--target", target.to_str().unwrap()],
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    let skipped = reasons(&rec["patch_skipped"]);
+    for p in ["passwd-link", "docs/up"] {
+        assert!(
+            skipped
+                .iter()
+                .any(|(path, why)| path == p && why.contains("points outside the target")),
+            "{p}: {skipped:?}"
+        );
+    }
+    assert!(
+        !skipped
+            .iter()
+            .any(|(p, _)| p == "docs/inside" || p == "docs/readme"),
+        "{skipped:?}"
+    );
+    let run_id = rec["run_id"].as_str().unwrap();
+    let fresh = |name: &str| {
+        let copy = env.root.join(name);
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(&target)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        copy
+    };
+    let apply = |patch: &Path, copy: &Path| {
+        let out = Command::new("git")
+            .args(["apply", "--verbose"])
+            .arg(patch)
+            .current_dir(copy)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git apply: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // By default: the links inside the target apply, the two out of it are named and left out.
+    let patch = env.data.join("safe.patch");
+    let (code, _, stderr) = env.airlock(&["export", run_id, "--patch", patch.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("not in the patch: passwd-link"), "{stderr}");
+    let copy = fresh("copy-safe");
+    apply(&patch, &copy);
+    assert_eq!(
+        fs_err::read_link(copy.join("docs/inside")).unwrap(),
+        Path::new("guide.md")
+    );
+    assert_eq!(
+        fs_err::read_link(copy.join("docs/readme")).unwrap(),
+        Path::new("../README.md")
+    );
+    assert!(fs_err::symlink_metadata(copy.join("passwd-link")).is_err());
+    assert!(fs_err::symlink_metadata(copy.join("docs/up")).is_err());
+    // Asked for, they are put back with a warning.
+    let patch = env.data.join("links.patch");
+    let (code, _, stderr) = env.airlock(&[
+        "export",
+        run_id,
+        "--patch",
+        patch.to_str().unwrap(),
+        "--include-symlinks",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: in the patch as asked, passwd-link"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not in the patch: passwd-link"), "{stderr}");
+    let copy = fresh("copy-links");
+    apply(&patch, &copy);
+    assert_eq!(
+        fs_err::read_link(copy.join("passwd-link")).unwrap(),
+        Path::new("/etc/passwd")
+    );
+    assert_eq!(
+        fs_err::read_link(copy.join("docs/up")).unwrap(),
+        Path::new("../../outside")
+    );
+}
