@@ -324,6 +324,7 @@ pub(crate) fn sandbox_run(
         ));
     }
     config.limits = request.limits.clone();
+    config.host_opt = request.host_opt;
     config.keep_changes = Some(scratch.path().join("changes"));
     config.cancel = request.cancel.clone();
     let mut egress = request.egress.clone();

@@ -197,6 +197,8 @@ pub struct RunRequest {
     pub helper: Option<PathBuf>,
     /// Whether and how the skill's environment is installed before a sandbox run.
     pub environment: environment::EnvOptions,
+    /// Make the host's `/opt` visible read-only in the sandbox.
+    pub host_opt: bool,
 }
 
 /// The phases of a run, in order.

@@ -107,6 +107,9 @@ pub struct Config {
     pub egress: Option<airlock_egress::EgressConfig>,
     /// Set by the runner when the egress proxy serves this run.
     pub net_proxy: bool,
+    /// Make the host's `/opt` visible read-only (software installed there); hidden by default.
+    #[serde(default)]
+    pub host_opt: bool,
     /// Files written into the sandbox before the command starts, at sandbox paths under `/etc/` or the home
     /// folder (the egress settings' package-manager configuration and CA bundle).
     pub files: Vec<(PathBuf, airlock_egress::FileContent)>,
@@ -133,6 +136,7 @@ impl Config {
             egress: None,
             net_proxy: false,
             files: Vec::new(),
+            host_opt: false,
             events: None,
             cancel: None,
         }

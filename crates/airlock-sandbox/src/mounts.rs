@@ -15,9 +15,9 @@ fn ctx<T, E: std::fmt::Display>(r: Result<T, E>, what: impl FnOnce() -> String) 
     r.map_err(|e| format!("{}: {e}", what()))
 }
 
-const SYSTEM_DIRS: [&str; 8] = [
-    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt",
-];
+/// The host folders every sandbox sees, read-only (on a merged-/usr system all but `/usr` are links into it).
+/// `/opt` is added only when asked ([`Config::host_opt`]). The whole list is in `docs/record.md`.
+const SYSTEM_DIRS: [&str; 7] = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"];
 const ETC_FILES: [&str; 9] = [
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -112,7 +112,8 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         ),
         || "mount the root tmpfs".to_owned(),
     )?;
-    for dir in SYSTEM_DIRS {
+    let opt = config.host_opt.then_some("/opt");
+    for dir in SYSTEM_DIRS.into_iter().chain(opt) {
         let src = Path::new(dir);
         let Ok(meta) = std::fs::symlink_metadata(src) else {
             continue;

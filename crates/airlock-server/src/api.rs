@@ -745,6 +745,7 @@ fn run_request(
         run_id: Some(run_id.to_owned()),
         cancel: Some(cancel),
         helper: app.config.helper.clone(),
+        host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
     })
 }

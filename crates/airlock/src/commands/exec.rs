@@ -73,6 +73,9 @@ pub struct ExecArgs {
     /// Do not record file opens (execs, connects and exits are still recorded).
     #[arg(long)]
     pub no_record_files: bool,
+    /// Make the host's /opt visible read-only (software installed there); hidden by default.
+    #[arg(long)]
+    pub host_opt: bool,
     /// The command and its arguments.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -137,6 +140,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
     }
     config.limits = args.limits.limits(Duration::from_secs(30));
     config.record_files = !args.no_record_files;
+    config.host_opt = args.host_opt;
     let record = airlock_sandbox::run(&config, None)?;
     if let Some(path) = &args.audit {
         let line = json!({

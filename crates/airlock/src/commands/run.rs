@@ -52,6 +52,9 @@ pub struct RunArgs {
     /// Do not install what the skill needs (its requirements files and imported Python packages) before the run.
     #[arg(long)]
     pub no_install: bool,
+    /// Make the host's /opt visible read-only in the sandbox (software installed there); hidden by default.
+    #[arg(long)]
+    pub host_opt: bool,
     /// The Python package index the install phase uses (a mirror), instead of PyPI; its host is allowed for the
     /// install phase only.
     #[arg(long, value_name = "URL", env = "AIRLOCK_PIP_INDEX_URL")]
@@ -105,6 +108,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         run_id: None,
         cancel: None,
         helper: None,
+        host_opt: args.host_opt,
         environment: airlock_run::environment::EnvOptions {
             install: !args.no_install,
             pip_index_url: args.pip_index_url.clone(),

@@ -349,3 +349,48 @@ fn workspace_changes_are_listed_and_the_real_folder_is_untouched() {
     assert_eq!(record["changes"][0]["size_before"], 9);
     assert!(s.workspace.join("input.txt").exists());
 }
+
+/// The mount points inside a sandbox are exactly the documented list (docs/record.md), `/opt` only when asked.
+#[test]
+fn the_sandbox_sees_only_the_documented_host_folders() {
+    let doc = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/record.md")).unwrap();
+    let block = doc
+        .split("```text host-mounts\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("no host-mounts list in docs/record.md"));
+    let mut documented: Vec<String> = block
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let path = parts.next()?.to_owned();
+            let host = l.contains("host");
+            // A host path is there only when the host has it.
+            (!host || Path::new(&path).exists()).then_some(path)
+        })
+        .collect();
+    documented.sort();
+    let mounts = |extra: &[&str]| {
+        let mut args = vec!["exec", "--json"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "/bin/sh", "-c", "cut -d' ' -f5 /proc/self/mountinfo"]);
+        let out = super::util::airlock_command().args(&args).output().unwrap();
+        let rec: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let mut seen: Vec<String> = rec["stdout"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        seen.sort();
+        seen.dedup();
+        seen
+    };
+    assert_eq!(mounts(&[]), documented);
+    if Path::new("/opt").is_dir() {
+        let with_opt = mounts(&["--host-opt"]);
+        assert!(with_opt.contains(&"/opt".to_owned()), "{with_opt:?}");
+        assert_eq!(with_opt.len(), documented.len() + 1, "{with_opt:?}");
+    }
+}

@@ -25,6 +25,7 @@ fn request(settings: &ImportSettings, source: &std::path::Path, invocation: Invo
         run_id: Some("r-library-test".into()),
         cancel: None,
         helper: Some(env!("CARGO_BIN_EXE_airlock-sandbox-helper").into()),
+        host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
     }
 }
