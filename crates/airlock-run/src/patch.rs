@@ -2,8 +2,8 @@
 //! a person should look at before applying it.
 //!
 //! The patch always applies: text files with modes, new and deleted files and symbolic links are written as git
-//! writes them (a file turned into a link, or a folder into a file, as a deletion and an addition); binary files,
-//! files too large to diff, and paths git refuses to check out (`.git` in any case or with trailing dots or spaces,
+//! writes them (a file turned into a link, or a folder into a file, as a deletion and an addition), binary files up
+//! to [`MAX_BINARY_BYTES`] as git binary patches; larger binaries, files too large to diff, and paths git refuses to check out (`.git` in any case or with trailing dots or spaces,
 //! `git~1`, characters that need quoting) are left out, each with its reason. The work is bounded: a side larger
 //! than [`MAX_FILE_BYTES`] or [`MAX_FILE_LINES`] is not diffed, and the line diff stops looking for the shortest edit
 //! script at a deadline (the patch stays correct, only less minimal).
@@ -26,11 +26,41 @@ const DIFF_DEADLINE: Duration = Duration::from_secs(2);
 /// Time all the line diffs of a patch may spend looking for the smallest diffs.
 const TOTAL_DEADLINE: Duration = Duration::from_secs(10);
 
+/// A binary file larger than this (before or after) is left out of the patch; smaller ones go in as git binary
+/// patches.
+pub const MAX_BINARY_BYTES: u64 = 1 << 20;
+
 /// One side of a change as the patch sees it.
 enum Side {
     Missing,
     Text { text: String, mode: &'static str },
+    Binary { bytes: Vec<u8>, mode: &'static str },
     Left(String),
+}
+
+impl Side {
+    fn mode(&self) -> Option<&'static str> {
+        match self {
+            Self::Text { mode, .. } | Self::Binary { mode, .. } => Some(mode),
+            _ => None,
+        }
+    }
+
+    fn size(&self) -> u64 {
+        match self {
+            Self::Text { text, .. } => text.len() as u64,
+            Self::Binary { bytes, .. } => bytes.len() as u64,
+            _ => 0,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Text { text, .. } => text.as_bytes(),
+            Self::Binary { bytes, .. } => bytes,
+            _ => &[],
+        }
+    }
 }
 
 fn read(path: &Path) -> std::io::Result<Side> {
@@ -55,9 +85,24 @@ fn read(path: &Path) -> std::io::Result<Side> {
             meta.len()
         )));
     }
+    let mode = if meta.permissions().mode() & 0o111 != 0 {
+        "100755"
+    } else {
+        "100644"
+    };
     let bytes = fs_err::read(path)?;
+    let binary = |bytes: Vec<u8>| {
+        if bytes.len() as u64 > MAX_BINARY_BYTES {
+            Side::Left(format!(
+                "binary and larger than {MAX_BINARY_BYTES} bytes ({}); the file is kept as an artifact",
+                bytes.len()
+            ))
+        } else {
+            Side::Binary { bytes, mode }
+        }
+    };
     if bytes.contains(&0) {
-        return Ok(Side::Left("binary".into()));
+        return Ok(binary(bytes));
     }
     let lines = bytecount(&bytes);
     if lines > MAX_FILE_LINES {
@@ -65,14 +110,9 @@ fn read(path: &Path) -> std::io::Result<Side> {
             "too many lines to diff ({lines}, the limit is {MAX_FILE_LINES}); the file is kept as an artifact"
         )));
     }
-    let mode = if meta.permissions().mode() & 0o111 != 0 {
-        "100755"
-    } else {
-        "100644"
-    };
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Side::Text { text, mode },
-        Err(_) => Side::Left("binary (not UTF-8)".into()),
+        Err(e) => binary(e.into_bytes()),
     })
 }
 
@@ -185,13 +225,7 @@ pub fn unified(
                 side => side,
             }
         };
-        let size = [&old, &new]
-            .iter()
-            .map(|s| match s {
-                Side::Text { text, .. } => text.len() as u64,
-                _ => 0,
-            })
-            .sum::<u64>();
+        let size = old.size() + new.size();
         if size > budget {
             skip(
                 &c.path,
@@ -206,8 +240,8 @@ pub fn unified(
             (Side::Missing, Side::Missing) => {}
             (old, new) => {
                 // git applies a change of type (file and link) only as a deletion and an addition.
-                let type_change = matches!((&old, &new), (Side::Text { mode: a, .. }, Side::Text { mode: b, .. })
-                    if (*a == "120000") != (*b == "120000"));
+                let type_change = matches!((old.mode(), new.mode()), (Some(a), Some(b))
+                    if (a == "120000") != (b == "120000"));
                 if type_change {
                     write_diff(&mut out, &c.path, &old, &Side::Missing, deadline);
                     write_diff(&mut out, &c.path, &Side::Missing, &new, deadline);
@@ -220,7 +254,76 @@ pub fn unified(
     Ok((out, skipped))
 }
 
+/// git's base-85 alphabet for binary patches.
+const BASE85: &[u8; 85] =
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+
+/// The object id git gives a blob with these bytes.
+fn blob_id(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", bytes.len()));
+    h.update(bytes);
+    format!("{:x}", h.finalize())
+}
+
+/// One `literal` hunk of a git binary patch: the bytes deflated, in lines of up to 52 bytes in base 85, each led by
+/// its length (`A`-`Z` for 1-26, `a`-`z` for 27-52), then an empty line.
+fn write_literal(out: &mut String, bytes: &[u8]) {
+    use std::io::Write as _;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = z.write_all(bytes);
+    let deflated = z.finish().unwrap_or_default();
+    let _ = writeln!(out, "literal {}", bytes.len());
+    for chunk in deflated.chunks(52) {
+        let n = chunk.len() as u8;
+        out.push(char::from(if n <= 26 { b'A' + n - 1 } else { b'a' + n - 27 }));
+        for group in chunk.chunks(4) {
+            let mut word = [0u8; 4];
+            word[..group.len()].copy_from_slice(group);
+            let mut acc = u32::from_be_bytes(word);
+            let mut five = [0u8; 5];
+            for c in five.iter_mut().rev() {
+                *c = BASE85[(acc % 85) as usize];
+                acc /= 85;
+            }
+            out.extend(five.iter().map(|b| char::from(*b)));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// A change with a binary side, as a git binary patch (the new content, then the old, each whole).
+fn write_binary(out: &mut String, p: &str, old: &Side, new: &Side) {
+    let zero = "0".repeat(40);
+    let id = |s: &Side| match s {
+        Side::Missing => zero.clone(),
+        other => blob_id(other.bytes()),
+    };
+    let _ = writeln!(out, "diff --git a/{p} b/{p}");
+    match (old.mode(), new.mode()) {
+        (None, Some(m)) => {
+            let _ = writeln!(out, "new file mode {m}");
+        }
+        (Some(m), None) => {
+            let _ = writeln!(out, "deleted file mode {m}");
+        }
+        (Some(a), Some(b)) if a != b => {
+            let _ = writeln!(out, "old mode {a}\nnew mode {b}");
+        }
+        _ => {}
+    }
+    let _ = writeln!(out, "index {}..{}", id(old), id(new));
+    out.push_str("GIT binary patch\n");
+    write_literal(out, new.bytes());
+    write_literal(out, old.bytes());
+}
+
 fn write_diff(out: &mut String, p: &str, old: &Side, new: &Side, deadline: Instant) {
+    if matches!(old, Side::Binary { .. }) || matches!(new, Side::Binary { .. }) {
+        return write_binary(out, p, old, new);
+    }
     let (old_text, old_mode) = match old {
         Side::Text { text, mode } => (Some(text.as_str()), *mode),
         _ => (None, ""),
@@ -403,6 +506,16 @@ fn acts_later(path: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn binary_literals_are_written_as_git_writes_them() {
+        let mut out = String::new();
+        write_literal(&mut out, b"");
+        // zlib's 8 bytes for nothing (git's own level writes `HcmV?d00001`; any valid stream applies).
+        assert_eq!(out, "literal 0\nHc$@<O00001\n\n");
+        assert_eq!(blob_id(b""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+        assert_eq!(blob_id(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+    }
 
     #[test]
     fn links_that_leave_the_root_are_told_apart() {

@@ -718,3 +718,61 @@ fn links_out_of_the_target_stay_out_of_the_patch_unless_asked() {
         Path::new("../../outside")
     );
 }
+
+#[test]
+fn binary_changes_go_into_the_patch_as_git_binary_patches() {
+    let env = env();
+    let target = env.root.join("project");
+    write(&target, "README.md", "# Project\n");
+    let logo: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+    fs_err::write(target.join("logo.bin"), &logo).unwrap();
+    fs_err::write(target.join("old.bin"), [0u8, 1, 2, 3, 0, 255]).unwrap();
+    readable_by_all(&target);
+    let script = "set -e\nprintf 'a\\000b\\377c' > new.bin\nhead -c 3000 logo.bin > cut && mv cut logo.bin && printf '\\001\\002' >> logo.bin\nrm old.bin\nhead -c 2000000 /dev/urandom > huge.bin\n";
+    let skill = env.skill(
+        "binaries",
+        "Binaries.\n\nRun `scripts/b.sh`.\n",
+        &[("scripts/b.sh", script)],
+    );
+    let rec = env.run(
+        &skill,
+        &["--script", "scripts/b.sh", "--target", target.to_str().unwrap()],
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    let skipped = reasons(&rec["patch_skipped"]);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].0, "huge.bin");
+    assert!(skipped[0].1.contains("binary and larger than"), "{skipped:?}");
+    let patch = env.data.join("binary.patch");
+    let run_id = rec["run_id"].as_str().unwrap();
+    let (code, _, stderr) = env.airlock(&["export", run_id, "--patch", patch.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(fs_err::read_to_string(&patch)
+        .unwrap()
+        .contains("GIT binary patch"));
+    let copy = env.root.join("copy");
+    assert!(Command::new("cp")
+        .arg("-a")
+        .arg(&target)
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success());
+    let out = Command::new("git")
+        .args(["apply", "--verbose"])
+        .arg(&patch)
+        .current_dir(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs_err::read(copy.join("new.bin")).unwrap(), b"a\0b\xffc");
+    let mut cut = logo[..3000].to_vec();
+    cut.extend_from_slice(&[1, 2]);
+    assert_eq!(fs_err::read(copy.join("logo.bin")).unwrap(), cut);
+    assert!(!copy.join("old.bin").exists());
+    assert!(!copy.join("huge.bin").exists());
+}
