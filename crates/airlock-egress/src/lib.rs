@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use airlock_types::{NetAttempt, NetDecision};
 
 pub use policy::{
-    is_internal, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy, PolicyError, Rule, Verdict,
+    is_internal, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy, PolicyError, Rule, Target,
+    Verdict,
 };
 pub use setup::{FileContent, SandboxSetup, SANDBOX_ETC};
 pub use upstream::{ProxyAddr, Upstream};
@@ -613,7 +614,9 @@ impl Conn<'_> {
         let target = name
             .clone()
             .unwrap_or_else(|| ip_given.map(|i| i.to_string()).unwrap_or_default());
-        let proxy = if mapped.is_some() {
+        // Nor does this machine's own loopback.
+        let loopback = ip_given.is_some_and(|i| to_canonical(i).is_loopback());
+        let proxy = if mapped.is_some() || loopback {
             None
         } else {
             self.policy()

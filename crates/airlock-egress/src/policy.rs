@@ -595,6 +595,21 @@ impl Policy {
         Verdict::pass("")
     }
 
+    /// The allow rule that names this loopback address and port explicitly (`127.0.0.1:8080`): the user means a
+    /// service on the host, so a connect to it inside the sandbox is sent there through the proxy.
+    pub fn loopback_service(&self, ip: IpAddr, port: u16) -> Option<&Rule> {
+        let ip = to_canonical(ip);
+        if !ip.is_loopback() {
+            return None;
+        }
+        self.allow
+            .iter()
+            .find(|r| {
+                r.port == Some(port) && matches!(r.target, Target::Net { .. }) && r.matches_ip(ip, port)
+            })
+            .filter(|_| !self.deny.iter().any(|d| d.matches_ip(ip, port)))
+    }
+
     /// Where to connect for `name:port`: the user's `connect_to` mapping if there is one.
     pub fn connect_to(&self, name: &str, port: u16) -> Option<std::net::SocketAddr> {
         self.connect_to

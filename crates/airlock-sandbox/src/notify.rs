@@ -276,7 +276,13 @@ fn egress_connect(
         nix::sys::socket::getsockopt(s, nix::sys::socket::sockopt::SockType)
             .is_ok_and(|t| t == nix::sys::socket::SockType::Stream)
     });
-    if ip.is_loopback() {
+    // A loopback port the user named (`--allow-net 127.0.0.1:8080`) is the host's service: sent there through the
+    // proxy like a remote connect. Every other loopback connect stays inside the sandbox.
+    let host_service = stream
+        && is_connect
+        && dest.port() != airlock_egress::PROXY_PORT
+        && egress.policy().loopback_service(ip, dest.port()).is_some();
+    if ip.is_loopback() && !host_service {
         if stream && is_connect && dest.port() == airlock_egress::PROXY_PORT {
             if let Some(port) = sock.as_ref().and_then(|s| bind_loopback(s, dest.is_ipv6())) {
                 egress.capture(
@@ -290,7 +296,12 @@ fn egress_connect(
         }
         return Answer::Continue;
     }
-    match egress.decide_connect(nspid, ip, dest.port(), stream && is_connect) {
+    let decision = if host_service {
+        airlock_egress::ConnectDecision::Capture
+    } else {
+        egress.decide_connect(nspid, ip, dest.port(), stream && is_connect)
+    };
+    match decision {
         airlock_egress::ConnectDecision::Refuse => Answer::Return(if stream {
             libc::ECONNREFUSED
         } else {

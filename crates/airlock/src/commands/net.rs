@@ -119,7 +119,14 @@ impl NetArgs {
             policy.add_preset(p).map_err(|e| usage(&e))?;
         }
         for a in &self.allow_net {
-            policy.allow.push(Rule::parse(a).map_err(|e| usage(&e))?);
+            let rule = Rule::parse(a).map_err(|e| usage(&e))?;
+            if matches!(&rule.target, airlock_egress::Target::Domain(d) if d == "localhost") {
+                let port = rule.port.map_or("PORT".to_owned(), |p| p.to_string());
+                tracing::warn!(
+                    "--allow-net {a}: inside the sandbox `localhost` is the sandbox's own; to reach a service on this machine, use --allow-net 127.0.0.1:{port}"
+                );
+            }
+            policy.allow.push(rule);
         }
         for d in &self.deny_net {
             policy.deny.push(Rule::parse(d).map_err(|e| usage(&e))?);

@@ -629,3 +629,37 @@ fn doctor_says_where_traffic_leaves_and_never_the_proxy_password() {
     let out = doctor(&[("HTTPS_PROXY", "socks5://proxy.corp:1080")]);
     assert!(out.contains("MISSING egress: invalid upstream proxy"), "{out}");
 }
+
+#[test]
+fn a_loopback_port_named_in_the_policy_is_the_hosts_service() {
+    let up = http_upstream();
+    let allow = format!("127.0.0.1:{}", up.port);
+    let script = format!(
+        "curl -sS --noproxy '*' http://127.0.0.1:{0}/host-service; echo; \
+         curl -sS -m 3 --noproxy '*' http://127.0.0.1:{1}/other; echo rc=$?",
+        up.port,
+        up.port.wrapping_add(1).max(1024)
+    );
+    let record = exec(&["--allow-net", &allow], &script, &[]);
+    let out = record["stdout"].as_str().unwrap();
+    assert!(out.starts_with("upstream"), "{out}\n{record:#}");
+    // Any other loopback port stays the sandbox's own (nothing listens there).
+    assert!(out.contains("rc=7"), "{out}");
+    let seen = up.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    assert!(seen[0].starts_with("GET /host-service "), "{seen:#?}");
+    let a = find(&attempts(&record), "tcp", &allow).clone();
+    assert_eq!(a["decision"], "allowed", "{a:#}");
+    assert_eq!(a["rule"], allow.as_str(), "{a:#}");
+    // Without the rule the same connect stays inside the sandbox.
+    let record = exec(
+        &["--allow-net", "example.test:443"],
+        &format!(
+            "curl -sS -m 3 --noproxy '*' http://127.0.0.1:{}/x; echo rc=$?",
+            up.port
+        ),
+        &[],
+    );
+    assert!(record["stdout"].as_str().unwrap().contains("rc=7"), "{record:#}");
+    assert_eq!(up.seen.lock().unwrap().len(), 1);
+}
