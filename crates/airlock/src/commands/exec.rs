@@ -76,9 +76,140 @@ pub struct ExecArgs {
     /// Make the host's /opt visible read-only (software installed there); hidden by default.
     #[arg(long)]
     pub host_opt: bool,
+    /// Read the request as one JSON object on stdin and print the result and the record as one JSON object on
+    /// stdout (see docs/json-io.md); no other flag or command is taken.
+    #[arg(long, conflicts_with_all = ["ro", "rw", "workdir", "env", "json", "audit", "no_record_files", "host_opt", "command"])]
+    pub json_io: bool,
     /// The command and its arguments.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "json_io")]
     pub command: Vec<String>,
+}
+
+/// A request of `airlock exec --json-io`. Unknown keys are an error, so a typo never silently loosens a limit.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IoRequest {
+    command: Vec<String>,
+    #[serde(default)]
+    request_id: Option<String>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    ro: Vec<String>,
+    #[serde(default)]
+    rw: Vec<String>,
+    #[serde(default)]
+    workdir: Option<PathBuf>,
+    /// `30s`, `500ms`, `2m`.
+    #[serde(default)]
+    timeout: Option<String>,
+    /// `512M`, `2G`.
+    #[serde(default)]
+    memory: Option<String>,
+    #[serde(default)]
+    disk: Option<String>,
+    #[serde(default)]
+    pids: Option<u64>,
+    #[serde(default)]
+    cpus: Option<u32>,
+    #[serde(default)]
+    allow_net: Vec<String>,
+    #[serde(default)]
+    deny_net: Vec<String>,
+    #[serde(default)]
+    net_preset: Vec<String>,
+    #[serde(default)]
+    connect_to: Vec<String>,
+    #[serde(default = "yes")]
+    record_files: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Most bytes of a `--json-io` request.
+const IO_REQUEST_LIMIT: u64 = 1 << 20;
+
+/// `airlock exec --json-io`: the request from stdin, one JSON object with the result and the record on stdout. A
+/// request airlock cannot take is answered with `{"error": …}` and exit code 125.
+fn json_io() -> anyhow::Result<u8> {
+    use std::io::Read as _;
+    let answer_error = |message: String| -> anyhow::Result<u8> {
+        println!("{}", json!({"schema_version": 1, "error": {"message": message}}));
+        Ok(exit::AIRLOCK)
+    };
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin()
+        .take(IO_REQUEST_LIMIT + 1)
+        .read_to_string(&mut text)
+    {
+        return answer_error(format!("reading the request on stdin: {e}"));
+    }
+    if text.len() as u64 > IO_REQUEST_LIMIT {
+        return answer_error(format!("the request is larger than {IO_REQUEST_LIMIT} bytes"));
+    }
+    let request: IoRequest = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => return answer_error(format!("the request is not valid: {e}")),
+    };
+    if request.command.is_empty() || request.command[0].is_empty() {
+        return answer_error("`command` must name a program".into());
+    }
+    let size = |v: &Option<String>, default: u64| v.as_deref().map_or(Ok(default), parse_size);
+    let limits = (|| -> Result<LimitArgs, String> {
+        Ok(LimitArgs {
+            timeout: request.timeout.as_deref().map(parse_duration).transpose()?,
+            memory: size(&request.memory, 512 << 20)?,
+            disk: size(&request.disk, 256 << 20)?,
+            pids: request.pids.unwrap_or(256),
+            cpus: request.cpus.unwrap_or(1),
+        })
+    })();
+    let limits = match limits {
+        Ok(l) => l,
+        Err(e) => return answer_error(e),
+    };
+    let args = ExecArgs {
+        ro: request.ro,
+        rw: request.rw,
+        workdir: request.workdir,
+        net: super::net::NetArgs {
+            allow_net: request.allow_net,
+            deny_net: request.deny_net,
+            net_preset: request.net_preset,
+            connect_to: request.connect_to,
+            ..Default::default()
+        },
+        limits,
+        env: request.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        audit: None,
+        json: true,
+        no_record_files: !request.record_files,
+        host_opt: false,
+        json_io: false,
+        command: request.command,
+    };
+    let record = match sandbox_record(&args) {
+        Ok(r) => r,
+        Err(e) => return answer_error(format!("{e:#}")),
+    };
+    println!(
+        "{}",
+        json!({
+            "schema_version": 1,
+            "request_id": request.request_id.unwrap_or_else(|| record.request_id.clone()),
+            "status": record.status,
+            "exit_code": record.exit_code,
+            "signal": record.signal,
+            "timed_out": record.timed_out,
+            "duration_ms": record.duration_ms,
+            "stdout": record.stdout,
+            "stderr": record.stderr,
+            "record": record,
+        })
+    );
+    Ok(exit::of_command(record.status, record.exit_code, record.signal))
 }
 
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -121,6 +252,15 @@ fn mount_arg(text: &str) -> (PathBuf, PathBuf) {
 }
 
 pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
+    if args.json_io {
+        return json_io();
+    }
+    let record = sandbox_record(args)?;
+    report(args, &record)
+}
+
+/// Runs the command as the arguments say and returns its record.
+fn sandbox_record(args: &ExecArgs) -> anyhow::Result<airlock_types::RunRecord> {
     let mut config = Config::new(args.command.clone());
     config.egress = args.net.egress()?;
     for ro in &args.ro {
@@ -141,7 +281,11 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
     config.limits = args.limits.limits(Duration::from_secs(30));
     config.record_files = !args.no_record_files;
     config.host_opt = args.host_opt;
-    let record = airlock_sandbox::run(&config, None)?;
+    Ok(airlock_sandbox::run(&config, None)?)
+}
+
+/// Writes the audit line and prints the record or the output and a summary.
+fn report(args: &ExecArgs, record: &airlock_types::RunRecord) -> anyhow::Result<u8> {
     if let Some(path) = &args.audit {
         let line = json!({
             "ts": record.started_at,
@@ -164,7 +308,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
         writeln!(file, "{line}")?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&record)?);
+        println!("{}", serde_json::to_string_pretty(record)?);
     } else {
         print!("{}", escape(&record.stdout));
         eprint!("{}", escape(&record.stderr));

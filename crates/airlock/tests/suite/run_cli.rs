@@ -841,3 +841,67 @@ fn a_failed_run_says_why_on_screen() {
     let json = airlock(&data, &["runs", "--json"]).json();
     assert!(json[0]["expires_at"].as_str().unwrap().ends_with('Z'), "{json}");
 }
+
+/// `airlock exec --json-io`: one JSON request on stdin, one JSON answer (result and record) on stdout.
+#[test]
+fn exec_json_io_takes_a_request_and_answers_with_the_result_and_the_record() {
+    let call = |request: &str, extra: &[&str]| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["exec", "--json-io"])
+            .args(extra)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), request.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let answer: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        (
+            out.status.code(),
+            answer,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, a, err) = call(
+        r#"{"command": ["/bin/sh", "-c", "echo hi $GREETING; echo oops >&2; exit 3"], "env": {"GREETING": "there"},
+            "request_id": "req-7", "timeout": "10s", "memory": "256M"}"#,
+        &[],
+    );
+    assert_eq!(code, Some(3), "{a}\n{err}");
+    assert_eq!(a["schema_version"], 1);
+    assert_eq!(a["request_id"], "req-7");
+    assert_eq!(
+        (a["status"].as_str(), a["exit_code"].as_i64()),
+        (Some("failed"), Some(3))
+    );
+    assert_eq!(
+        (a["stdout"].as_str(), a["stderr"].as_str()),
+        (Some("hi there\n"), Some("oops\n"))
+    );
+    assert_eq!(a["record"]["limits"]["memory_bytes"], 256 << 20);
+    assert!(a["record"]["timeline"].as_array().is_some_and(|t| !t.is_empty()));
+    // A limit from the request is enforced.
+    let (code, a, _) = call(r#"{"command": ["sleep", "30"], "timeout": "1s"}"#, &[]);
+    assert_eq!((code, a["timed_out"].as_bool()), (Some(124), Some(true)), "{a}");
+    // A request airlock cannot take is an error answer, never a run.
+    for bad in [
+        r#"{"command": ["true"], "memroy": "1G"}"#,
+        r#"{"command": []}"#,
+        r#"{"command": ["true"], "timeout": "soon"}"#,
+        r#"{"command": ["true"], "allow_net": ["bad host"]}"#,
+        "not json",
+    ] {
+        let (code, a, _) = call(bad, &[]);
+        assert_eq!(code, Some(125), "{bad}: {a}");
+        assert!(
+            a["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{bad}: {a}"
+        );
+    }
+    // The request is the only input: flags and a command beside it are refused.
+    let (code, _, err) = call(r#"{"command": ["true"]}"#, &["--", "true"]);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}
