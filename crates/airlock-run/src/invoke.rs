@@ -468,35 +468,33 @@ fn finish(
         .collect();
     // The patch, and each changed file, content-addressed.
     let kept = scratch.path().join("changes").join("0");
-    let (patch, skipped) = crate::patch::unified(&target.root, &kept, &record.changes, false)?;
-    // With links out of the target left out, the whole patch is kept aside for `export --include-symlinks`.
-    if skipped
-        .iter()
-        .any(|s| s.reason.starts_with(crate::patch::LINK_OUTSIDE))
-    {
-        let (with_links, _) = crate::patch::unified(&target.root, &kept, &record.changes, true)?;
-        let (sha, size) = store.put_bytes(with_links.as_bytes())?;
-        record.artifacts.push(Artifact {
-            id: format!("{}-patch-with-links", record.run_id),
-            kind: "patch-with-links".into(),
-            path: "changes-with-links.patch".into(),
-            sha256: sha,
-            size,
-            summary: "the unified diff with the symbolic links that point outside the target".into(),
-        });
-    }
-    record.patch_skipped = skipped;
+    let patch = crate::patch::unified(&target.root, &kept, &record.changes)?;
+    record.patch_skipped = patch.skipped;
     record.review = crate::patch::review(&target.root, &kept, &record.changes);
-    if !patch.is_empty() {
-        let (sha, size) = store.put_bytes(patch.as_bytes())?;
+    let mut put = |kind: &str, path: &str, text: &str, summary: String| -> Result<(), RunError> {
+        let (sha256, size) = store.put_bytes(text.as_bytes())?;
         record.artifacts.push(Artifact {
-            id: format!("{}-patch", record.run_id),
-            kind: "patch".into(),
-            path: "changes.patch".into(),
-            sha256: sha,
+            id: format!("{}-{kind}", record.run_id),
+            kind: kind.into(),
+            path: path.into(),
+            sha256,
             size,
-            summary: format!("{} changed file(s) as a unified diff", record.changes.len()),
+            summary,
         });
+        Ok(())
+    };
+    if !patch.text.is_empty() {
+        let summary = format!("{} changed file(s) as a unified diff", record.changes.len());
+        put("patch", "changes.patch", &patch.text, summary)?;
+    }
+    // With links out of the target left out, the whole patch is kept aside for `export --include-symlinks`.
+    if !patch.links_outside.is_empty() {
+        put(
+            "patch-with-links",
+            "changes-with-links.patch",
+            &(patch.text + &patch.links_outside),
+            "the unified diff with the symbolic links that point outside the target".into(),
+        )?;
     }
     for (i, c) in record.changes.iter().enumerate() {
         if c.kind == ChangeKind::Deleted {

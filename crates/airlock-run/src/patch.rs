@@ -182,15 +182,23 @@ pub fn link_escapes(path: &str, target: &str) -> bool {
     false
 }
 
+/// The run's changes as patches.
+#[derive(Debug, Default)]
+pub struct Patch {
+    /// What `git apply` takes on the original target.
+    pub text: String,
+    /// The changes left out of `text`, with why.
+    pub skipped: Vec<PatchSkip>,
+    /// The diffs of the new symbolic links that point outside the target, left out of `text` (and named in
+    /// `skipped`): `text` followed by these is the whole patch.
+    pub links_outside: String,
+}
+
 /// Builds the patch from the original tree (`lower`) and the copies of changed files (`kept`), with the changes it
-/// leaves out. A new symbolic link that points outside the target is left out unless `include_links`.
-pub fn unified(
-    lower: &Path,
-    kept: &Path,
-    changes: &[Change],
-    include_links: bool,
-) -> std::io::Result<(String, Vec<PatchSkip>)> {
+/// leaves out. Each change is read and diffed once.
+pub fn unified(lower: &Path, kept: &Path, changes: &[Change]) -> std::io::Result<Patch> {
     let mut out = String::new();
+    let mut links_outside = String::new();
     let mut skipped = Vec::new();
     let mut skip = |path: &str, reason: String| {
         skipped.push(PatchSkip {
@@ -215,15 +223,14 @@ pub fn unified(
         let new = if c.kind == ChangeKind::Deleted {
             Side::Missing
         } else {
-            match read(&kept.join(&c.path))? {
-                Side::Text { text, mode: "120000" } if !include_links && link_escapes(&c.path, &text) => {
-                    Side::Left(format!(
-                        "{LINK_OUTSIDE} (`{}`); export --include-symlinks puts it back",
-                        text.chars().take(200).collect::<String>()
-                    ))
-                }
-                side => side,
-            }
+            read(&kept.join(&c.path))?
+        };
+        let escaping = match &new {
+            Side::Text { text, mode: "120000" } if link_escapes(&c.path, text) => Some(format!(
+                "{LINK_OUTSIDE} (`{}`); export --include-symlinks puts it back",
+                text.chars().take(200).collect::<String>()
+            )),
+            _ => None,
         };
         let size = old.size() + new.size();
         if size > budget {
@@ -239,19 +246,30 @@ pub fn unified(
             (Side::Left(reason), _) | (_, Side::Left(reason)) => skip(&c.path, reason),
             (Side::Missing, Side::Missing) => {}
             (old, new) => {
+                let dest = match escaping {
+                    Some(reason) => {
+                        skip(&c.path, reason);
+                        &mut links_outside
+                    }
+                    None => &mut out,
+                };
                 // git applies a change of type (file and link) only as a deletion and an addition.
                 let type_change = matches!((old.mode(), new.mode()), (Some(a), Some(b))
                     if (a == "120000") != (b == "120000"));
                 if type_change {
-                    write_diff(&mut out, &c.path, &old, &Side::Missing, deadline);
-                    write_diff(&mut out, &c.path, &Side::Missing, &new, deadline);
+                    write_diff(dest, &c.path, &old, &Side::Missing, deadline);
+                    write_diff(dest, &c.path, &Side::Missing, &new, deadline);
                 } else {
-                    write_diff(&mut out, &c.path, &old, &new, deadline);
+                    write_diff(dest, &c.path, &old, &new, deadline);
                 }
             }
         }
     }
-    Ok((out, skipped))
+    Ok(Patch {
+        text: out,
+        skipped,
+        links_outside,
+    })
 }
 
 /// git's base-85 alphabet for binary patches.

@@ -53,27 +53,27 @@ pub struct NetArgs {
     pub mirror: Vec<String>,
 }
 
-/// The egress settings an operator gives every run, whatever it allows: the upstream proxy (from the flag or
-/// airlock's environment), trusted names and mirrors.
-pub fn base_policy(
-    upstream_proxy: Option<&str>,
+/// The upstream proxy: the flag's (`none` to go direct), else the one in airlock's environment. A proxy variable
+/// airlock cannot use (a SOCKS proxy, say) is left aside with a warning rather than stopping every command;
+/// `airlock doctor` says the same.
+fn upstream(flag: Option<&str>) -> Result<Option<Upstream>, UsageError> {
+    match flag {
+        Some("none") => Ok(None),
+        Some(url) => Upstream::single(url).map(Some).map_err(UsageError),
+        None => Ok(Upstream::from_env().unwrap_or_else(|e| {
+            tracing::warn!("{e}; allowed traffic goes direct");
+            None
+        })),
+    }
+}
+
+/// Adds trusted names and mirrors (a later mirror for an ecosystem replaces an earlier one).
+fn add_names_and_mirrors(
+    policy: &mut Policy,
     trust_name: &[String],
     mirror: &[String],
-) -> Result<Policy, UsageError> {
+) -> Result<(), UsageError> {
     let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-    let mut policy = Policy {
-        upstream: match upstream_proxy {
-            Some("none") => None,
-            Some(url) => Some(Upstream::single(url).map_err(|e| usage(&e))?),
-            // A proxy variable airlock cannot use (a SOCKS proxy, say) is left aside with a warning rather than
-            // stopping every command; `airlock doctor` says the same.
-            None => Upstream::from_env().unwrap_or_else(|e| {
-                tracing::warn!("{e}; allowed traffic goes direct");
-                None
-            }),
-        },
-        ..Policy::default()
-    };
     for t in trust_name {
         policy.trust_name(t).map_err(|e| usage(&e))?;
     }
@@ -88,6 +88,21 @@ pub fn base_policy(
         })?;
         policy.add_mirror(eco, url).map_err(|e| usage(&e))?;
     }
+    Ok(())
+}
+
+/// The egress settings an operator gives every run, whatever it allows: the upstream proxy (from the flag or
+/// airlock's environment), trusted names and mirrors.
+pub fn base_policy(
+    upstream_proxy: Option<&str>,
+    trust_name: &[String],
+    mirror: &[String],
+) -> Result<Policy, UsageError> {
+    let mut policy = Policy {
+        upstream: upstream(upstream_proxy)?,
+        ..Policy::default()
+    };
+    add_names_and_mirrors(&mut policy, trust_name, mirror)?;
     Ok(policy)
 }
 
@@ -96,25 +111,15 @@ impl NetArgs {
     /// (loopback only; a configuration whose policy allows nothing also keeps the run on loopback).
     pub fn egress(&self) -> Result<Option<EgressConfig>, UsageError> {
         let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-        // The flags are applied after the file, so they win over it.
+        // The environment, then the file, then the flags: a later one wins.
         let mut policy = base_policy(None, &[], &[])?;
         if let Some(file) = &self.net_policy {
             policy.add_file(file).map_err(|e| usage(&e))?;
         }
-        // (The environment was read once above; `none` keeps it from being read again here.)
-        let flags = base_policy(
-            self.upstream_proxy.as_deref().or(Some("none")),
-            &self.trust_name,
-            &self.mirror,
-        )?;
-        if self.upstream_proxy.is_some() {
-            policy.upstream = flags.upstream;
+        if let Some(flag) = &self.upstream_proxy {
+            policy.upstream = upstream(Some(flag))?;
         }
-        policy.trusted.extend(flags.trusted);
-        for m in flags.mirrors {
-            policy.mirrors.retain(|o| o.ecosystem != m.ecosystem);
-            policy.mirrors.push(m);
-        }
+        add_names_and_mirrors(&mut policy, &self.trust_name, &self.mirror)?;
         for p in &self.net_preset {
             policy.add_preset(p).map_err(|e| usage(&e))?;
         }

@@ -296,7 +296,9 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
     let store = open(&args.store)?;
     let run = finished(&store, &args.run)?;
     if let Some(file) = &args.patch {
-        if !run.artifacts.iter().any(|a| a.kind == "patch") {
+        let with_links = run.artifacts.iter().find(|a| a.kind == "patch-with-links");
+        let links_in = args.include_symlinks && with_links.is_some();
+        if !links_in && !run.artifacts.iter().any(|a| a.kind == "patch") {
             eprintln!(
                 "run {} has no patch to write: it {} (status {}); nothing was written",
                 run.run_id,
@@ -309,8 +311,6 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
             );
             return Ok(exit::POLICY);
         }
-        let with_links = run.artifacts.iter().find(|a| a.kind == "patch-with-links");
-        let links_in = args.include_symlinks && with_links.is_some();
         let text = match with_links.filter(|_| links_in) {
             Some(a) => String::from_utf8_lossy(&store.read_object(&a.sha256)?).into_owned(),
             None => patch_text(&store, &run)?,

@@ -603,6 +603,31 @@ fn installs_in_a_run_reach_the_mirrors_through_the_package_registries_preset() {
         ],
     );
     assert_eq!(r.code, 125, "{}", r.stderr);
+    assert!(r.stderr.contains("need a host allowed"), "{}", r.stderr);
+    let rec = super::util::airlock(
+        &data,
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/setup.sh",
+            "--mirror",
+            "pypi=http://pypi.test/simple/",
+        ],
+    )
+    .json();
+    assert_eq!(rec["network_allowed"], false, "{rec:#}");
+    assert_eq!(rec["status"], "failed", "{rec:#}");
+    assert!(
+        !rec["network"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["decision"] == "allowed"),
+        "{:#}",
+        rec["network"]
+    );
 }
 
 #[test]

@@ -425,6 +425,28 @@ impl Env {
     }
 }
 
+/// A copy of `target` at `copy` with `patch` applied by git, as a user would take a run's changes.
+fn applied_to_copy(target: &Path, copy: &Path, patch: &Path) {
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(target)
+        .arg(copy)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = Command::new("git")
+        .args(["apply", "--verbose"])
+        .arg(patch)
+        .current_dir(copy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn reasons(list: &Value) -> Vec<(String, String)> {
     list.as_array()
         .unwrap()
@@ -528,24 +550,7 @@ sed 's/row/line/' big.txt > big.new && mv big.new big.txt
         "{stderr}"
     );
     let copy = env.root.join("copy");
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(&target)
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = Command::new("git")
-        .args(["apply", "--verbose"])
-        .arg(&patch)
-        .current_dir(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git apply: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    applied_to_copy(&target, &copy, &patch);
     assert_eq!(
         fs_err::read_to_string(copy.join("README.md")).unwrap(),
         "# Project, edited\n"
@@ -651,37 +656,13 @@ fn links_out_of_the_target_stay_out_of_the_patch_unless_asked() {
         "{skipped:?}"
     );
     let run_id = rec["run_id"].as_str().unwrap();
-    let fresh = |name: &str| {
-        let copy = env.root.join(name);
-        let ok = Command::new("cp")
-            .arg("-a")
-            .arg(&target)
-            .arg(&copy)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        copy
-    };
-    let apply = |patch: &Path, copy: &Path| {
-        let out = Command::new("git")
-            .args(["apply", "--verbose"])
-            .arg(patch)
-            .current_dir(copy)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git apply: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     // By default: the links inside the target apply, the two out of it are named and left out.
     let patch = env.data.join("safe.patch");
     let (code, _, stderr) = env.airlock(&["export", run_id, "--patch", patch.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("not in the patch: passwd-link"), "{stderr}");
-    let copy = fresh("copy-safe");
-    apply(&patch, &copy);
+    let copy = env.root.join("copy-safe");
+    applied_to_copy(&target, &copy, &patch);
     assert_eq!(
         fs_err::read_link(copy.join("docs/inside")).unwrap(),
         Path::new("guide.md")
@@ -707,8 +688,8 @@ fn links_out_of_the_target_stay_out_of_the_patch_unless_asked() {
         "{stderr}"
     );
     assert!(!stderr.contains("not in the patch: passwd-link"), "{stderr}");
-    let copy = fresh("copy-links");
-    apply(&patch, &copy);
+    let copy = env.root.join("copy-links");
+    applied_to_copy(&target, &copy, &patch);
     assert_eq!(
         fs_err::read_link(copy.join("passwd-link")).unwrap(),
         Path::new("/etc/passwd")
@@ -751,24 +732,7 @@ fn binary_changes_go_into_the_patch_as_git_binary_patches() {
         .unwrap()
         .contains("GIT binary patch"));
     let copy = env.root.join("copy");
-    assert!(Command::new("cp")
-        .arg("-a")
-        .arg(&target)
-        .arg(&copy)
-        .status()
-        .unwrap()
-        .success());
-    let out = Command::new("git")
-        .args(["apply", "--verbose"])
-        .arg(&patch)
-        .current_dir(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git apply: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    applied_to_copy(&target, &copy, &patch);
     assert_eq!(fs_err::read(copy.join("new.bin")).unwrap(), b"a\0b\xffc");
     let mut cut = logo[..3000].to_vec();
     cut.extend_from_slice(&[1, 2]);
