@@ -235,102 +235,18 @@ impl FileScan<'_> {
             if placeholder {
                 severity = severity.min(Severity::Medium);
             }
-            // Classes of lines that are not what a rule is about, each kept at most medium with its own message.
-            let mut lesser: Option<&str> = None;
-            let mut at_most = |level: Severity, why: &'static str, severity: &mut Severity| {
-                if *severity > level {
-                    *severity = level;
-                    lesser = Some(why);
-                }
-            };
-            let quiet = !compiled.reads_after_all.is_match(text);
-            if rule.id.starts_with("secrets/")
-                && rule.id != "secrets/dotenv"
-                && quiet
-                && compiled.names_only.is_match(text)
-            {
-                at_most(
-                    Severity::Medium,
-                    "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
-                    &mut severity,
-                );
-            }
-            if matches!(
-                rule.id,
-                "install/pipe-to-shell" | "campaign/download-and-run" | "net/http-client"
-            ) && !compiled.reads_after_all.is_match(&unquoted(text))
-                && PRINTED.is_match(text)
-                && inside_quotes(text, m.start())
-            {
-                at_most(
-                    Severity::Medium,
-                    "Printed as advice to the user (a message), not run.",
-                    &mut severity,
-                );
-            }
-            if rule.id == "priv/sudo" && compiled.sudo_install.is_match(text) {
-                at_most(
-                    Severity::Medium,
-                    "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
-                    &mut severity,
-                );
-            }
-            if rule.id == "campaign/throwaway-host"
-                && compiled.local_ip_url.is_match(text)
-                && compiled.each[index].find_iter(text).all(|m| {
-                    compiled
-                        .local_ip_url
-                        .find_at(text, m.start())
-                        .is_some_and(|l| l.start() == m.start())
-                })
-            {
-                at_most(
-                    Severity::Low,
-                    "A URL on this machine or a private network, not a download host.",
-                    &mut severity,
-                );
-            }
-            if rule.id == "net/http-client" && compiled.relative_fetch.is_match(text) {
-                at_most(
-                    Severity::Medium,
-                    "Fetches a path of the page's own origin (web app code talking to its own server).",
-                    &mut severity,
-                );
-            }
-            if rule.id == "secrets/env-dump" && compiled.env_filter.is_match(text) {
-                at_most(
-                    Severity::Medium,
-                    "Looks one variable up in the environment (not a dump of it).",
-                    &mut severity,
-                );
-            }
-            if rule.id == "obfusc/encoded-exec" && compiled.decode_to_file.is_match(text) {
-                at_most(
-                    Severity::Medium,
-                    "Decodes embedded base64 into a file, which is not run here.",
-                    &mut severity,
-                );
-            }
-            // A `.env` file: reading its contents is going after secrets; loading it into a program's environment is
-            // what an app does with its own configuration; any other line only names the file.
-            let dotenv = if rule.id == "secrets/dotenv" && context != FindingContext::Prose {
-                if compiled.dotenv_template.is_match(text) {
-                    severity = severity.min(Severity::Low);
-                    Some("Makes a .env file from its template.")
-                } else if compiled.dotenv_read.is_match(text) {
-                    None
-                } else if compiled.dotenv_load.is_match(text) {
-                    severity = severity.min(Severity::Medium);
-                    Some("Loads a .env file into a program's environment (its secrets become the program's).")
-                } else {
-                    severity = severity.min(Severity::Low);
-                    Some("Names a .env file without reading it.")
-                }
-            } else {
+            // A line of a class that is not what the rule is about counts at most at that class's level, with its
+            // own message.
+            let lesser = if matches!(context, FindingContext::Prose | FindingContext::Comment) {
                 None
+            } else {
+                lesser_class(rule.id, index, text, m.start())
             };
-            let message = if let Some(m) = dotenv.or(lesser) {
-                m.to_owned()
+            if let Some((level, _)) = lesser {
+                severity = severity.min(level);
+            }
+            let message = if let Some((_, why)) = lesser {
+                why.to_owned()
             } else if context == FindingContext::Prose || context == FindingContext::Comment {
                 format!(
                     "Mentioned only, not an instruction: {}",
@@ -653,6 +569,60 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
         .iter()
         .any(|m| literal.contains(m))
         && before[..open].trim_end().ends_with(['r', '(', ',', '[', '='])
+}
+
+/// The class of a line that a rule matches but that is not what the rule is about, with the level it counts at
+/// most and why: a secret's path only named, an install command printed as advice, `sudo` for a package manager,
+/// a URL on this machine, a fetch of the page's own origin, one variable looked up, a payload decoded into a file,
+/// and for `.env` files everything short of reading one. `None` when the line is what the rule says.
+fn lesser_class(rule: &str, index: usize, text: &str, at: usize) -> Option<(Severity, &'static str)> {
+    let c = &*COMPILED;
+    let quiet = || !c.reads_after_all.is_match(text);
+    let class = match rule {
+        "secrets/dotenv" if c.dotenv_template.is_match(text) => (Severity::Low, "Makes a .env file from its template."),
+        "secrets/dotenv" if c.dotenv_read.is_match(text) => return None,
+        "secrets/dotenv" if c.dotenv_load.is_match(text) => (
+            Severity::Medium,
+            "Loads a .env file into a program's environment (its secrets become the program's).",
+        ),
+        "secrets/dotenv" => (Severity::Low, "Names a .env file without reading it."),
+        _ if rule.starts_with("secrets/") && quiet() && c.names_only.is_match(text) => (
+            Severity::Medium,
+            "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
+        ),
+        "install/pipe-to-shell" | "campaign/download-and-run" | "net/http-client"
+            if !c.reads_after_all.is_match(&unquoted(text)) && PRINTED.is_match(text) && inside_quotes(text, at) =>
+        {
+            (Severity::Medium, "Printed as advice to the user (a message), not run.")
+        }
+        "priv/sudo" if c.sudo_install.is_match(text) => (
+            Severity::Medium,
+            "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
+        ),
+        "campaign/throwaway-host"
+            if c.each[index].find_iter(text).all(|m| {
+                c.local_ip_url
+                    .find_at(text, m.start())
+                    .is_some_and(|l| l.start() == m.start())
+            }) =>
+        {
+            (Severity::Low, "A URL on this machine or a private network, not a download host.")
+        }
+        "net/http-client" if c.relative_fetch.is_match(text) => (
+            Severity::Medium,
+            "Fetches a path of the page's own origin (web app code talking to its own server).",
+        ),
+        "secrets/env-dump" if c.env_filter.is_match(text) => (
+            Severity::Medium,
+            "Looks one variable up in the environment (not a dump of it).",
+        ),
+        "obfusc/encoded-exec" if c.decode_to_file.is_match(text) => (
+            Severity::Medium,
+            "Decodes embedded base64 into a file, which is not run here.",
+        ),
+        _ => return None,
+    };
+    Some(class)
 }
 
 /// A line that prints a message (`echo "…"`, `error "…"`, `console.log('…')`).
