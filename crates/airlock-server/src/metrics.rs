@@ -151,13 +151,12 @@ impl Metrics {
             "# HELP airlock_imports_reported_total Submitted sources that reached a risk report.\n# TYPE airlock_imports_reported_total counter\nairlock_imports_reported_total {}",
             m.imports_reported
         );
-        let _ = writeln!(
-            out,
-            "# HELP airlock_url_to_report_seconds From a submitted URL to its risk report."
+        histogram(
+            &mut out,
+            "airlock_url_to_report_seconds",
+            "From a submitted URL to its risk report.",
+            &m.import_to_report,
         );
-        let _ = writeln!(out, "# TYPE airlock_url_to_report_seconds histogram");
-        m.import_to_report
-            .write(&mut out, "airlock_url_to_report_seconds", "");
         let counter =
             |out: &mut String, name: &str, help: &str, label_name: &str, map: &BTreeMap<String, u64>| {
                 let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
@@ -193,15 +192,20 @@ impl Metrics {
             "kind",
             &m.exports,
         );
-        let _ = writeln!(
-            out,
-            "# HELP airlock_sandbox_duration_seconds Time runs spent, start to stored."
+        histogram(
+            &mut out,
+            "airlock_sandbox_duration_seconds",
+            "Time runs spent, start to stored.",
+            &m.sandbox_seconds,
         );
-        let _ = writeln!(out, "# TYPE airlock_sandbox_duration_seconds histogram");
-        m.sandbox_seconds
-            .write(&mut out, "airlock_sandbox_duration_seconds", "");
         out
     }
+}
+
+/// An unlabelled histogram with its HELP and TYPE lines.
+fn histogram(out: &mut String, name: &str, help: &str, h: &Histogram) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    h.write(out, name, "");
 }
 
 /// A label value as the exposition format wants it.

@@ -71,6 +71,18 @@ async fn shot(client: &Client, name: &str) {
 }
 
 /// The element, once the page has it (a form submission that imports and scans takes a moment).
+/// Imports a repository from the home page's URL form.
+async fn import(client: &Client, base: &str, repo: &Path) {
+    client.goto(base).await.unwrap();
+    let url = format!("file://{}", repo.display());
+    el(client, "#url").await.send_keys(&url).await.unwrap();
+    el(client, "form[action='/import'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+}
+
 async fn el(client: &Client, css: &str) -> fantoccini::elements::Element {
     match client
         .wait()
@@ -158,14 +170,7 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     el(&client, "#example button").await.click().await.unwrap();
     assert!(text(&client, "#risk h1").await.contains("MEDIUM"));
     // Import by URL.
-    client.goto(&server.base).await.unwrap();
-    let url = format!("file://{}", repo.display());
-    el(&client, "#url").await.send_keys(&url).await.unwrap();
-    el(&client, "form[action='/import'] button")
-        .await
-        .click()
-        .await
-        .unwrap();
+    import(&client, &server.base, &repo).await;
     // The risk screen: level, pin, findings, one button per mode.
     let headline = text(&client, "#risk h1").await;
     assert!(
@@ -228,14 +233,7 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     assert!(app.join("src/Footer.jsx").is_file());
 
     // The hostile skill: imported, scanned and run; nothing of it executes on any page.
-    client.goto(&server.base).await.unwrap();
-    let evil_url = format!("file://{}", evil.display());
-    el(&client, "#url").await.send_keys(&evil_url).await.unwrap();
-    el(&client, "form[action='/import'] button")
-        .await
-        .click()
-        .await
-        .unwrap();
+    import(&client, &server.base, &evil).await;
     el(&client, "#risk").await;
     assert!(!pwned(&client).await, "a script ran on the risk screen");
     let page = client.source().await.unwrap();
