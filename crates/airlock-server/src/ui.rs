@@ -500,6 +500,26 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                 p { "What the run did is rated " strong { (o.level.as_str()) } "; with the scan, " strong { (o.overall.as_str()) } "." }
                 ul { @for r in &o.reasons { li { (shown(r)) } } }
             }
+            @if run.mode == airlock_types::RunMode::Sandbox && !matches!(run.status, airlock_types::RunStatus::Refused | airlock_types::RunStatus::Succeeded) {
+                @let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+                @if !lines.is_empty() {
+                    h2 { "Last lines of its errors" }
+                    pre #errors { (shown_block(&lines[lines.len().saturating_sub(8)..].join("\n"))) }
+                }
+            }
+            @if let Some(env) = run.environment.as_ref().filter(|e| e.status != "nothing to install" || !e.missing_programs.is_empty()) {
+                section #environment {
+                    h2 { "Environment" }
+                    p { (shown(&env.status)) @if env.cached { " (the cached layer was reused)" } @else if env.duration_ms > 0 { " in " (env.duration_ms) " ms" } }
+                    ul {
+                        @if !env.installed.is_empty() { li { "installed: " (shown(&env.installed.join(", "))) } }
+                        @if !env.failed.is_empty() { li.error { "could not install: " (shown(&env.failed.join(", "))) } }
+                        @for r in env.refusals() { li.error { "network refused: " (shown(r)) } }
+                        @for p in &env.missing_programs { li { "needs " code { (shown(p)) } ": not on this machine" } }
+                    }
+                    @if !env.errors_tail.is_empty() { pre { (shown_block(&env.errors_tail.join("\n"))) } }
+                }
+            }
             @if !run.review.is_empty() {
                 h2 { "Review carefully before applying" }
                 ul #review { @for r in &run.review { li { code { (shown(&r.path)) } " " (shown(&r.reason)) } } }

@@ -104,6 +104,20 @@ pub struct Environment {
     pub errors_tail: Vec<String>,
 }
 
+impl Environment {
+    /// The install phase's refused network attempts, one line per distinct reason (the reason names the host and,
+    /// when the user can change it, the flag that would allow it).
+    pub fn refusals(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for n in &self.network {
+            if n.decision == crate::NetDecision::Denied && !out.contains(&n.reason.as_str()) {
+                out.push(&n.reason);
+            }
+        }
+        out
+    }
+}
+
 /// A changed file the patch leaves out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "PatchSkipWire")]

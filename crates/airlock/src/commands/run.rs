@@ -185,6 +185,9 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                 for l in &env.errors_tail {
                     out.push_str(&format!("  | {}\n", field(l)));
                 }
+                for r in env.refusals().into_iter().take(4) {
+                    out.push_str(&format!("  network refused: {}\n", field(r)));
+                }
             }
             for p in &env.missing_programs {
                 out.push_str(&format!("  needs {}: not on this machine\n", field(p)));

@@ -238,17 +238,21 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
     }
     if all || args.net {
         out.push_str("\nnetwork:\n");
-        for n in run
-            .network
+        let install = run.environment.as_ref().map_or(&[][..], |e| &e.network[..]);
+        let phases = [("", &run.network[..]), ("install ", install)];
+        for (phase, n) in phases
             .iter()
-            .filter(|n| args.net || n.decision != NetDecision::Local)
+            .flat_map(|(p, list)| list.iter().map(move |n| (*p, n)))
         {
+            if !(args.net || n.decision != NetDecision::Local) {
+                continue;
+            }
             let via = n
                 .via
                 .as_ref()
                 .map_or(String::new(), |v| format!(" (through {})", field(v)));
             out.push_str(&format!(
-                "  {:<8} {:<14} {}  {}{via}\n",
+                "  {phase}{:<8} {:<14} {}  {}{via}\n",
                 airlock_types::wire_name(&n.decision),
                 field(&n.protocol),
                 field(&n.destination),

@@ -175,6 +175,35 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
         "{}",
         r.stdout
     );
+
+    // An index the egress proxy refuses (its name does not resolve): the summary says why the install failed,
+    // and `show --net` lists the install phase's attempts.
+    let fresh = tmp.path().join("fresh");
+    let index_url = "http://index.invalid/simple/";
+    let r = airlock(
+        &fresh,
+        &[
+            "run",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/hello.py",
+            "--pip-index-url",
+            index_url,
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("network refused: ") && r.stdout.contains("index.invalid"),
+        "{}",
+        r.stdout
+    );
+    let id = r.stdout.split_whitespace().nth(1).unwrap().to_owned();
+    let net = airlock(&fresh, &["show", &id, "--net"]);
+    assert!(
+        net.stdout.contains("install denied") && net.stdout.contains("index.invalid:80"),
+        "{}",
+        net.stdout
+    );
 }
 
 /// An npm registry on loopback with one package, `greet-node`: its packument and tarball as static files.

@@ -748,3 +748,29 @@ fn the_server_outlives_hostile_runs() {
         );
     }
 }
+
+#[test]
+fn a_failed_run_page_shows_why_and_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(
+        &skills,
+        "reader",
+        "echo 'cannot open <data>.csv' >&2\npython3 \"$(dirname \"$0\")/m.py\"\n",
+    );
+    write(&dir, "scripts/m.py", "import airlocknosuchpackage\n");
+    let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
+    let run = server.queue(json!({"source": dir, "script": "scripts/s.sh", "timeout_secs": 60}));
+    let done = server.wait_done(&run);
+    assert_eq!(done["status"], "failed", "{done}");
+    let (code, page) = server.call("GET", &format!("/runs/{run}"), None);
+    assert_eq!(code, 200);
+    let page = page.as_str().unwrap().to_owned();
+    // The cause, escaped, and the install phase that could not get the package.
+    assert!(page.contains("Last lines of its errors"), "{page}");
+    assert!(page.contains("cannot open &lt;data&gt;.csv"), "{page}");
+    assert!(page.contains("No module named"), "{page}");
+    assert!(page.contains("id=\"environment\""), "{page}");
+    assert!(page.contains("could not install: airlocknosuchpackage"), "{page}");
+}
