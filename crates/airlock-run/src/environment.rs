@@ -201,6 +201,16 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         }
     }
     programs.extend(declared_bins(skill_root));
+    for f in files.iter().filter(|f| {
+        matches!(
+            f.language.as_deref(),
+            Some("python" | "javascript" | "typescript")
+        )
+    }) {
+        if let Ok(text) = fs_err::read_to_string(skill_root.join(rel(f))) {
+            programs.extend(started_programs(&text));
+        }
+    }
     needs.missing_programs = programs.into_iter().filter(|p| !on_this_machine(p)).collect();
     needs
 }
@@ -229,6 +239,43 @@ fn standard_modules() -> &'static BTreeSet<String> {
             })
             .unwrap_or_default()
     })
+}
+
+/// Programs a script starts by a literal name: `subprocess.run(["soffice", ...])`, `cmd = ["qpdf", ...]`,
+/// `os.system("pdftotext ...")`, `execSync("magick ...")`, `spawn("ffmpeg", ...)`. A name looked up first
+/// (`shutil.which`) or probed (`[name, "--version"]`) anywhere in the file is optional and not counted.
+fn started_programs(text: &str) -> BTreeSet<String> {
+    static STARTS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?m)(?:(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:system|popen))\(\s*\[?|\b(?:cmd|command|args|argv)\s*=\s*\[|(?:^|child_process\.|[^.\w])(?:execSync|execFileSync|execFile|spawnSync|spawn)\(\s*\[?)\s*[rbf]?["'`]([A-Za-z][A-Za-z0-9_+-]*(?:\.[0-9]+)?)["'` ]"#,
+        )
+        .ok()
+    });
+    let Some(re) = STARTS.as_ref() else {
+        return BTreeSet::new();
+    };
+    let mut started = BTreeSet::new();
+    let mut optional = BTreeSet::new();
+    for c in re.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        // `[name, "--version"]` probes whether an optional program is there.
+        let after = text.get(m.end()..).unwrap_or_default();
+        if after.chars().take(24).collect::<String>().contains("--version") {
+            optional.insert(m.as_str());
+        } else {
+            started.insert(m.as_str());
+        }
+    }
+    started
+        .into_iter()
+        .filter(|p| {
+            !optional.contains(p)
+                && !text.contains(&format!("which(\"{p}\")"))
+                && !text.contains(&format!("which('{p}')"))
+                && !matches!(*p, "python" | "python3" | "node" | "bash" | "sh" | "git")
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The program a command line starts: its first word, past variable assignments and `sudo`/`env`.
@@ -309,9 +356,9 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// The install phase's driver, run by the sandbox's `python3`: installs each requirements file, then the package of
-/// each imported module the interpreter cannot find, one at a time (one that does not exist does not stop the
-/// others), into `/env/python`. Prints one JSON line with what it did.
+/// The install phase's driver, run by the sandbox's `python3`: installs each requirements file, then the packages of
+/// the imported modules the interpreter cannot find, together, or one at a time when that fails (one that does not
+/// exist does not stop the others), into `/env/python`. Prints one JSON line with what it did.
 const DRIVER: &str = r#"
 import importlib.util, json, subprocess, sys
 args = json.loads(sys.argv[1])
@@ -339,20 +386,41 @@ if args["npm"]:
     ok = subprocess.run(npm + args["npm"]).returncode == 0
     (done["installed"] if ok else done["failed"]).extend("npm:" + s for s in args["npm"])
 importlib.invalidate_caches()
+wanted = []
 for module, package in args["modules"]:
     if module in sys.stdlib_module_names or importlib.util.find_spec(module) is not None:
         done["present"].append(module)
-        continue
+    elif package not in wanted:
+        wanted.append(package)
+# All at once (one resolution, one start of pip); when that fails, one at a time so that a package that does not
+# exist does not stop the others.
+if len(wanted) > 1 and subprocess.run(base + wanted).returncode == 0:
+    done["installed"].extend(wanted)
+    wanted = []
+for package in wanted:
     ok = subprocess.run(base + [package]).returncode == 0
-    importlib.invalidate_caches()
     (done["installed"] if ok else done["failed"]).append(package)
 print("airlock-env:" + json.dumps(done))
 sys.exit(1 if done["failed"] else 0)
 "#;
 
+/// The folder a run mounts at [`ENV_DIR`]: a cached layer, or what an incomplete install phase managed to install,
+/// which this run uses and nothing keeps (it is removed when this is dropped).
+#[derive(Debug)]
+pub struct Layer {
+    path: PathBuf,
+    _partial: Option<tempfile::TempDir>,
+}
+
+impl Layer {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// Prepares the skill's environment for a run: reuses the cached layer for these inputs, or installs it in a sealed
-/// install phase. Returns what the record says about it and the folder to mount at [`ENV_DIR`] (none when nothing
-/// was needed or installed).
+/// install phase. Returns what the record says about it and the layer to mount (none when nothing was needed or
+/// installed). An incomplete install is used for this run (the packages that did install) but never cached.
 pub fn prepare(
     skill_root: &Path,
     needs: &Needs,
@@ -361,7 +429,7 @@ pub fn prepare(
     data_dir: &Path,
     helper: Option<PathBuf>,
     on_event: &OnEvent,
-) -> Result<(Environment, Option<PathBuf>), RunError> {
+) -> Result<(Environment, Option<Layer>), RunError> {
     let mut env = Environment {
         requirements: needs
             .requirements
@@ -405,7 +473,13 @@ pub fn prepare(
         env.present = saved.present;
         env.status = "reused".into();
         env.cached = true;
-        return Ok((env, Some(layer)));
+        return Ok((
+            env,
+            Some(Layer {
+                path: layer,
+                _partial: None,
+            }),
+        ));
     }
     let t0 = Instant::now();
     fs_err::create_dir_all(&envs)?;
@@ -545,10 +619,27 @@ pub fn prepare(
                 layer.display()
             ))));
         }
-        return Ok((env, Some(layer)));
+        return Ok((
+            env,
+            Some(Layer {
+                path: layer,
+                _partial: None,
+            }),
+        ));
     }
-    // Not cached and not used: the run goes on without it, and says what failed.
-    Ok((env, None))
+    // Not cached: this run uses what did install, and the record says what failed.
+    if env.installed.is_empty() {
+        return Ok((env, None));
+    }
+    let partial = tempfile::Builder::new().prefix(".partial-").tempdir_in(&envs)?;
+    fs_err::rename(&written, partial.path().join("0"))?;
+    Ok((
+        env,
+        Some(Layer {
+            path: partial.path().join("0"),
+            _partial: Some(partial),
+        }),
+    ))
 }
 
 /// The layer as the sandbox can mount it: the cached folder itself for an ordinary user; as root (whose data folder
@@ -578,4 +669,32 @@ fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::started_programs;
+
+    #[test]
+    fn programs_a_script_starts_by_name() {
+        let found = |text: &str| started_programs(text).into_iter().collect::<Vec<_>>();
+        assert_eq!(
+            found("subprocess.run(\n  [\n    \"soffice\", \"--headless\"])"),
+            ["soffice"]
+        );
+        assert_eq!(found("os.system('pdftotext -layout a b')"), ["pdftotext"]);
+        assert_eq!(found("cmd = [\"qpdf\", \"--check\", path]"), ["qpdf"]);
+        assert_eq!(found("const out = execSync(`magick convert ${a}`);"), ["magick"]);
+        assert_eq!(found("child_process.spawn('ffmpeg', args)"), ["ffmpeg"]);
+        // Not programs: a string assigned to a name, a regular expression's exec, a lookup, an interpreter.
+        assert!(found("command = \"Hello world\"").is_empty());
+        assert!(found("const m = re.exec('abc');").is_empty());
+        assert!(found("if shutil.which('gtimeout'):").is_empty());
+        assert!(found(
+            "subprocess.run([\"gtimeout\", \"--version\"])\nif mac:\n    cmd = [\"gtimeout\", \"5\"] + cmd"
+        )
+        .is_empty());
+        assert!(found("if shutil.which('rg'):\n    subprocess.run(['rg', x])").is_empty());
+        assert!(found("subprocess.run([\"python3\", \"x.py\"])").is_empty());
+    }
 }

@@ -359,7 +359,7 @@ pub fn execute(
                         &report,
                         &skill_root,
                         t,
-                        layer.as_deref(),
+                        layer.as_ref().map(environment::Layer::path),
                         store,
                         &mut record,
                         on_event,

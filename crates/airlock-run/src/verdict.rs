@@ -525,6 +525,14 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
             "the Python module `{module}` is not installed in the sandbox (your own packages live in your home \
              folder, which the sandbox never sees)"
         )
+    } else if let Some(program) = grab(r"spawn(?:Sync)? ([^\s/]+) ENOENT").or_else(|| {
+        tail.contains("_execute_child")
+            .then(|| grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^'/]+)'"))
+            .flatten()
+    }) {
+        format!("command not found: `{program}` (a program the skill starts) is not on this machine or not in the sandbox")
+    } else if let Some(file) = grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'") {
+        format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
         format!("the Node module `{module}` is not installed in the sandbox")
     } else if let Some(cmd) = grab(r"(?m)(?:^|: )([^\s:]+): (?:command )?not found\s*$") {

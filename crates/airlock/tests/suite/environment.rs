@@ -206,6 +206,55 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
     );
 }
 
+/// Imported packages go to pip together; when one of them does not exist, the others are still installed.
+#[test]
+fn one_missing_package_does_not_stop_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = index(tmp.path());
+    let skill = tmp.path().join("two");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md("two", "Run `python3 scripts/two.py`.\n"),
+    );
+    write(
+        &skill,
+        "scripts/two.py",
+        "import greetlib\ntry:\n    import airlocknosuchpackage\nexcept ImportError:\n    pass\nprint(greetlib.greet())\n",
+    );
+    let connect = format!("pypi.test:80=127.0.0.1:{}", idx.port);
+    let r = airlock(
+        &tmp.path().join("data"),
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/two.py",
+            "--allow-net",
+            "pypi.test:80",
+            "--connect-to",
+            &connect,
+            "--pip-index-url",
+            "http://pypi.test/simple/",
+        ],
+    );
+    let rec = r.json();
+    let env = &rec["environment"];
+    assert_eq!(env["installed"], serde_json::json!(["greetlib"]), "{env:#}");
+    assert_eq!(
+        env["failed"],
+        serde_json::json!(["airlocknosuchpackage"]),
+        "{env:#}"
+    );
+    assert!(
+        env["status"].as_str().unwrap().starts_with("incomplete"),
+        "{env:#}"
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    assert!(rec["stdout"].as_str().unwrap().contains("hello from greetlib"));
+}
+
 /// An npm registry on loopback with one package, `greet-node`: its packument and tarball as static files.
 pub(super) fn npm_registry(root: &Path) -> Index {
     let reg = root.join("registry");

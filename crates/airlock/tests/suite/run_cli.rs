@@ -801,6 +801,35 @@ fn a_failed_run_says_why_on_screen() {
         "{}",
         r.stdout
     );
+    // A program a script starts by name (LibreOffice through subprocess): named before the run from the code, and
+    // the cause read from Python's traceback. A program only looked up first (`shutil.which`) is optional.
+    let dir = tmp.path().join("needs-office");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "needs-office",
+            "Recalculates.\n\nRun `python3 scripts/recalc.py`.\n",
+        ),
+    );
+    write(
+        &dir,
+        "scripts/recalc.py",
+        "import shutil, subprocess\nif shutil.which('gtimeout-optional'):\n    pass\n\
+         subprocess.run(\n    [\"soffice-not-here\", \"--headless\"],\n    check=True,\n)\n",
+    );
+    let r = airlock(
+        &data,
+        &["run", dir.to_str().unwrap(), "--script", "scripts/recalc.py"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for words in [
+        "needs soffice-not-here: not on this machine",
+        "command not found: `soffice-not-here` (a program the skill starts)",
+    ] {
+        assert!(r.stdout.contains(words), "`{words}` not in {}", r.stdout);
+    }
+    assert!(!r.stdout.contains("gtimeout-optional"), "{}", r.stdout);
 
     // Findings wherever a user looks: inspect prints them as scan does, show has a view of them.
     let stealer = tmp.path().join("stealer");
