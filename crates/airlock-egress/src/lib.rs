@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use airlock_types::{NetAttempt, NetDecision};
 
 pub use policy::{
-    is_internal, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy, PolicyError, Rule, Target,
-    Verdict,
+    is_internal, split_host_port, to_canonical, valid_domain, ConnectTo, Ecosystem, Mirror, Policy,
+    PolicyError, Rule, Target, Verdict,
 };
 pub use setup::{FileContent, SandboxSetup, SANDBOX_ETC};
 pub use upstream::{ProxyAddr, Upstream};

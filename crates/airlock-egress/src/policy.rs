@@ -128,7 +128,7 @@ impl Rule {
 }
 
 /// Splits `host`, `host:port`, `[v6]` or `[v6]:port` (a bare IPv6 address is all host).
-pub(crate) fn split_host_port(t: &str) -> Result<(&str, Option<u16>), &'static str> {
+pub fn split_host_port(t: &str) -> Result<(&str, Option<u16>), &'static str> {
     let port = |p: &str| p.parse::<u16>().map_err(|_| "bad port");
     if let Some(rest) = t.strip_prefix('[') {
         let (inner, after) = rest.split_once(']').ok_or("unclosed `[`")?;

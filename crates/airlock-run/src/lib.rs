@@ -11,6 +11,7 @@ pub mod bundle;
 pub mod environment;
 mod invoke;
 pub mod patch;
+pub mod policy;
 pub mod target;
 pub mod verdict;
 
@@ -199,6 +200,8 @@ pub struct RunRequest {
     pub environment: environment::EnvOptions,
     /// Make the host's `/opt` visible read-only in the sandbox.
     pub host_opt: bool,
+    /// The operator's cap and whether the skill's declared policy is applied.
+    pub policy: policy::PolicyOptions,
 }
 
 /// The phases of a run, in order.
@@ -266,6 +269,28 @@ pub fn execute(
     store: &mut Store,
     on_event: &OnEvent,
 ) -> Result<Outcome, RunError> {
+    execute_inner(request, settings, store, on_event, None)
+}
+
+/// [`execute`] under a declaration the caller gives (`scan --runtime` checks a skill that declares nothing against
+/// the empty policy) instead of the one the skill declares.
+pub fn execute_with_policy(
+    request: &RunRequest,
+    settings: &ImportSettings,
+    store: &mut Store,
+    on_event: &OnEvent,
+    declared: &airlock_types::policy::SourcedPolicy,
+) -> Result<Outcome, RunError> {
+    execute_inner(request, settings, store, on_event, Some(declared))
+}
+
+fn execute_inner(
+    request: &RunRequest,
+    settings: &ImportSettings,
+    store: &mut Store,
+    on_event: &OnEvent,
+    given: Option<&airlock_types::policy::SourcedPolicy>,
+) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
     let phase = |phase: Phase, message: String| {
         on_event(RunEvent::Phase {
@@ -288,6 +313,26 @@ pub fn execute(
             report.findings.len()
         ),
     );
+    // The policy: the skill's declaration (refused when it is not valid and the user asked for it), the operator's
+    // cap, the flags.
+    let skill_dir_rel = &staged.source.subpath;
+    let declared = if let Some(d) = given {
+        Some(d.clone())
+    } else if request.policy.accept {
+        airlock_scan::policy::declared(&staged.root, skill_dir_rel)
+            .map_err(|e| RunError::Usage(format!("the skill's declared policy is not valid: {e}")))?
+    } else {
+        report.declared_policy.clone()
+    };
+    let mut adjusted = request.clone();
+    let effective = policy::apply(
+        declared.as_ref(),
+        &request.policy,
+        &mut adjusted.limits,
+        &mut adjusted.egress,
+        &mut adjusted.environment,
+    )?;
+    let request = &adjusted;
     let source_id = store.save_source(&staged.source, expires)?;
     let report_id = store.save_report(&source_id, &report, expires)?;
     let mut record = new_record(request, &report);
@@ -379,6 +424,11 @@ pub fn execute(
     if record.status_reason.is_none() {
         record.status_reason = verdict::failure_cause(&record);
     }
+    if declared.is_some() || request.policy.operator.is_some() {
+        let mut effective = effective;
+        effective.beyond = policy::beyond(declared.as_ref(), &record);
+        record.policy = Some(effective);
+    }
     record.observed = verdict::observe(&report, &record);
     record.verdict = verdict::verdict(&report, &record);
     store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;
@@ -415,6 +465,7 @@ fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {
         review: Vec::new(),
         observed: airlock_types::Observed::default(),
         environment: None,
+        policy: None,
         max_rss_bytes: 0,
         cpu_ms: 0,
         network: Vec::new(),

@@ -311,6 +311,48 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         out.push("The run was refused because the scan says block.".into());
         return out;
     }
+    if let Some(p) = &run.policy {
+        if let Some(d) = &p.declared {
+            let beyond: Vec<String> = p
+                .beyond
+                .iter()
+                .take(4)
+                .map(|b| format!("{} {}", b.kind, b.what))
+                .collect();
+            out.push(match (beyond.is_empty(), run.mode) {
+                (_, m) if m != RunMode::Sandbox => format!(
+                    "It declares a policy in {}{}.",
+                    d.source.origin,
+                    if p.accepted { ", applied" } else { "" }
+                ),
+                (true, _) => format!(
+                    "It stayed within the policy it declares in {}{}.",
+                    d.source.origin,
+                    if p.accepted {
+                        " (applied)"
+                    } else {
+                        " (not applied: --accept-policy applies it)"
+                    }
+                ),
+                (false, _) => format!(
+                    "It went beyond the policy it declares in {}: {}{}.",
+                    d.source.origin,
+                    beyond.join(", "),
+                    if p.beyond.len() > 4 {
+                        format!(" and {} more", p.beyond.len() - 4)
+                    } else {
+                        String::new()
+                    }
+                ),
+            });
+        }
+        if !p.refused.is_empty() {
+            out.push(format!(
+                "The operator's policy did not grant: {}.",
+                p.refused.join("; ")
+            ));
+        }
+    }
     if let Some(env) = &run.environment {
         if !env.missing_programs.is_empty() {
             out.push(format!(

@@ -13,6 +13,7 @@ pub mod follow;
 pub mod inventory;
 pub mod markdown;
 pub mod plan;
+pub mod policy;
 pub mod render;
 pub mod rules;
 pub mod skillmd;
@@ -155,6 +156,16 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         findings.extend(meta.findings.iter().cloned());
         skills.push((dir.clone(), meta));
     }
+    // The policy of the skill that runs: the folder pointed at, else the first skill found.
+    let policy_dir = skill_dirs
+        .iter()
+        .find(|d| d.as_str() == input.subpath)
+        .or(skill_dirs.first())
+        .cloned()
+        .unwrap_or_default();
+    let declared = policy::declared(input.tree_root, &policy_dir);
+    let policy_findings = policy::findings(&declared, &findings);
+    findings.extend(policy_findings);
     rules::finish(&mut findings);
 
     let summaries: Vec<SkillSummary> = skills
@@ -197,6 +208,7 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         skills: summaries,
         inventory,
         findings,
+        declared_policy: declared.ok().flatten(),
         created_at: input.source.created_at.clone(),
     })
 }

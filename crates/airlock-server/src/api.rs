@@ -630,6 +630,9 @@ pub struct NewRun {
     /// Run even when the scan says block.
     #[serde(default)]
     pub force: bool,
+    /// Apply the policy the skill declares (capped by the server's policy).
+    #[serde(default)]
+    pub accept_policy: bool,
 }
 
 /// A run as the API shows it: where it is, and its record once it has one.
@@ -747,6 +750,17 @@ fn run_request(
         helper: app.config.helper.clone(),
         host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
+        policy: airlock_run::policy::PolicyOptions {
+            operator: app.config.policy.clone(),
+            accept: body.accept_policy,
+            given: [
+                body.timeout_secs.map(|_| "timeout"),
+                body.memory_mb.map(|_| "memory"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        },
     })
 }
 

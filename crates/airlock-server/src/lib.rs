@@ -40,6 +40,8 @@ pub struct ServerConfig {
     pub github_base: String,
     /// The executable that starts each sandbox (tests name the built helper).
     pub helper: Option<PathBuf>,
+    /// The operator's policy (`--policy FILE`): the most any run gets, whatever the skill declares.
+    pub policy: Option<airlock_types::policy::SourcedPolicy>,
 }
 
 impl ServerConfig {
@@ -56,6 +58,7 @@ impl ServerConfig {
             egress_ca: Vec::new(),
             github_base: "https://github.com".into(),
             helper: None,
+            policy: None,
         }
     }
 }

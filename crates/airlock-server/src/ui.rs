@@ -274,6 +274,23 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> M
                     input type="hidden" name="mode" value=(mode);
                     button type="submit" name="go" value=(mode) { (label) }
                     span { (what) }
+                    @if mode == "sandbox" && report.declared_policy.is_some() {
+                        label.accept { input type="checkbox" name="accept_policy" value="on"; " with the skill's declared policy (within this server's)" }
+                    }
+                }
+            }
+        }
+        @if let Some(d) = &report.declared_policy {
+            section #policy {
+                h2 { "Declared policy" }
+                p { "From " code { (shown(&d.source.file)) ":" (d.source.line) } " (" (shown(&d.source.origin)) "). Applied only when you ask for it." }
+                ul {
+                    @for a in &d.policy.network.allow { li { "network: " code { (shown(a)) } } }
+                    @for p in &d.policy.network.presets { li { "network preset: " code { (shown(p)) } } }
+                    @for w in &d.policy.filesystem.writable { li { "writes: " code { (shown(w)) } } }
+                    @if let Some(t) = &d.policy.resources.timeout { li { "time: " (shown(t)) } }
+                    @if let Some(m) = &d.policy.resources.memory { li { "memory: " (shown(m)) } }
+                    @if let Some(p) = d.policy.install.packages { li { "installs packages: " (p) } }
                 }
             }
         }
@@ -387,6 +404,9 @@ async fn file_page(
 #[derive(Deserialize)]
 struct RunForm {
     mode: String,
+    /// A checkbox: apply the skill's declared policy.
+    #[serde(default)]
+    accept_policy: Option<String>,
 }
 
 async fn start_run(
@@ -418,6 +438,7 @@ async fn start_run(
         memory_mb: None,
         allow_net: Vec::new(),
         force: false,
+        accept_policy: form.accept_policy.is_some(),
     };
     match queue_run(&app, body) {
         Ok((run_id, _)) => Redirect::to(&format!("/runs/{run_id}")).into_response(),
@@ -518,6 +539,18 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                         @for p in &env.missing_programs { li { "needs " code { (shown(p)) } ": not on this machine" } }
                     }
                     @if !env.errors_tail.is_empty() { pre { (shown_block(&env.errors_tail.join("\n"))) } }
+                }
+            }
+            @if let Some(p) = &run.policy {
+                section #run-policy {
+                    h2 { "Policy" }
+                    table { tr { th { "part" } th { "value" } th { "set by" } }
+                        @for part in &p.parts { tr { td { (part.key) } td { code { (shown(&part.value)) } } td { (shown(&part.from)) } } } }
+                    @if !p.refused.is_empty() { p { "Not granted:" } ul { @for r in &p.refused { li { (shown(r)) } } } }
+                    @if !p.beyond.is_empty() {
+                        p.error { "Beyond the declared policy:" }
+                        ul { @for b in &p.beyond { li { (b.kind) " " code { (shown(&b.what)) } " — " (shown(&b.evidence)) } } }
+                    }
                 }
             }
             @if !run.review.is_empty() {

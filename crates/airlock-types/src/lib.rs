@@ -7,6 +7,7 @@
 
 pub mod display;
 pub mod observe;
+pub mod policy;
 mod record;
 mod report;
 mod run;

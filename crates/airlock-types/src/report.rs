@@ -279,5 +279,8 @@ pub struct ScanReport {
     pub inventory: Inventory,
     /// Sorted by severity (worst first), then file and line.
     pub findings: Vec<Finding>,
+    /// The policy the skill declares (`airlock.toml` or SKILL.md's `metadata.security_policy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_policy: Option<crate::policy::SourcedPolicy>,
     pub created_at: String,
 }

@@ -248,6 +248,9 @@ pub struct SkillRun {
     /// The skill's environment: what it needs and what the install phase did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<Environment>,
+    /// The policy the run ran under: declared, operator's cap, flags, what it did beyond the declaration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::EffectivePolicy>,
     pub network: Vec<NetAttempt>,
     pub installs: Vec<Install>,
     pub plan: Option<Plan>,

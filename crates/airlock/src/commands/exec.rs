@@ -14,35 +14,49 @@ use crate::exit;
 use crate::settings::escape;
 
 /// The resource limits shared by `airlock exec` and `airlock run`.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct LimitArgs {
     /// Wall-clock limit, e.g. 30s, 2m (default: 30s for exec, 60s for run).
     #[arg(long, value_parser = parse_duration)]
     pub timeout: Option<Duration>,
-    /// Memory limit (address space), e.g. 512M.
-    #[arg(long, default_value = "512M", value_parser = parse_size)]
-    pub memory: u64,
-    /// Disk limit for everything the run writes, e.g. 256M.
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
-    pub disk: u64,
-    /// Most processes.
-    #[arg(long, default_value_t = 256)]
-    pub pids: u64,
-    /// CPUs the command may use.
-    #[arg(long, default_value_t = 1)]
-    pub cpus: u32,
+    /// Memory limit (address space), e.g. 512M [default: 512M].
+    #[arg(long, value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Disk limit for everything the run writes, e.g. 256M [default: 256M].
+    #[arg(long, value_parser = parse_size)]
+    pub disk: Option<u64>,
+    /// Most processes [default: 256].
+    #[arg(long)]
+    pub pids: Option<u64>,
+    /// CPUs the command may use [default: 1].
+    #[arg(long)]
+    pub cpus: Option<u32>,
 }
 
 impl LimitArgs {
     pub fn limits(&self, default_timeout: Duration) -> Limits {
         Limits {
             timeout: self.timeout.unwrap_or(default_timeout),
-            memory_bytes: self.memory,
-            disk_bytes: self.disk,
-            pids: self.pids,
-            cpus: self.cpus,
+            memory_bytes: self.memory.unwrap_or(512 << 20),
+            disk_bytes: self.disk.unwrap_or(256 << 20),
+            pids: self.pids.unwrap_or(256),
+            cpus: self.cpus.unwrap_or(1),
             open_files: 1024,
         }
+    }
+
+    /// The limits the user gave (the others are defaults a skill's accepted policy may replace).
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            self.timeout.map(|_| "timeout"),
+            self.memory.map(|_| "memory"),
+            self.disk.map(|_| "disk"),
+            self.pids.map(|_| "pids"),
+            self.cpus.map(|_| "cpus"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 
@@ -160,10 +174,10 @@ fn json_io() -> anyhow::Result<u8> {
     let limits = (|| -> Result<LimitArgs, String> {
         Ok(LimitArgs {
             timeout: request.timeout.as_deref().map(parse_duration).transpose()?,
-            memory: size(&request.memory, 512 << 20)?,
-            disk: size(&request.disk, 256 << 20)?,
-            pids: request.pids.unwrap_or(256),
-            cpus: request.cpus.unwrap_or(1),
+            memory: Some(size(&request.memory, 512 << 20)?),
+            disk: Some(size(&request.disk, 256 << 20)?),
+            pids: request.pids,
+            cpus: request.cpus,
         })
     })();
     let limits = match limits {
@@ -212,34 +226,7 @@ fn json_io() -> anyhow::Result<u8> {
     Ok(exit::of_command(record.status, record.exit_code, record.signal))
 }
 
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (num, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration: use 30s, 2m or 500ms"))?;
-    match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        _ => Err(format!("`{text}` is not a duration: use 30s, 2m or 500ms")),
-    }
-}
-
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let (num, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size: use 512M or 2G"))?;
-    let mult = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        _ => return Err(format!("`{text}` is not a size: use 512M or 2G")),
-    };
-    Ok(n * mult)
-}
+pub use airlock_types::policy::{parse_duration, parse_size};
 
 fn mount_arg(text: &str) -> (PathBuf, PathBuf) {
     match text.split_once(':') {

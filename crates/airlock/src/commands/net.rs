@@ -175,3 +175,20 @@ impl NetArgs {
         }))
     }
 }
+
+/// Reads an operator's policy file (`--policy FILE`): the schema of docs/policy.md, in TOML.
+pub fn operator_policy(path: &std::path::Path) -> Result<airlock_types::policy::SourcedPolicy, UsageError> {
+    let shown = path.display().to_string();
+    let text = fs_err::read_to_string(path).map_err(|e| UsageError(format!("--policy {shown}: {e}")))?;
+    let policy = airlock_scan::policy::parse_toml(&text, &shown)
+        .map_err(|e| UsageError(format!("the operator's policy is not valid: {e}")))?;
+    Ok(airlock_types::policy::SourcedPolicy {
+        source: airlock_types::policy::PolicySource {
+            role: "operator".into(),
+            origin: "--policy".into(),
+            file: shown,
+            line: 1,
+        },
+        policy,
+    })
+}

@@ -70,6 +70,14 @@ pub struct RunArgs {
     /// How long runs and their files are kept (e.g. 24h, 30m).
     #[arg(long, env = "AIRLOCK_RETENTION", default_value = "24h", value_parser = parse_duration)]
     pub retention: Duration,
+    /// The operator's policy (docs/policy.md): the most any skill gets, whatever it declares; deny wins and the
+    /// stricter limit applies.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY")]
+    pub policy: Option<std::path::PathBuf>,
+    /// Apply the policy the skill declares (`airlock.toml` or SKILL.md's `metadata.security_policy`): its network
+    /// rules and resources, within `--policy` and under the limits given as flags.
+    #[arg(long)]
+    pub accept_policy: bool,
     /// Arguments for `--script`.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -114,6 +122,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             pip_index_url: args.pip_index_url.clone(),
             npm_registry: args.npm_registry.clone(),
             ..Default::default()
+        },
+        policy: airlock_run::policy::PolicyOptions {
+            operator: args
+                .policy
+                .as_deref()
+                .map(super::net::operator_policy)
+                .transpose()?,
+            accept: args.accept_policy,
+            given: args.limits.given(),
         },
     };
     // Phases on a terminal's stderr, so a long run shows where it is; the record is printed at the end.
@@ -192,6 +209,30 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
             for p in &env.missing_programs {
                 out.push_str(&format!("  needs {}: not on this machine\n", field(p)));
             }
+        }
+    }
+    if let Some(p) = &run.policy {
+        if p.accepted || p.operator.is_some() {
+            out.push_str("\nPolicy:\n");
+            for part in &p.parts {
+                out.push_str(&format!(
+                    "  {:<20} {:<28} {}\n",
+                    part.key,
+                    field(&part.value),
+                    field(&part.from)
+                ));
+            }
+        }
+        for r in &p.refused {
+            out.push_str(&format!("  not granted: {}\n", field(r)));
+        }
+        for b in &p.beyond {
+            out.push_str(&format!(
+                "  beyond the declared policy: {} {} ({})\n",
+                b.kind,
+                field(&b.what),
+                field(&b.evidence)
+            ));
         }
     }
     if run.mode == RunMode::Inspect || run.status == RunStatus::Refused {

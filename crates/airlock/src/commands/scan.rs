@@ -54,6 +54,13 @@ pub struct ScanArgs {
     /// Also show informational findings (mentions in prose and comments).
     #[arg(long, short)]
     pub verbose: bool,
+    /// Also run the skill (its plan, else each of its scripts) in the sandbox under its declared policy, and report
+    /// each thing it did beyond the declaration as a finding; exits 1 when anything went beyond.
+    #[arg(long)]
+    pub runtime: bool,
+    /// The operator's policy for `--runtime` (docs/policy.md): the most the skill gets, whatever it declares.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY", requires = "runtime")]
+    pub policy: Option<PathBuf>,
 }
 
 fn parse_level(text: &str) -> Result<RiskLevel, String> {
@@ -100,6 +107,29 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         );
         return Ok(exit::EMPTY);
     }
+    let mut report = report;
+    let mut beyond = 0;
+    if args.runtime {
+        let (found, runs) = runtime(args, &report)?;
+        beyond = found.len();
+        if !args.source.json && args.format == Format::Text {
+            for (id, status) in &runs {
+                eprintln!("runtime check: run {id} {status} (see `airlock show {id}`)");
+            }
+        }
+        report.headline.push(if beyond == 0 {
+            format!(
+                "Run in the sandbox under its declared policy ({} run(s)), it stayed within it.",
+                runs.len()
+            )
+        } else {
+            format!(
+                "Run in the sandbox under its declared policy, it went beyond it {beyond} time(s): see the runtime \
+                 findings."
+            )
+        });
+        report.findings.splice(0..0, found);
+    }
     let format = if args.source.json {
         Format::Json
     } else {
@@ -112,8 +142,134 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
     }
     Ok(match args.fail_on {
         Some(level) if report.risk_level >= level => exit::POLICY,
+        _ if beyond > 0 => exit::POLICY,
         _ => exit::OK,
     })
+}
+
+/// Each run `scan --runtime` made: its id and status.
+type RunsChecked = Vec<(String, String)>;
+
+/// `scan --runtime`: runs the skill's plan (or, when it has none, each of its scripts with no arguments) in the
+/// sandbox under its declared policy (the empty policy when it declares none), within the operator's; returns a
+/// finding for each thing a run did beyond the declaration, and each run's id and status.
+fn runtime(
+    args: &ScanArgs,
+    report: &ScanReport,
+) -> anyhow::Result<(Vec<airlock_types::Finding>, RunsChecked)> {
+    use airlock_run::{Invocation, RunError, RunRequest};
+    use airlock_types::policy::{PolicySource, SourcedPolicy};
+    let settings = args.source.import_settings()?;
+    let mut store = airlock_store::Store::open(&settings.data_dir)?;
+    let operator = args
+        .policy
+        .as_deref()
+        .map(super::net::operator_policy)
+        .transpose()?;
+    let declared = report.declared_policy.clone().unwrap_or_else(|| SourcedPolicy {
+        source: PolicySource {
+            role: "skill".into(),
+            origin: "no declared policy (nothing allowed)".into(),
+            file: "SKILL.md".into(),
+            line: 1,
+        },
+        policy: Default::default(),
+    });
+    let source = settings.parse(&args.source.source)?;
+    let request = |invocation| RunRequest {
+        source: source.clone(),
+        mode: airlock_types::RunMode::Sandbox,
+        target: "blank".into(),
+        invocation,
+        force: false,
+        limits: super::exec::LimitArgs::default().limits(std::time::Duration::from_secs(60)),
+        egress: None,
+        retention: std::time::Duration::from_secs(24 * 3600),
+        run_id: None,
+        cancel: None,
+        helper: None,
+        host_opt: false,
+        environment: Default::default(),
+        policy: airlock_run::policy::PolicyOptions {
+            operator: operator.clone(),
+            accept: true,
+            given: Vec::new(),
+        },
+    };
+    let quiet: airlock_run::OnEvent = std::sync::Arc::new(|_| {});
+    let mut records = Vec::new();
+    match airlock_run::execute_with_policy(
+        &request(Invocation::Plan),
+        &settings,
+        &mut store,
+        &quiet,
+        &declared,
+    ) {
+        Ok(o) => records.push(o.record),
+        Err(RunError::NothingToRun { .. }) => {
+            let skill_dir = &report.source.subpath;
+            let scripts: Vec<String> = report
+                .inventory
+                .files
+                .iter()
+                .filter(|f| f.kind == FileKind::Script)
+                .filter_map(|f| {
+                    if skill_dir.is_empty() {
+                        Some(f.path.clone())
+                    } else {
+                        f.path.strip_prefix(&format!("{skill_dir}/")).map(str::to_owned)
+                    }
+                })
+                .take(8)
+                .collect();
+            if scripts.is_empty() {
+                anyhow::bail!(
+                    "the skill has no command and no script to run: --runtime has nothing to check"
+                );
+            }
+            for path in scripts {
+                let invocation = Invocation::Script {
+                    path,
+                    args: Vec::new(),
+                };
+                let o = airlock_run::execute_with_policy(
+                    &request(invocation),
+                    &settings,
+                    &mut store,
+                    &quiet,
+                    &declared,
+                )?;
+                records.push(o.record);
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let mut found = Vec::new();
+    for r in &records {
+        for b in r.policy.iter().flat_map(|p| &p.beyond) {
+            found.push(airlock_types::Finding {
+                rule: format!("runtime/{}", b.kind),
+                severity: if b.kind == "limit" {
+                    airlock_types::Severity::Medium
+                } else {
+                    airlock_types::Severity::High
+                },
+                file: declared.source.file.clone(),
+                line: declared.source.line,
+                evidence: airlock_types::display::line(&format!("{} {}: {}", b.kind, b.what, b.evidence)),
+                message: format!(
+                    "Run {} in the sandbox did this beyond the policy it declares ({}).",
+                    r.run_id, declared.source.origin
+                ),
+                context: airlock_types::FindingContext::Code,
+            });
+        }
+    }
+    let runs = records
+        .iter()
+        .map(|r| (r.run_id.clone(), airlock_types::wire_name(&r.status)))
+        .collect();
+    Ok((found, runs))
 }
 
 pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {

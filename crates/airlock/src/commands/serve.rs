@@ -48,6 +48,9 @@ pub struct ServeArgs {
     /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
     #[arg(long, value_name = "FILE")]
     pub egress_ca: Vec<PathBuf>,
+    /// The operator's policy (docs/policy.md): the most any run gets, whatever its skill declares.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY")]
+    pub policy: Option<PathBuf>,
     /// Base URL for GitHub sources.
     #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
     pub github_base: String,
@@ -66,6 +69,11 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.allow_net = args.allow_net.clone();
     config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
     config.egress_ca = args.egress_ca.clone();
+    config.policy = args
+        .policy
+        .as_deref()
+        .map(super::net::operator_policy)
+        .transpose()?;
     config.github_base = args.github_base.clone();
     config.token = match &args.token_file {
         Some(file) => Some(

@@ -3,6 +3,7 @@ mod egress;
 mod environment;
 mod escape;
 mod integrity;
+mod policy;
 mod run_cli;
 mod run_library;
 mod scan_cli;

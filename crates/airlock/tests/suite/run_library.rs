@@ -27,6 +27,7 @@ fn request(settings: &ImportSettings, source: &std::path::Path, invocation: Invo
         helper: Some(env!("CARGO_BIN_EXE_airlock-sandbox-helper").into()),
         host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
+        policy: airlock_run::policy::PolicyOptions::default(),
     }
 }
 
