@@ -41,7 +41,7 @@ pub fn apply(
         ..EffectivePolicy::default()
     };
     let skill = declared.filter(|_| options.accept);
-    let from_skill = |d: &SourcedPolicy| format!("skill ({})", d.source.origin);
+    let from_skill = |d: &SourcedPolicy| format!("{} ({})", d.source.role, d.source.origin);
     let from_operator = |o: &SourcedPolicy| format!("operator ({})", o.source.file);
     let op = options.operator.as_ref();
 
@@ -292,6 +292,43 @@ fn in_net(ip: std::net::IpAddr, net: std::net::IpAddr, prefix: u8) -> bool {
 /// the workspace, `/tmp`, the home folder's caches and the declared paths, a limit it hit, installs when the
 /// declaration says it installs nothing. Empty when nothing was declared.
 pub fn beyond(declared: Option<&SourcedPolicy>, run: &SkillRun) -> Vec<Beyond> {
+    beyond_of(
+        declared,
+        &Seen {
+            network: &run.network,
+            files_written: &run.files_written,
+            limit_hit: run.limit_hit,
+            reason: run.status_reason.as_deref(),
+            installs: &run.installs,
+        },
+    )
+}
+
+/// [`beyond`] for a sandbox record of `airlock exec`.
+pub fn beyond_record(declared: Option<&SourcedPolicy>, record: &airlock_types::RunRecord) -> Vec<Beyond> {
+    let installs = crate::verdict::installs(&record.timeline, &record.files_written);
+    beyond_of(
+        declared,
+        &Seen {
+            network: &record.network,
+            files_written: &record.files_written,
+            limit_hit: record.limit_hit,
+            reason: None,
+            installs: &installs,
+        },
+    )
+}
+
+/// What a run did, as far as its policy is concerned.
+struct Seen<'a> {
+    network: &'a [airlock_types::NetAttempt],
+    files_written: &'a [airlock_types::FileAccess],
+    limit_hit: Option<airlock_types::LimitKind>,
+    reason: Option<&'a str>,
+    installs: &'a [airlock_types::Install],
+}
+
+fn beyond_of(declared: Option<&SourcedPolicy>, run: &Seen<'_>) -> Vec<Beyond> {
     let Some(d) = declared else {
         return Vec::new();
     };
@@ -349,7 +386,7 @@ pub fn beyond(declared: Option<&SourcedPolicy>, run: &SkillRun) -> Vec<Beyond> {
             .filter_map(|w| airlock_scan::policy::writable_path(w).ok()),
     );
     let mut paths = std::collections::BTreeSet::new();
-    for f in &run.files_written {
+    for f in run.files_written {
         let path = f.resolved.as_deref().unwrap_or(&f.path);
         let inside = writable
             .iter()
@@ -367,13 +404,12 @@ pub fn beyond(declared: Option<&SourcedPolicy>, run: &SkillRun) -> Vec<Beyond> {
             kind: "limit".into(),
             what: airlock_types::wire_name(&hit),
             evidence: run
-                .status_reason
-                .clone()
-                .unwrap_or_else(|| "the run hit the limit".into()),
+                .reason
+                .map_or_else(|| "the run hit the limit".into(), str::to_owned),
         });
     }
     if policy.install.packages == Some(false) {
-        for i in &run.installs {
+        for i in run.installs {
             out.push(Beyond {
                 kind: "install".into(),
                 what: i.manager.clone(),

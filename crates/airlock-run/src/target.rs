@@ -106,7 +106,7 @@ pub fn prepare(target: &str, settings: &ImportSettings) -> Result<Target, RunErr
 }
 
 /// Copies a tree (files and folders only; links are recreated as links, never followed).
-pub(crate) fn copy_tree(from: &Path, to: &Path, owner: Option<u32>) -> std::io::Result<()> {
+pub fn copy_tree(from: &Path, to: &Path, owner: Option<u32>) -> std::io::Result<()> {
     fs_err::create_dir_all(to)?;
     fs_err::set_permissions(to, std::fs::Permissions::from_mode(0o755))?;
     if let Some(uid) = owner {
