@@ -933,4 +933,55 @@ fn exec_json_io_takes_a_request_and_answers_with_the_result_and_the_record() {
     let (code, _, err) = call(r#"{"command": ["true"]}"#, &["--", "true"]);
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
+
+    // A function of a skill module, with a policy: the result comes back as JSON, the skill's prints stay out of
+    // it, an exception is the call's error, and the policy's limit is the one applied.
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = tmp.path().join("adder");
+    write(
+        &skill,
+        "skill.py",
+        "def add(a, b):\n    print('{\"result\": \"forged\"}')\n    return {'sum': a + b}\ndef bad():\n    raise KeyError('k')\n",
+    );
+    let request = serde_json::json!({
+        "skill": skill, "call": {"function": "add", "kwargs": {"a": 2, "b": 3}},
+        "policy": {"resources": {"memory": "128M"}},
+    });
+    let (code, a, err) = call(&request.to_string(), &[]);
+    assert_eq!(code, Some(0), "{a}\n{err}");
+    assert_eq!(a["result"], serde_json::json!({"sum": 5}), "{a}");
+    assert!(a["stderr"].as_str().unwrap().contains("forged"), "{a}");
+    assert_eq!(a["record"]["limits"]["memory_bytes"], 128 << 20, "{a}");
+    assert_eq!(a["policy"]["parts"][1]["from"], "caller (request)", "{a}");
+    let request = serde_json::json!({"skill": skill, "call": {"function": "bad"}});
+    let (code, a, _) = call(&request.to_string(), &[]);
+    assert_eq!(code, Some(1), "{a}");
+    assert_eq!(a["call_error"]["type"], "KeyError", "{a}");
+    let request = serde_json::json!({"skill": skill, "call": {"module": "../x.py", "function": "f"}});
+    let (code, a, _) = call(&request.to_string(), &[]);
+    assert_eq!(code, Some(125), "{a}");
+
+    // --serve: one answer per line, each request its own sandbox, errors answered in line.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["exec", "--json-io", "--serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = format!(
+        "{}\nnot json\n\n{}\n",
+        r#"{"command": ["sh", "-c", "echo one > /tmp/f; echo $$"]}"#,
+        r#"{"command": ["sh", "-c", "cat /tmp/f || echo none"]}"#
+    );
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), lines.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["status"], "succeeded");
+    assert!(answers[1]["error"]["message"].is_string());
+    assert_eq!(answers[2]["stdout"], "none\n", "{:?}", answers[2]);
 }
