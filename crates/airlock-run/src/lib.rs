@@ -13,6 +13,7 @@ mod invoke;
 pub mod patch;
 pub mod policy;
 pub mod target;
+pub mod trust;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -302,8 +303,10 @@ fn execute_inner(
     let expires = expiry(request.retention);
     phase(Phase::Importing, request.source.display_input());
     let imported = import(&request.source, settings)?;
-    let report = imported.scan()?;
+    let mut report = imported.scan()?;
     let staged = &imported.staged;
+    let trusted = trust::status(store, &staged.source, &staged.scan_root(), &report)?;
+    report.trust = trusted.as_ref().map(|(s, _)| s.clone());
     phase(
         Phase::Scanned,
         format!(
@@ -316,8 +319,36 @@ fn execute_inner(
     // The policy: the skill's declaration (refused when it is not valid and the user asked for it), the operator's
     // cap, the flags.
     let skill_dir_rel = &staged.source.subpath;
+    // A trust decision for this commit grants its policy; a repository's caps what its skills get (unless the
+    // operator gave a cap). A decision for another commit does not apply: the report and verdict say so.
+    let mut request_policy = request.policy.clone();
+    let trusted_policy = match &trusted {
+        Some((status, d)) if status.applies => {
+            let sourced = airlock_types::policy::SourcedPolicy {
+                source: airlock_types::policy::PolicySource {
+                    role: "trust".into(),
+                    origin: format!("decision {}", d.id),
+                    file: format!("trust decision {}", d.id),
+                    line: 0,
+                },
+                policy: d.policy.clone(),
+            };
+            if d.kind == "commit" {
+                Some(sourced)
+            } else {
+                if request_policy.operator.is_none() {
+                    request_policy.operator = Some(sourced);
+                }
+                None
+            }
+        }
+        _ => None,
+    };
     let declared = if let Some(d) = given {
         Some(d.clone())
+    } else if let Some(t) = trusted_policy {
+        request_policy.accept = true;
+        Some(t)
     } else if request.policy.accept {
         airlock_scan::policy::declared(&staged.root, skill_dir_rel)
             .map_err(|e| RunError::Usage(format!("the skill's declared policy is not valid: {e}")))?
@@ -325,9 +356,10 @@ fn execute_inner(
         report.declared_policy.clone()
     };
     let mut adjusted = request.clone();
+    adjusted.policy = request_policy;
     let effective = policy::apply(
         declared.as_ref(),
-        &request.policy,
+        &adjusted.policy,
         &mut adjusted.limits,
         &mut adjusted.egress,
         &mut adjusted.environment,

@@ -311,6 +311,9 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         out.push("The run was refused because the scan says block.".into());
         return out;
     }
+    if let Some(t) = &report.trust {
+        out.push(t.note.clone());
+    }
     if let Some(p) = &run.policy {
         if let Some(d) = &p.declared {
             let beyond: Vec<String> = p

@@ -155,7 +155,7 @@ fn start(
     config: &Config,
     root: &std::path::Path,
     helper: &std::path::Path,
-    make_cgroup: impl FnOnce() -> Option<Cgroup>,
+    make_cgroup: impl FnOnce() -> Option<Cgroup> + Send,
 ) -> Result<(Started, Option<Cgroup>), SandboxError> {
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
@@ -190,20 +190,30 @@ fn start(
         let _ = child.wait();
         e
     };
-    let steps = (|| {
-        // The group is made while the helper starts (it waits for its configuration before doing anything).
-        let cgroup = make_cgroup();
-        if let Some(group) = &cgroup {
-            group
-                .add(child.id())
-                .map_err(|e| setup(format!("join the run's cgroup: {e}")))?;
-        }
+    let pid = child.id();
+    let steps = std::thread::scope(|scope| {
+        // The group is made and joined on a thread of its own while the helper starts and unshares: moving a process
+        // into a v1 cgroup waits for an RCU grace period (milliseconds), which would otherwise add to every start.
+        // The helper forks nothing before `Mapped`, which is sent only once it has joined, so everything the run
+        // starts is inside the group.
+        let joining = scope.spawn(move || {
+            let cgroup = make_cgroup();
+            if let Some(group) = &cgroup {
+                group
+                    .add(pid)
+                    .map_err(|e| setup(format!("join the run's cgroup: {e}")))?;
+            }
+            Ok::<_, SandboxError>(cgroup)
+        });
         send(ours.as_raw_fd(), &Msg::Config(Box::new(config.clone()), 0), None)?;
         match expect(&ours)? {
             (Msg::Unshared, _) => {}
             other => return Err(setup(format!("unexpected {:?}", other.0))),
         }
-        write_maps(child.id())?;
+        write_maps(pid)?;
+        let cgroup = joining
+            .join()
+            .map_err(|_| setup("joining the run's cgroup panicked"))??;
         send(ours.as_raw_fd(), &Msg::Mapped, None)?;
         let init = match expect(&ours)? {
             (Msg::Init(pid), _) => pid,
@@ -223,7 +233,7 @@ fn start(
         };
         send(ours.as_raw_fd(), &Msg::Taken, None)?;
         Ok::<_, SandboxError>((init, upper, listener, net, cgroup))
-    })();
+    });
     match steps {
         Ok((init, upper, listener, net, cgroup)) => Ok((
             Started {

@@ -209,6 +209,7 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         inventory,
         findings,
         declared_policy: declared.ok().flatten(),
+        trust: None,
         created_at: input.source.created_at.clone(),
     })
 }

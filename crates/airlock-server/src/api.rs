@@ -476,8 +476,15 @@ pub(crate) fn import_and_store(app: &App, input: &str) -> Result<SourceView, Api
 fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError> {
     let spec = app.settings_parse(input)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
-    let report = imported.scan()?;
+    let mut report = imported.scan()?;
     let store = Store::open_shared(&app.config.data_dir)?;
+    report.trust = airlock_run::trust::status(
+        &store,
+        &imported.staged.source,
+        &imported.staged.scan_root(),
+        &report,
+    )?
+    .map(|(s, _)| s);
     let expires =
         airlock_store::now_unix() + i64::try_from(app.config.retention.as_secs()).unwrap_or(i64::MAX / 4);
     let id = store.save_source(&imported.staged.source, expires)?;

@@ -261,6 +261,18 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> M
                 dt { "skills found" } dd { @for s in &report.skills { (shown(s.name.as_deref().unwrap_or(&s.path))) " " } }
                 dt { "recommended" } dd { (airlock_types::wire_name(&report.recommended_mode)) }
             }
+            @if let Some(t) = &report.trust {
+                p #trust class={ "trust " (if t.applies { "applies" } else { "stale" }) } { (shown(&t.note)) }
+                @if let Some(c) = &t.changes {
+                    ul #trust-changes {
+                        @for f in &c.files_added { li { "added " code { (shown(f)) } } }
+                        @for f in &c.files_changed { li { "changed " code { (shown(f)) } } }
+                        @for f in &c.files_removed { li { "removed " code { (shown(f)) } } }
+                        @for f in &c.findings_new { li.error { "new finding " (shown(f)) } }
+                        @for f in &c.findings_gone { li { "finding gone " (shown(f)) } }
+                    }
+                }
+            }
         }
         section #modes {
             h2 { "Try it" }

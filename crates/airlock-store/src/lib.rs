@@ -25,6 +25,8 @@ pub enum StoreError {
     NotFound(String),
     #[error("`{0}` matches more than one run; give more of the id")]
     Ambiguous(String),
+    #[error("no trust decision matches `{0}` (see `airlock trust --list`)")]
+    TrustNotFound(String),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -131,6 +133,16 @@ CREATE TABLE IF NOT EXISTS run_artifacts (
     sha256 TEXT NOT NULL,
     size INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS trust_decisions (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    subpath TEXT NOT NULL,
+    commit_sha TEXT,
+    created_at TEXT NOT NULL,
+    json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trust_decisions_repo ON trust_decisions(repo, subpath);
 CREATE INDEX IF NOT EXISTS run_artifacts_run ON run_artifacts(sandbox_run_id);
 CREATE INDEX IF NOT EXISTS sandbox_runs_expiry ON sandbox_runs(expires_at);
 ";
@@ -189,6 +201,64 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Saves a trust decision (kept until removed: trust does not expire with the retention). A decision for the
+    /// same repository, folder and commit (or the same repository, for a repository decision) replaces the older.
+    pub fn save_trust(&self, decision: &airlock_types::policy::TrustDecision) -> Result<()> {
+        self.conn.execute(
+            "DELETE FROM trust_decisions WHERE kind = ?1 AND repo = ?2 AND subpath = ?3 AND commit_sha IS ?4",
+            params![decision.kind, decision.repo, decision.subpath, decision.commit],
+        )?;
+        self.conn.execute(
+            "INSERT INTO trust_decisions (id, kind, repo, subpath, commit_sha, created_at, json) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                decision.id,
+                decision.kind,
+                decision.repo,
+                decision.subpath,
+                decision.commit,
+                decision.created_at,
+                serde_json::to_string(decision)?
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Trust decisions, newest first; only those for `repo` and `subpath` when given.
+    pub fn trust_decisions(
+        &self,
+        repo: Option<(&str, &str)>,
+    ) -> Result<Vec<airlock_types::policy::TrustDecision>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT json FROM trust_decisions WHERE ?1 IS NULL OR (repo = ?1 AND subpath = ?2) \
+             ORDER BY created_at DESC, id DESC",
+        )?;
+        let (r, sub) = repo.map_or((None, ""), |(r, s)| (Some(r), s));
+        let rows: Vec<String> = stmt
+            .query_map(params![r, sub], |row| row.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        rows.iter()
+            .map(|j| serde_json::from_str(j).map_err(StoreError::from))
+            .collect()
+    }
+
+    /// Removes a trust decision by id (or a unique prefix of it); its id.
+    pub fn remove_trust(&self, id: &str) -> Result<String> {
+        let ids: Vec<String> = self
+            .conn
+            .prepare("SELECT id FROM trust_decisions WHERE id LIKE ?1 || '%'")?
+            .query_map(params![id], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?;
+        match ids.as_slice() {
+            [one] => {
+                self.conn
+                    .execute("DELETE FROM trust_decisions WHERE id = ?1", params![one])?;
+                Ok(one.clone())
+            }
+            [] | [_, _, ..] => Err(StoreError::TrustNotFound(id.to_owned())),
+        }
     }
 
     pub fn object_path(&self, sha: &str) -> PathBuf {

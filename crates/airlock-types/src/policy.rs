@@ -151,3 +151,54 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{text}` is too large"))
 }
+
+/// A saved trust decision: "allow this commit with this policy", or "skills from this repository get at most this
+/// policy".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustDecision {
+    pub id: String,
+    /// `commit` or `repository`.
+    pub kind: String,
+    /// The repository (or folder) the source came from, and the skill's folder in it.
+    pub repo: String,
+    pub subpath: String,
+    /// The trusted commit (or content digest, for a folder or archive); `None` for a repository decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    pub policy: PolicyDoc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub created_at: String,
+    /// The skill's files (path and SHA-256) and findings (`rule file: evidence`) at the trusted commit, to show what
+    /// changed in a later one.
+    #[serde(default)]
+    pub files: Vec<(String, String)>,
+    #[serde(default)]
+    pub findings: Vec<String>,
+}
+
+/// What the saved trust decisions say about the source at hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustStatus {
+    /// The decision that speaks for this source (the one for this commit, else the repository's, else the newest
+    /// for another commit).
+    pub decision_id: String,
+    pub kind: String,
+    /// Whether it applies to this commit: a commit decision applies only to its own commit.
+    pub applies: bool,
+    /// One sentence for people.
+    pub note: String,
+    /// For a decision about another commit: what changed since the trusted one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<TrustChanges>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustChanges {
+    pub trusted_commit: String,
+    pub files_added: Vec<String>,
+    pub files_removed: Vec<String>,
+    pub files_changed: Vec<String>,
+    pub findings_new: Vec<String>,
+    pub findings_gone: Vec<String>,
+}

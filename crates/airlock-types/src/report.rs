@@ -282,5 +282,8 @@ pub struct ScanReport {
     /// The policy the skill declares (`airlock.toml` or SKILL.md's `metadata.security_policy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declared_policy: Option<crate::policy::SourcedPolicy>,
+    /// What the saved trust decisions say about this source (filled in by the caller that holds the store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<crate::policy::TrustStatus>,
     pub created_at: String,
 }

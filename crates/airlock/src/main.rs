@@ -44,6 +44,12 @@ enum Command {
     Discard(commands::runs::DiscardArgs),
     /// Delete expired runs, reports and files.
     Gc(commands::runs::GcArgs),
+    /// Save a trust decision: allow this commit with a policy, or cap what a repository's skills get.
+    Trust(Box<commands::trust::TrustArgs>),
+    /// List saved trust decisions.
+    Trusted(commands::trust::TrustedArgs),
+    /// Remove a trust decision.
+    Untrust(commands::trust::UntrustArgs),
     /// Serve the control API (JSON over HTTP, live run events) on a local address.
     Serve(Box<commands::serve::ServeArgs>),
     /// Say which isolation layers this machine supports.
@@ -127,6 +133,9 @@ fn main() -> ExitCode {
         Command::Discard(args) => commands::runs::discard(&args),
         Command::Gc(args) => commands::runs::gc(&args),
         Command::Serve(args) => commands::serve::serve(&args),
+        Command::Trust(args) => commands::trust::trust(&args),
+        Command::Trusted(args) => commands::trust::trusted(&args),
+        Command::Untrust(args) => commands::trust::untrust(&args),
         Command::Doctor { json } => commands::exec::doctor(json),
     };
     match result {

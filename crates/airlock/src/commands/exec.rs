@@ -175,7 +175,7 @@ fn skill_py() -> String {
 /// Calls one function of a skill module inside the sandbox. What the skill prints goes to stderr; stdout carries
 /// one JSON line, the function's result or its error.
 const CALL_DRIVER: &str = r#"
-import importlib.util, json, sys, traceback
+import importlib.util, json, sys
 with open("/airlock-call/request.json") as f:
     req = json.load(f)
 out = sys.stdout
@@ -189,6 +189,7 @@ try:
     line = json.dumps({"result": result}, default=str)
     code = 0
 except BaseException as e:
+    import traceback
     traceback.print_exc()
     line = json.dumps({"error": {"type": type(e).__name__, "message": str(e)}})
     code = 1

@@ -6,3 +6,4 @@ pub mod run;
 pub mod runs;
 pub mod scan;
 pub mod serve;
+pub mod trust;

