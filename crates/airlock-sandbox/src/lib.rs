@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use doctor::{doctor, Check, Report as DoctorReport};
-pub use supervise::run;
+pub use supervise::{run, run_held, Held};
 
 /// Where a host folder appears in the sandbox.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

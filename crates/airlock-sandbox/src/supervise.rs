@@ -156,6 +156,7 @@ fn start(
     root: &std::path::Path,
     helper: &std::path::Path,
     make_cgroup: impl FnOnce() -> Option<Cgroup> + Send,
+    stdin: Option<&OwnedFd>,
 ) -> Result<(Started, Option<Cgroup>), SandboxError> {
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
@@ -169,7 +170,10 @@ fn start(
     cmd.arg(HELPER_ARG)
         .arg(root)
         .env_clear()
-        .stdin(Stdio::null())
+        .stdin(match stdin {
+            Some(fd) => Stdio::from(fd.try_clone()?),
+            None => Stdio::null(),
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: dup2 is async-signal-safe; it runs between fork and exec.
@@ -265,6 +269,28 @@ fn take_listener(init: i32, fd: i32) -> Result<OwnedFd, SandboxError> {
 /// Runs one command in a fresh sandbox and returns what happened. `helper` is the executable that calls
 /// [`maybe_run_child`](crate::maybe_run_child) (the current one when `None`).
 pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, SandboxError> {
+    run_inner(config, helper, None)
+}
+
+/// A sandbox started before its work is known (a warm pool): the command's stdin, and the moment its clock starts.
+/// Until `go` is set the sandbox waits at most `hold` (its command blocked reading stdin); from then on the time
+/// limit counts from `go`, and the record's duration too.
+pub struct Held {
+    pub stdin: OwnedFd,
+    pub go: Arc<std::sync::OnceLock<Instant>>,
+    pub hold: Duration,
+}
+
+/// [`run`] for a sandbox started ahead of its work; see [`Held`].
+pub fn run_held(config: &Config, helper: Option<PathBuf>, held: Held) -> Result<RunRecord, SandboxError> {
+    run_inner(config, helper, Some(held))
+}
+
+fn run_inner(
+    config: &Config,
+    helper: Option<PathBuf>,
+    held: Option<Held>,
+) -> Result<RunRecord, SandboxError> {
     let config = validate(config)?;
     let (helper, fallback) = match helper {
         Some(h) => (h, None),
@@ -284,13 +310,14 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
     let l = &config.limits;
     let group_name = format!("airlock-{request_id}");
     let make_cgroup = || Cgroup::create(&group_name, l.memory_bytes, l.pids);
-    let (mut s, cgroup) = match start(&config, root_dir.path(), &helper, make_cgroup) {
+    let stdin = held.as_ref().map(|h| &h.stdin);
+    let (mut s, cgroup) = match start(&config, root_dir.path(), &helper, make_cgroup, stdin) {
         // The helper next to this program failed (from another build, or damaged): run this program's own copy of
         // the helper instead. A failure that is not the helper's repeats and is reported from there.
         Err(e) if fallback.as_ref().is_some_and(|exe| *exe != helper) => {
             let exe = fallback.unwrap_or_default();
             tracing::warn!("{} failed ({e}); using {}", helper.display(), exe.display());
-            start(&config, root_dir.path(), &exe, make_cgroup)?
+            start(&config, root_dir.path(), &exe, make_cgroup, stdin)?
         }
         other => other?,
     };
@@ -322,7 +349,15 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         let events = config.events.clone();
         std::thread::spawn(move || record(listener, t0, stop, pin, egress, events))
     };
-    let deadline = t0 + config.limits.timeout;
+    // A held sandbox's clock starts when its work arrives.
+    let go = held.as_ref().map(|h| (h.go.clone(), h.hold));
+    let deadline_now = || match &go {
+        Some((go, hold)) => go
+            .get()
+            .map_or(t0 + *hold + config.limits.timeout, |g| *g + config.limits.timeout),
+        None => t0 + config.limits.timeout,
+    };
+    drop(held);
     let mut timed_out = false;
     let mut cancelled = false;
     // A pidfd turns readable when the helper exits: wait on it rather than polling.
@@ -334,6 +369,7 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         }
         cancelled = config.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         let now = Instant::now();
+        let deadline = deadline_now();
         timed_out = now >= deadline;
         if cancelled || timed_out {
             let _ = kill(Pid::from_raw(s.init), Signal::SIGKILL);
@@ -358,7 +394,8 @@ pub fn run(config: &Config, helper: Option<PathBuf>) -> Result<RunRecord, Sandbo
         // SAFETY: the descriptor was opened above and is closed once.
         unsafe { libc::close(pidfd) };
     }
-    let duration_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let began = go.as_ref().and_then(|(g, _)| g.get().copied()).unwrap_or(t0);
+    let duration_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     // Init sends its report before exiting, after the step runner's reports; after a timeout there is none.
     let mut steps = Vec::new();
     let exit = loop {

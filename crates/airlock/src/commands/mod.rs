@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod exec;
+pub mod json_io;
 pub mod net;
 pub mod run;
 pub mod runs;

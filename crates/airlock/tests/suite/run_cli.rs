@@ -984,4 +984,36 @@ fn exec_json_io_takes_a_request_and_answers_with_the_result_and_the_record() {
     assert_eq!(answers[0]["status"], "succeeded");
     assert!(answers[1]["error"]["message"].is_string());
     assert_eq!(answers[2]["stdout"], "none\n", "{:?}", answers[2]);
+
+    // Warm calls: the sandbox started after the first call waits for the second; its time limit counts from the
+    // call's arrival, not from its start, and it sees nothing of the first call.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["exec", "--json-io", "--serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    write(
+        &skill,
+        "state.py",
+        "import os\ndef mark():\n    open('/tmp/mark', 'w').write('x')\n    return os.path.exists('/tmp/mark')\n\
+         def seen():\n    return os.path.exists('/tmp/mark')\n",
+    );
+    let req = |function: &str| {
+        serde_json::json!({"skill": skill, "timeout": "2s", "call": {"module": "state.py", "function": function}})
+            .to_string()
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut ask = |function: &str| -> serde_json::Value {
+        std::io::Write::write_all(&mut stdin, format!("{}\n", req(function)).as_bytes()).unwrap();
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    assert_eq!(ask("mark")["result"], true);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let second = ask("seen");
+    assert_eq!(second["status"], "succeeded", "{second}");
+    assert_eq!(second["result"], false, "{second}");
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
 }
