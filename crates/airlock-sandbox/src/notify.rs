@@ -332,9 +332,25 @@ fn egress_connect(
 
 /// A copy of descriptor `fd` of process `pid` (the same open socket).
 pub(crate) fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
+    // A notification names the thread that made the call; pidfd_open takes a process (its thread group leader),
+    // and the descriptor table is the whole process's.
+    let open = |p: u32| {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        unsafe { libc::syscall(libc::SYS_pidfd_open, p, 0) as i32 }
+    };
+    let mut pidfd = open(pid);
+    if pidfd < 0 {
+        let tgid = fs_err::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Tgid:"))
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+            })?;
+        pidfd = open(tgid);
+    }
     // SAFETY: plain syscalls with integer arguments; each result is checked before use.
     unsafe {
-        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
         if pidfd < 0 {
             return None;
         }

@@ -665,14 +665,25 @@ fn a_loopback_port_named_in_the_policy_is_the_hosts_service() {
         up.port,
         up.port.wrapping_add(1).max(1024)
     );
+    // The same connect from a thread that is not the process's main one (as in Bun, Java or Go clients).
+    let script = format!(
+        "{script}; python3 -c 'import socket, threading\n\
+         def go():\n    s = socket.create_connection((\"127.0.0.1\", {0}))\n    \
+         s.sendall(b\"GET /from-a-thread HTTP/1.0\\r\\n\\r\\n\")\n    \
+         print(\"thread\", s.recv(100).split(b\"\\r\\n\")[0].decode())\n\
+         t = threading.Thread(target=go); t.start(); t.join()'",
+        up.port
+    );
     let record = exec(&["--allow-net", &allow], &script, &[]);
     let out = record["stdout"].as_str().unwrap();
     assert!(out.starts_with("upstream"), "{out}\n{record:#}");
+    assert!(out.contains("thread HTTP/1.1 200 OK"), "{out}\n{record:#}");
     // Any other loopback port stays the sandbox's own (nothing listens there).
     assert!(out.contains("rc=7"), "{out}");
     let seen = up.seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 1, "{seen:#?}");
+    assert_eq!(seen.len(), 2, "{seen:#?}");
     assert!(seen[0].starts_with("GET /host-service "), "{seen:#?}");
+    assert!(seen[1].starts_with("GET /from-a-thread "), "{seen:#?}");
     let a = find(&attempts(&record), "tcp", &allow).clone();
     assert_eq!(a["decision"], "allowed", "{a:#}");
     assert_eq!(a["rule"], allow.as_str(), "{a:#}");
@@ -686,5 +697,5 @@ fn a_loopback_port_named_in_the_policy_is_the_hosts_service() {
         &[],
     );
     assert!(record["stdout"].as_str().unwrap().contains("rc=7"), "{record:#}");
-    assert_eq!(up.seen.lock().unwrap().len(), 1);
+    assert_eq!(up.seen.lock().unwrap().len(), 2);
 }
