@@ -199,12 +199,20 @@ pub struct AgentPreset {
     pub base_url: &'static str,
 }
 
+/// What an agent CLI sees in place of its API key when the proxy adds the real one.
+pub const AGENT_KEY_STAND_IN: &str = "airlock-proxy-adds-the-real-key";
+
+/// The memory limit an agent run gets unless the user gives one.
+const AGENT_MEMORY: u64 = 4 << 30;
+
 /// The agent CLIs airlock knows by name.
 pub const AGENTS: &[(&str, AgentPreset)] = &[
     (
         "claude",
         AgentPreset {
-            template: "claude -p {task}",
+            // Inside airlock's sandbox the agent's own permission prompts have no one to answer them; the sandbox
+            // is the boundary.
+            template: "claude -p {task} --dangerously-skip-permissions",
             skills_dir: ".claude/skills",
             host: "api.anthropic.com",
             key_var: "ANTHROPIC_API_KEY",
@@ -363,6 +371,13 @@ pub(crate) fn sandbox_run(
                         value: if p.bearer { format!("Bearer {key}") } else { key },
                     });
                     config.env.push((p.base_url_var.into(), p.base_url.into()));
+                    // The CLI wants a key before it sends anything: it gets a stand-in, which the proxy replaces.
+                    config.env.push((p.key_var.into(), AGENT_KEY_STAND_IN.into()));
+                }
+                // Agent CLIs built on Bun or Node reserve far more address space than they use, which a
+                // per-process data limit counts: unless the user set --memory, an agent run gets 4 GiB.
+                if !request.policy.given.contains(&"memory") {
+                    config.limits.memory_bytes = config.limits.memory_bytes.max(AGENT_MEMORY);
                 }
                 egress = Some(e);
             }

@@ -1,3 +1,4 @@
+mod agents;
 mod browser;
 mod egress;
 mod environment;

@@ -1,0 +1,276 @@
+//! `--agent claude` with the real Claude Code CLI (installed from the npm registry by `scripts/setup`), end to end:
+//! a fake model API on loopback, reached through airlock's egress (the name mapped with `--connect-to`, a test CA
+//! with `--egress-ca`, the key added by the proxy), answers with a canned tool call that makes the agent run the
+//! skill's script.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use super::util::{airlock, skill_md, write};
+
+/// The fake Anthropic Messages API: answers the first request that offers the Bash tool with a call of the
+/// skill's script, every later one with text; logs each request (path, headers, body) as a JSON line.
+const FAKE_API: &str = r#"
+import http.server, json, ssl, sys
+port_file, log_path, cert, key, command = sys.argv[1:6]
+log = open(log_path, "a")
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def reply(self, status, ctype, data):
+        self.send_response(status); self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self):
+        self.reply(404, "application/json", b"{}")
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        log.write(json.dumps({"path": self.path, "headers": dict(self.headers), "body": body.decode("utf-8", "replace")}) + "\n"); log.flush()
+        req = json.loads(body or b"{}")
+        if "count_tokens" in self.path:
+            return self.reply(200, "application/json", b'{"input_tokens": 10}')
+        answered = any(isinstance(m.get("content"), list) and any(c.get("type") == "tool_result" for c in m["content"])
+                       for m in req.get("messages", []))
+        if any(t.get("name") == "Bash" for t in req.get("tools", [])) and not answered:
+            block = {"type": "tool_use", "id": "toolu_airlock", "name": "Bash", "input": {"command": command, "description": "run the skill"}}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": "Done."}
+            stop = "end_turn"
+        if not req.get("stream"):
+            msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": req.get("model"), "content": [block],
+                   "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+            return self.reply(200, "application/json", json.dumps(msg).encode())
+        start = dict(block, input={}) if block["type"] == "tool_use" else {"type": "text", "text": ""}
+        delta = ({"type": "input_json_delta", "partial_json": json.dumps(block["input"])} if block["type"] == "tool_use"
+                 else {"type": "text_delta", "text": block["text"]})
+        events = [
+            ("message_start", {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+             "model": req.get("model"), "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        self.reply(200, "text/event-stream", "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode())
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+open(port_file, "w").write(str(srv.server_address[1]))
+srv.serve_forever()
+"#;
+
+struct FakeApi {
+    child: Child,
+    port: u16,
+    log: std::path::PathBuf,
+    ca: std::path::PathBuf,
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl FakeApi {
+    fn requests(&self) -> Vec<Value> {
+        fs_err::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// The fake API for `host`, with a certificate from a fresh test CA.
+fn fake_api(dir: &Path, host: &str, command: &str) -> FakeApi {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "airlock agent test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec![host.to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let paths = [
+        "ca.pem",
+        "cert.pem",
+        "key.pem",
+        "api.py",
+        "port",
+        "requests.jsonl",
+    ]
+    .map(|n| dir.join(n));
+    fs_err::write(&paths[0], ca.pem()).unwrap();
+    fs_err::write(&paths[1], cert.pem()).unwrap();
+    fs_err::write(&paths[2], key.serialize_pem()).unwrap();
+    fs_err::write(&paths[3], FAKE_API).unwrap();
+    let child = Command::new("python3")
+        .arg(&paths[3])
+        .args([&paths[4], &paths[5], &paths[1], &paths[2]])
+        .arg(command)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let port = loop {
+        if let Some(p) = fs_err::read_to_string(&paths[4])
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(t0.elapsed().as_secs() < 20, "the fake API did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    FakeApi {
+        child,
+        port,
+        log: paths[5].clone(),
+        ca: paths[0].clone(),
+    }
+}
+
+/// Where the real CLI is, or a clear failure: `scripts/setup` installs it.
+fn installed(program: &str) {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()));
+    assert!(found, "`{program}` is not installed: run scripts/setup");
+}
+
+#[test]
+fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
+    installed("claude");
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skill = tmp.path().join("marker");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md(
+            "marker",
+            "Marks the project.\n\nRun `bash scripts/mark.sh` from the project's root.\n",
+        ),
+    );
+    // The script marks the project and looks for the key everywhere it can (the needle is split so that the script
+    // itself does not contain it).
+    write(
+        &skill,
+        "scripts/mark.sh",
+        "echo marked > MARKED.txt\npython3 - <<'EOF'\nimport glob, os\n\
+         needle = ('sk-ant-airlock-' + 'test-7f3a9c').encode()\n\
+         found = any(needle in f'{k}={v}'.encode() for k, v in os.environ.items())\n\
+         paths = glob.glob('/proc/[0-9]*/environ') + glob.glob('/proc/[0-9]*/cmdline')\n\
+         for top in ['/home', '/tmp', '/etc', '/workspace']:\n\
+         \x20   for root, dirs, names in os.walk(top):\n\
+         \x20       paths += [os.path.join(root, n) for n in names]\n\
+         for p in paths:\n\
+         \x20   try:\n\
+         \x20       found = found or needle in open(p, 'rb').read()\n\
+         \x20   except OSError:\n\
+         \x20       pass\n\
+         print(f'key-visible={int(found)}')\nEOF\n",
+    );
+    let api = fake_api(
+        tmp.path(),
+        "api.anthropic.com",
+        "bash .claude/skills/marker/scripts/mark.sh",
+    );
+    let connect = format!("api.anthropic.com:443=127.0.0.1:{}", api.port);
+    let key = "sk-ant-airlock-test-7f3a9c";
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--json", skill.to_str().unwrap(), "--agent", "claude"])
+        .args(["--allow-net", "api.anthropic.com:443", "--connect-to", &connect])
+        .args(["--egress-ca", api.ca.to_str().unwrap()])
+        .args(["--timeout", "120s"])
+        .env("AIRLOCK_DATA_DIR", &data)
+        .env("ANTHROPIC_API_KEY", key)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let record: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let requests = api.requests();
+    assert_eq!(record["status"], "succeeded", "{record:#}\n{requests:#?}");
+    // The skill was found where Claude Code looks for skills: it told the model about it.
+    let first = requests
+        .iter()
+        .find(|r| r["body"].as_str().unwrap().contains("\"Bash\""))
+        .unwrap_or_else(|| panic!("no request offered the Bash tool: {requests:#?}"));
+    assert!(
+        first["body"]
+            .as_str()
+            .unwrap()
+            .contains("marker: Test skill marker."),
+        "the skill is not in the request"
+    );
+    // The script ran and its change is in the diff.
+    assert!(record["changes"].to_string().contains("MARKED.txt"), "{record:#}");
+    let patch = tmp.path().join("p.patch");
+    let run_id = record["run_id"].as_str().unwrap();
+    let r = airlock(&data, &["export", run_id, "--patch", patch.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(fs_err::read_to_string(&patch).unwrap().contains("+marked"));
+    // What the script saw went back to the model: the key was nowhere inside.
+    let results: String = requests
+        .iter()
+        .map(|r| r["body"].as_str().unwrap().to_owned())
+        .filter(|b| b.contains("toolu_airlock") && b.contains("tool_result"))
+        .collect();
+    assert!(results.contains("key-visible=0"), "{results}");
+    // Every model request reached the API with the real key, added by the proxy; the CLI's own HTTPS requests to
+    // the same host (feature flags) carry only the stand-in it was given. Every request is in the record.
+    assert!(requests
+        .iter()
+        .any(|r| r["path"].as_str().unwrap().starts_with("/v1/messages")));
+    for r in &requests {
+        let expected = if r["path"].as_str().unwrap().starts_with("/v1/") {
+            key
+        } else {
+            "airlock-proxy-adds-the-real-key"
+        };
+        assert_eq!(r["headers"]["x-api-key"], expected, "{r:#}");
+    }
+    let model_attempts: Vec<&Value> = record["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["host"] == "api.anthropic.com" && a["decision"] == "allowed")
+        .collect();
+    // Each model request is one plain-HTTP attempt the proxy carried with the key; the CLI's own HTTPS requests went
+    // through tunnels, each recorded (a tunnel may carry several requests).
+    let tunnels = model_attempts
+        .iter()
+        .filter(|a| a["protocol"] == "https-connect")
+        .count();
+    let own = requests
+        .iter()
+        .filter(|r| !r["path"].as_str().unwrap().starts_with("/v1/"))
+        .count();
+    assert!(own == 0 || tunnels > 0, "{model_attempts:#?}");
+    let injected = model_attempts
+        .iter()
+        .filter(|a| a["secret_injected"] == true)
+        .count();
+    let model_requests = requests
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap().starts_with("/v1/"))
+        .count();
+    assert_eq!(injected, model_requests, "{model_attempts:#?}");
+    assert!(
+        !text.contains(key),
+        "the key is in the record: {}",
+        &text[text.find(key).unwrap().saturating_sub(400)..][..1400]
+    );
+}
