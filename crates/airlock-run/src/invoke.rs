@@ -197,6 +197,9 @@ pub struct AgentPreset {
     pub bearer: bool,
     pub base_url_var: &'static str,
     pub base_url: &'static str,
+    /// Arguments that also point the CLI at `base_url` (placed after the program's name), for CLIs that read it
+    /// from their configuration rather than the environment.
+    pub base_url_args: &'static [&'static str],
 }
 
 /// What an agent CLI sees in place of its API key when the proxy adds the real one.
@@ -220,12 +223,14 @@ pub const AGENTS: &[(&str, AgentPreset)] = &[
             bearer: false,
             base_url_var: "ANTHROPIC_BASE_URL",
             base_url: "http://api.anthropic.com",
+            base_url_args: &[],
         },
     ),
     (
         "codex",
         AgentPreset {
-            template: "codex exec {task}",
+            // As for claude: no approvals to wait for, and codex's own sandbox is not needed inside airlock's.
+            template: "codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox {task}",
             skills_dir: ".codex/skills",
             host: "api.openai.com",
             key_var: "OPENAI_API_KEY",
@@ -233,6 +238,7 @@ pub const AGENTS: &[(&str, AgentPreset)] = &[
             bearer: true,
             base_url_var: "OPENAI_BASE_URL",
             base_url: "http://api.openai.com/v1",
+            base_url_args: &["-c", "openai_base_url=\"http://api.openai.com/v1\""],
         },
     ),
 ];
@@ -381,9 +387,12 @@ pub(crate) fn sandbox_run(
                 }
                 egress = Some(e);
             }
-            let words = split_words(template)?;
+            let mut words = split_words(template)?;
             if words.is_empty() {
                 return Err(RunError::Usage("--agent: empty command".into()));
+            }
+            if let Some(p) = preset.filter(|p| std::env::var_os(p.key_var).is_some()) {
+                words.splice(1..1, p.base_url_args.iter().map(|a| (*a).to_owned()));
             }
             words
                 .iter()

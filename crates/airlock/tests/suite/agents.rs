@@ -1,4 +1,5 @@
-//! `--agent claude` with the real Claude Code CLI (installed from the npm registry by `scripts/setup`), end to end:
+//! `--agent claude` and `--agent codex` with the real CLIs (installed from the npm registry by `scripts/setup`), end
+//! to end:
 //! a fake model API on loopback, reached through airlock's egress (the name mapped with `--connect-to`, a test CA
 //! with `--egress-ca`, the key added by the proxy), answers with a canned tool call that makes the agent run the
 //! skill's script.
@@ -16,6 +17,44 @@ const FAKE_API: &str = r#"
 import http.server, json, ssl, sys
 port_file, log_path, cert, key, command = sys.argv[1:6]
 log = open(log_path, "a")
+def sse(events):
+    return "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode()
+def anthropic(req):
+    if any(isinstance(m.get("content"), list) and any(c.get("type") == "tool_result" for c in m["content"])
+           for m in req.get("messages", [])) or not any(t.get("name") == "Bash" for t in req.get("tools", [])):
+        block, stop = {"type": "text", "text": "Done."}, "end_turn"
+    else:
+        block = {"type": "tool_use", "id": "toolu_airlock", "name": "Bash", "input": {"command": command, "description": "run the skill"}}
+        stop = "tool_use"
+    if not req.get("stream"):
+        return "application/json", json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": req.get("model"),
+            "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+    start = dict(block, input={}) if block["type"] == "tool_use" else {"type": "text", "text": ""}
+    delta = ({"type": "input_json_delta", "partial_json": json.dumps(block["input"])} if block["type"] == "tool_use"
+             else {"type": "text_delta", "text": block["text"]})
+    return "text/event-stream", sse([
+        ("message_start", {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+         "model": req.get("model"), "content": [], "stop_reason": None, "stop_sequence": None,
+         "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+def openai(req):
+    if any(i.get("type") in ("custom_tool_call_output", "function_call_output") for i in req.get("input", [])):
+        items = [{"type": "message", "role": "assistant", "id": "msg_1", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}]
+    else:
+        items = [{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_airlock", "name": "exec", "namespace": "functions",
+                  "status": "completed", "input": "const r = await tools.exec_command({cmd: " + json.dumps(command) +
+                  ", login: false, yield_time_ms: 20000});\ntext(r.output);"}]
+    events = [("response.created", {"type": "response.created", "response": {"id": "resp_1"}})]
+    events += [("response.output_item.done", {"type": "response.output_item.done", "output_index": n, "item": it}) for n, it in enumerate(items)]
+    events.append(("response.completed", {"type": "response.completed", "response": {"id": "resp_1", "output": items,
+        "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}))
+    return "text/event-stream", sse(events)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a): pass
@@ -26,36 +65,12 @@ class H(http.server.BaseHTTPRequestHandler):
         self.reply(404, "application/json", b"{}")
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
-        log.write(json.dumps({"path": self.path, "headers": dict(self.headers), "body": body.decode("utf-8", "replace")}) + "\n"); log.flush()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        log.write(json.dumps({"path": self.path, "headers": headers, "body": body.decode("utf-8", "replace")}) + "\n"); log.flush()
         req = json.loads(body or b"{}")
         if "count_tokens" in self.path:
             return self.reply(200, "application/json", b'{"input_tokens": 10}')
-        answered = any(isinstance(m.get("content"), list) and any(c.get("type") == "tool_result" for c in m["content"])
-                       for m in req.get("messages", []))
-        if any(t.get("name") == "Bash" for t in req.get("tools", [])) and not answered:
-            block = {"type": "tool_use", "id": "toolu_airlock", "name": "Bash", "input": {"command": command, "description": "run the skill"}}
-            stop = "tool_use"
-        else:
-            block = {"type": "text", "text": "Done."}
-            stop = "end_turn"
-        if not req.get("stream"):
-            msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": req.get("model"), "content": [block],
-                   "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
-            return self.reply(200, "application/json", json.dumps(msg).encode())
-        start = dict(block, input={}) if block["type"] == "tool_use" else {"type": "text", "text": ""}
-        delta = ({"type": "input_json_delta", "partial_json": json.dumps(block["input"])} if block["type"] == "tool_use"
-                 else {"type": "text_delta", "text": block["text"]})
-        events = [
-            ("message_start", {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-             "model": req.get("model"), "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
-            ("message_stop", {"type": "message_stop"}),
-        ]
-        self.reply(200, "text/event-stream", "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode())
+        self.reply(200, *(openai(req) if self.path.startswith("/v1/responses") else anthropic(req)))
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
@@ -148,9 +163,24 @@ fn installed(program: &str) {
     assert!(found, "`{program}` is not installed: run scripts/setup");
 }
 
-#[test]
-fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
-    installed("claude");
+/// One agent preset end to end: the skill installed where the agent looks, a canned tool call that runs its
+/// script, the key added by the proxy and never visible inside, every model request in the record.
+struct Agent {
+    name: &'static str,
+    host: &'static str,
+    key_var: &'static str,
+    /// The header that carries the key, and how the key appears in it.
+    header: &'static str,
+    bearer: bool,
+    skills_dir: &'static str,
+    /// Where the model requests go (paths under it carry the real key).
+    model_path: &'static str,
+    /// Text of the tool result the agent sends back.
+    result_marker: &'static str,
+}
+
+fn agent_end_to_end(agent: &Agent) {
+    installed(agent.name);
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let skill = tmp.path().join("marker");
@@ -162,13 +192,13 @@ fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
             "Marks the project.\n\nRun `bash scripts/mark.sh` from the project's root.\n",
         ),
     );
-    // The script marks the project and looks for the key everywhere it can (the needle is split so that the script
-    // itself does not contain it).
+    // The script marks the project and looks for the key everywhere it can (the needle is put together inside, so
+    // that neither the script nor an argument holds it).
     write(
         &skill,
         "scripts/mark.sh",
         "echo marked > MARKED.txt\npython3 - <<'EOF'\nimport glob, os\n\
-         needle = ('sk-ant-airlock-' + 'test-7f3a9c').encode()\n\
+         needle = ('sk-airlock-' + 'test-7f3a9c').encode()\n\
          found = any(needle in f'{k}={v}'.encode() for k, v in os.environ.items())\n\
          paths = glob.glob('/proc/[0-9]*/environ') + glob.glob('/proc/[0-9]*/cmdline')\n\
          for top in ['/home', '/tmp', '/etc', '/workspace']:\n\
@@ -181,20 +211,17 @@ fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
          \x20       pass\n\
          print(f'key-visible={int(found)}')\nEOF\n",
     );
-    let api = fake_api(
-        tmp.path(),
-        "api.anthropic.com",
-        "bash .claude/skills/marker/scripts/mark.sh",
-    );
-    let connect = format!("api.anthropic.com:443=127.0.0.1:{}", api.port);
-    let key = "sk-ant-airlock-test-7f3a9c";
+    let command = format!("bash {}/marker/scripts/mark.sh", agent.skills_dir);
+    let api = fake_api(tmp.path(), agent.host, &command);
+    let connect = format!("{}:443=127.0.0.1:{}", agent.host, api.port);
+    let allow = format!("{}:443", agent.host);
+    let key = "sk-airlock-test-7f3a9c";
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["run", "--json", skill.to_str().unwrap(), "--agent", "claude"])
-        .args(["--allow-net", "api.anthropic.com:443", "--connect-to", &connect])
-        .args(["--egress-ca", api.ca.to_str().unwrap()])
-        .args(["--timeout", "120s"])
+        .args(["run", "--json", skill.to_str().unwrap(), "--agent", agent.name])
+        .args(["--allow-net", &allow, "--connect-to", &connect])
+        .args(["--egress-ca", api.ca.to_str().unwrap(), "--timeout", "120s"])
         .env("AIRLOCK_DATA_DIR", &data)
-        .env("ANTHROPIC_API_KEY", key)
+        .env(agent.key_var, key)
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
@@ -202,20 +229,21 @@ fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
     let record: Value = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
     let requests = api.requests();
+    let path = |r: &Value| r["path"].as_str().unwrap().to_owned();
+    let body = |r: &Value| r["body"].as_str().unwrap().to_owned();
     assert_eq!(record["status"], "succeeded", "{record:#}\n{requests:#?}");
-    // The skill was found where Claude Code looks for skills: it told the model about it.
-    let first = requests
+    // The skill was found where the agent looks for skills: it told the model about it.
+    let model: Vec<&Value> = requests
         .iter()
-        .find(|r| r["body"].as_str().unwrap().contains("\"Bash\""))
-        .unwrap_or_else(|| panic!("no request offered the Bash tool: {requests:#?}"));
+        .filter(|r| path(r).starts_with(agent.model_path))
+        .collect();
     assert!(
-        first["body"]
-            .as_str()
-            .unwrap()
-            .contains("marker: Test skill marker."),
-        "the skill is not in the request"
+        model
+            .iter()
+            .any(|r| body(r).contains("marker: Test skill marker.")),
+        "the skill is not in what the agent sent: {requests:#?}"
     );
-    // The script ran and its change is in the diff.
+    // The script ran from the canned tool call and its change is in the patch.
     assert!(record["changes"].to_string().contains("MARKED.txt"), "{record:#}");
     let patch = tmp.path().join("p.patch");
     let run_id = record["run_id"].as_str().unwrap();
@@ -223,54 +251,74 @@ fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(fs_err::read_to_string(&patch).unwrap().contains("+marked"));
     // What the script saw went back to the model: the key was nowhere inside.
-    let results: String = requests
+    let results: String = model
         .iter()
-        .map(|r| r["body"].as_str().unwrap().to_owned())
-        .filter(|b| b.contains("toolu_airlock") && b.contains("tool_result"))
+        .map(|r| body(r))
+        .filter(|b| b.contains(agent.result_marker))
         .collect();
-    assert!(results.contains("key-visible=0"), "{results}");
-    // Every model request reached the API with the real key, added by the proxy; the CLI's own HTTPS requests to
-    // the same host (feature flags) carry only the stand-in it was given. Every request is in the record.
-    assert!(requests
-        .iter()
-        .any(|r| r["path"].as_str().unwrap().starts_with("/v1/messages")));
+    assert!(results.contains("key-visible=0"), "{requests:#?}");
+    // Every model request reached the API with the real key, added by the proxy; the CLI's own HTTPS requests to the
+    // same host (feature flags, telemetry) carry only the stand-in it was given.
+    let real = if agent.bearer {
+        format!("Bearer {key}")
+    } else {
+        key.to_owned()
+    };
+    let stand_in = if agent.bearer {
+        "Bearer airlock-proxy-adds-the-real-key".to_owned()
+    } else {
+        "airlock-proxy-adds-the-real-key".to_owned()
+    };
     for r in &requests {
-        let expected = if r["path"].as_str().unwrap().starts_with("/v1/") {
-            key
+        let expected = if path(r).starts_with(agent.model_path) {
+            &real
         } else {
-            "airlock-proxy-adds-the-real-key"
+            &stand_in
         };
-        assert_eq!(r["headers"]["x-api-key"], expected, "{r:#}");
+        assert_eq!(r["headers"][agent.header], expected.as_str(), "{r:#}");
     }
-    let model_attempts: Vec<&Value> = record["network"]
+    // Each model request is one plain-HTTP attempt the proxy carried with the key, in the record; the CLI's own HTTPS
+    // requests went through recorded tunnels (a tunnel may carry several).
+    let attempts: Vec<&Value> = record["network"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|a| a["host"] == "api.anthropic.com" && a["decision"] == "allowed")
+        .filter(|a| a["host"] == agent.host && a["decision"] == "allowed")
         .collect();
-    // Each model request is one plain-HTTP attempt the proxy carried with the key; the CLI's own HTTPS requests went
-    // through tunnels, each recorded (a tunnel may carry several requests).
-    let tunnels = model_attempts
+    let injected = attempts.iter().filter(|a| a["secret_injected"] == true).count();
+    assert_eq!(injected, model.len(), "{attempts:#?}\n{requests:#?}");
+    let tunnels = attempts
         .iter()
         .filter(|a| a["protocol"] == "https-connect")
         .count();
-    let own = requests
-        .iter()
-        .filter(|r| !r["path"].as_str().unwrap().starts_with("/v1/"))
-        .count();
-    assert!(own == 0 || tunnels > 0, "{model_attempts:#?}");
-    let injected = model_attempts
-        .iter()
-        .filter(|a| a["secret_injected"] == true)
-        .count();
-    let model_requests = requests
-        .iter()
-        .filter(|r| r["path"].as_str().unwrap().starts_with("/v1/"))
-        .count();
-    assert_eq!(injected, model_requests, "{model_attempts:#?}");
-    assert!(
-        !text.contains(key),
-        "the key is in the record: {}",
-        &text[text.find(key).unwrap().saturating_sub(400)..][..1400]
-    );
+    assert!(model.len() == requests.len() || tunnels > 0, "{attempts:#?}");
+    assert!(!text.contains(key), "the key is in the record");
+}
+
+#[test]
+fn claude_code_finds_the_skill_runs_its_script_and_never_sees_the_key() {
+    agent_end_to_end(&Agent {
+        name: "claude",
+        host: "api.anthropic.com",
+        key_var: "ANTHROPIC_API_KEY",
+        header: "x-api-key",
+        bearer: false,
+        skills_dir: ".claude/skills",
+        model_path: "/v1/messages",
+        result_marker: "toolu_airlock",
+    });
+}
+
+#[test]
+fn codex_finds_the_skill_runs_its_script_and_never_sees_the_key() {
+    agent_end_to_end(&Agent {
+        name: "codex",
+        host: "api.openai.com",
+        key_var: "OPENAI_API_KEY",
+        header: "authorization",
+        bearer: true,
+        skills_dir: ".codex/skills",
+        model_path: "/v1/responses",
+        result_marker: "call_airlock",
+    });
 }
