@@ -22,7 +22,6 @@ use utoipa_axum::routes;
 
 use airlock_run::{ImportSettings, Invocation, RunError, RunEvent, RunRequest};
 use airlock_source::SourceSpec;
-use airlock_store::Store;
 use airlock_types::RunMode;
 
 use crate::live::{Event, Live, State};
@@ -477,7 +476,7 @@ fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError
     let spec = app.settings_parse(input)?;
     let imported = airlock_run::import(&spec, &app.settings)?;
     let mut report = imported.scan()?;
-    let store = Store::open_shared(&app.config.data_dir)?;
+    let store = app.config.store()?;
     report.trust = airlock_run::trust::status(
         &store,
         &imported.staged.source,
@@ -515,7 +514,7 @@ async fn create_source(
 #[utoipa::path(get, path = "/api/sources", responses((status = 200, body = Vec<SourceSummary>)))]
 async fn list_sources(AxState(app): AxState<Shared>) -> Result<Json<Vec<SourceSummary>>, ApiError> {
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         Ok(Json(
             store
                 .sources()?
@@ -554,7 +553,7 @@ async fn get_source(
 ) -> Result<Json<SourceView>, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (source, report) = store.source(&id).map_err(|e| match e {
             airlock_store::StoreError::NotFound(_) => ApiError::not_found("source"),
             e => e.into(),
@@ -590,7 +589,7 @@ async fn get_report(
         Some(_) => return Err(ApiError::bad("bad_format", "format is json or sarif")),
     };
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (_, report) = store.source(&id).map_err(|_| ApiError::not_found("source"))?;
         let (_, report) = report.ok_or_else(|| ApiError::not_found("report"))?;
         let value = if sarif {
@@ -834,9 +833,9 @@ async fn carry_out(app: Shared) {
         sink.emit(name, serde_json::to_string(&event).unwrap_or_default());
     });
     let settings = app.settings.clone();
-    let data_dir = app.config.data_dir.clone();
+    let config = app.config.clone();
     let outcome = tokio::task::spawn_blocking(move || {
-        let mut store = Store::open_shared(&data_dir).map_err(RunError::from)?;
+        let mut store = config.store().map_err(RunError::from)?;
         airlock_run::execute(&request, &settings, &mut store, &on_event)
     })
     .await;
@@ -904,7 +903,7 @@ async fn list_runs(
         r.position = app.position(&r.run_id);
     }
     let app2 = app.clone();
-    let stored = blocking(move || Ok(Store::open_shared(&app2.config.data_dir)?.runs()?)).await?;
+    let stored = blocking(move || Ok(app2.config.store()?.runs()?)).await?;
     out.extend(
         stored
             .into_iter()
@@ -932,7 +931,7 @@ async fn list_runs(
 async fn stored_view(app: &Shared, id: String) -> Result<RunView, ApiError> {
     let app = app.clone();
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (row, record) = store.run(&id)?;
         Ok(RunView {
             run_id: row.id,
@@ -1022,7 +1021,7 @@ async fn discard_run(
     let app2 = app.clone();
     let id2 = id.clone();
     blocking(move || {
-        Store::open_shared(&app2.config.data_dir)?.discard(&id2)?;
+        app2.config.store()?.discard(&id2)?;
         Ok(())
     })
     .await?;
@@ -1117,7 +1116,7 @@ async fn list_artifacts(
 ) -> Result<Json<Vec<ArtifactView>>, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         Ok(Json(
@@ -1169,7 +1168,7 @@ async fn get_artifact(
     check_id(&id)?;
     check_id(&artifact)?;
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         let a = record
@@ -1212,7 +1211,7 @@ async fn get_bundle(
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
     blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
         let mut bytes = Vec::new();

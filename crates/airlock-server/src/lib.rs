@@ -42,9 +42,16 @@ pub struct ServerConfig {
     pub helper: Option<PathBuf>,
     /// The operator's policy (`--policy FILE`): the most any run gets, whatever the skill declares.
     pub policy: Option<airlock_types::policy::SourcedPolicy>,
+    /// Where the store's rows live: a `postgres://` URL, or the data folder's SQLite when `None`.
+    pub database: Option<String>,
 }
 
 impl ServerConfig {
+    /// The store, in the configured database.
+    pub fn store(&self) -> Result<airlock_store::Store, airlock_store::StoreError> {
+        airlock_store::Store::connect(&self.data_dir, self.database.as_deref())
+    }
+
     pub fn new(addr: SocketAddr, data_dir: impl Into<PathBuf>) -> Self {
         Self {
             addr,
@@ -59,6 +66,7 @@ impl ServerConfig {
             github_base: "https://github.com".into(),
             helper: None,
             policy: None,
+            database: None,
         }
     }
 }
@@ -98,8 +106,15 @@ pub async fn serve(
         return Err(ServeError::NeedsToken(config.addr));
     }
     fs_err::create_dir_all(&config.data_dir).map_err(ServeError::Io)?;
-    // Opening the store marks runs a previous process left `running` as failed.
-    airlock_store::Store::open(&config.data_dir).map_err(ServeError::Store)?;
+    // Opening the store marks runs a previous process left `running` as failed (on a blocking thread: the
+    // PostgreSQL client blocks).
+    let (dir, database) = (config.data_dir.clone(), config.database.clone());
+    tokio::task::spawn_blocking(move || {
+        airlock_store::Store::connect_and_recover(&dir, database.as_deref()).map(drop)
+    })
+    .await
+    .map_err(|e| ServeError::Io(std::io::Error::other(e)))?
+    .map_err(ServeError::Store)?;
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .map_err(ServeError::Io)?;

@@ -14,7 +14,6 @@ use axum::Router;
 use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
 
-use airlock_store::Store;
 use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
@@ -142,7 +141,7 @@ async fn login(AxState(app): AxState<Shared>, Form(form): Form<LoginForm>) -> Re
 async fn home(AxState(app): AxState<Shared>) -> Response {
     let hours = app.config.retention.as_secs() / 3600;
     let example = crate::example_dir(&app.config.data_dir).display().to_string();
-    let runs = blocking(move || Ok(Store::open_shared(&app.config.data_dir)?.runs()?)).await;
+    let runs = blocking(move || Ok(app.config.store()?.runs()?)).await;
     let runs = match runs {
         Ok(r) => r,
         Err(e) => return error_page(&e),
@@ -207,7 +206,7 @@ async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>
     }
     let id2 = id.clone();
     let loaded = blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         store.source(&id2).map_err(|_| ApiError::not_found("source"))
     })
     .await;
@@ -363,7 +362,7 @@ async fn file_page(
     let not_found = ApiError::not_found;
     let path = q.path.clone();
     let loaded = blocking(move || {
-        let store = Store::open_shared(&app.config.data_dir)?;
+        let store = app.config.store()?;
         let (source, report) = store.source(&id).map_err(|_| not_found("source"))?;
         let (_, report) = report.ok_or_else(|| not_found("report"))?;
         let entry = report
@@ -431,7 +430,7 @@ async fn start_run(
     }
     let app2 = app.clone();
     let input = blocking(move || {
-        let store = Store::open_shared(&app2.config.data_dir)?;
+        let store = app2.config.store()?;
         Ok(store.source(&id).map(|(s, _)| s.input).ok())
     })
     .await;
@@ -499,7 +498,7 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
     let id2 = id.clone();
     let app2 = app.clone();
     let loaded = blocking(move || {
-        let store = Store::open_shared(&app2.config.data_dir)?;
+        let store = app2.config.store()?;
         let (_, record) = store.run(&id2)?;
         let patch = record
             .as_ref()
@@ -643,7 +642,7 @@ async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) ->
         ));
     }
     let result = blocking(move || {
-        Store::open_shared(&app.config.data_dir)?.discard(&id)?;
+        app.config.store()?.discard(&id)?;
         Ok(())
     })
     .await;

@@ -1,6 +1,7 @@
-//! The embedded store: one SQLite database (`store.sqlite`, WAL) holding the seed's objects (`SkillSource`,
-//! `RiskReport`, `SandboxRun`, `RunArtifact`) and a folder of content-addressed files (`objects/ab/abcdef...`,
-//! named by SHA-256). Every run is written in two steps, each one transaction: a row marked `running` when it starts
+//! The store: a database holding the seed's objects (`SkillSource`, `RiskReport`, `SandboxRun`, `RunArtifact`) and
+//! trust decisions, and a folder of content-addressed files (`objects/ab/abcdef...`, named by SHA-256). The database
+//! is the embedded SQLite (`store.sqlite`, WAL) by default, or PostgreSQL for a team ([`Store::connect`]); both get
+//! the same schema from one set of migrations and the same statements ([`db`]). Every run is written in two steps, each one transaction: a row marked `running` when it starts
 //! and the finished record with its artifacts when it ends, so a crash leaves a `running` row that the next open
 //! marks failed, and never half a record. Files are written to a temporary name and renamed into place before the
 //! row that names them is committed.
@@ -8,8 +9,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use std::cell::RefCell;
+
 use sha2::{Digest, Sha256};
+
+pub mod db;
+#[cfg(feature = "testing")]
+pub mod testing;
+use db::{Db, Row, Val};
 
 use airlock_types::{ScanReport, SkillRun, SkillSource};
 
@@ -17,6 +24,10 @@ use airlock_types::{ScanReport, SkillRun, SkillSource};
 pub enum StoreError {
     #[error("store database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("store database: {0}")]
+    Postgres(#[from] postgres::Error),
+    #[error("store database: {0}")]
+    Database(String),
     #[error("store files: {0}")]
     Io(#[from] std::io::Error),
     #[error("store record: {0}")]
@@ -49,15 +60,15 @@ const RUN_ROWS: &str =
      FROM sandbox_runs r JOIN skill_sources s ON s.id = r.skill_source_id";
 
 impl RunRow {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row) -> Result<Self> {
         Ok(Self {
-            id: r.get(0)?,
-            source: r.get(1)?,
-            mode: r.get(2)?,
-            status: r.get(3)?,
-            target: r.get(4)?,
-            started_at: r.get(5)?,
-            expires_at: r.get(6)?,
+            id: r.text(0)?,
+            source: r.text(1)?,
+            mode: r.text(2)?,
+            status: r.text(3)?,
+            target: r.text(4)?,
+            started_at: r.text(5)?,
+            expires_at: r.int(6)?,
         })
     }
 }
@@ -84,68 +95,14 @@ pub struct GcStats {
 }
 
 pub struct Store {
-    conn: Connection,
+    db: RefCell<Db>,
     root: PathBuf,
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS skill_sources (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    input TEXT NOT NULL,
-    repo_url TEXT NOT NULL,
-    commit_sha TEXT,
-    digest TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    expires_at INTEGER NOT NULL,
-    json TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS risk_reports (
-    id TEXT PRIMARY KEY,
-    skill_source_id TEXT NOT NULL REFERENCES skill_sources(id) ON DELETE CASCADE,
-    risk_level TEXT NOT NULL,
-    classification TEXT NOT NULL,
-    recommended_mode TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    expires_at INTEGER NOT NULL,
-    json_sha TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sandbox_runs (
-    id TEXT PRIMARY KEY,
-    skill_source_id TEXT NOT NULL REFERENCES skill_sources(id) ON DELETE CASCADE,
-    risk_report_id TEXT REFERENCES risk_reports(id) ON DELETE SET NULL,
-    mode TEXT NOT NULL,
-    status TEXT NOT NULL,
-    target_type TEXT NOT NULL,
-    target TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    expires_at INTEGER NOT NULL,
-    pid INTEGER NOT NULL,
-    record_sha TEXT
-);
-CREATE TABLE IF NOT EXISTS run_artifacts (
-    id TEXT PRIMARY KEY,
-    sandbox_run_id TEXT NOT NULL REFERENCES sandbox_runs(id) ON DELETE CASCADE,
-    type TEXT NOT NULL,
-    path TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS trust_decisions (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    repo TEXT NOT NULL,
-    subpath TEXT NOT NULL,
-    commit_sha TEXT,
-    created_at TEXT NOT NULL,
-    json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS trust_decisions_repo ON trust_decisions(repo, subpath);
-CREATE INDEX IF NOT EXISTS run_artifacts_run ON run_artifacts(sandbox_run_id);
-CREATE INDEX IF NOT EXISTS sandbox_runs_expiry ON sandbox_runs(expires_at);
-";
+/// A statement's parameters.
+macro_rules! vals {
+    ($($v:expr),* $(,)?) => { vec![$(Val::from($v)),*] };
+}
 
 /// Seconds since the epoch.
 pub fn now_unix() -> i64 {
@@ -170,33 +127,90 @@ impl Store {
 
     /// Opens the store without recovering: the runs this process has in progress stay `running`.
     pub fn open_shared(data_dir: &Path) -> Result<Self> {
+        Self::connect(data_dir, None)
+    }
+
+    /// Opens the store with its rows in `database` (`postgres://...`), or in the data folder's SQLite when `None`;
+    /// content files always live under `data_dir/objects`. Brings the schema up to date. Does not recover.
+    pub fn connect(data_dir: &Path, database: Option<&str>) -> Result<Self> {
         fs_err::create_dir_all(data_dir.join("objects"))?;
-        let conn = Connection::open(data_dir.join("store.sqlite"))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(SCHEMA)?;
+        let mut db = match database {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Db::Postgres(Box::new(postgres::Client::connect(url, postgres::NoTls)?))
+            }
+            Some(other) => {
+                return Err(StoreError::Database(format!(
+                    "unsupported database `{}`: give a postgres:// URL, or none for the data folder's SQLite",
+                    other.split('@').next_back().unwrap_or(other)
+                )))
+            }
+            None => {
+                let conn = rusqlite::Connection::open(data_dir.join("store.sqlite"))?;
+                conn.busy_timeout(std::time::Duration::from_secs(10))?;
+                conn.pragma_update(None, "journal_mode", "WAL")?;
+                conn.pragma_update(None, "foreign_keys", "ON")?;
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                Db::Sqlite(conn)
+            }
+        };
+        // The schema is brought up to date once per process and database.
+        static MIGRATED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+            std::sync::OnceLock::new();
+        let key = database.map_or_else(|| data_dir.display().to_string(), str::to_owned);
+        let migrated = MIGRATED.get_or_init(Default::default);
+        if !migrated.lock().is_ok_and(|m| m.contains(&key)) {
+            // Two processes opening a new store at once race to record the first migration; the loser finds it
+            // done when it looks again.
+            if db.migrate().is_err() {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                db.migrate()?;
+            }
+            if let Ok(mut m) = migrated.lock() {
+                m.insert(key);
+            }
+        }
         Ok(Self {
-            conn,
+            db: RefCell::new(db),
             root: data_dir.to_path_buf(),
         })
     }
 
+    /// Opens the store in `database` (or the data folder's SQLite) and recovers, as [`Store::open`] does.
+    pub fn connect_and_recover(data_dir: &Path, database: Option<&str>) -> Result<Self> {
+        let store = Self::connect(data_dir, database)?;
+        store.recover()?;
+        Ok(store)
+    }
+
+    /// Which database holds the rows: `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match &*self.db.borrow() {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    fn execute(&self, sql: &str, params: Vec<Val>) -> Result<u64> {
+        self.db.borrow_mut().execute(sql, &params)
+    }
+
+    fn query(&self, sql: &str, params: Vec<Val>) -> Result<Vec<Row>> {
+        self.db.borrow_mut().query(sql, &params)
+    }
+
     fn recover(&self) -> Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, pid FROM sandbox_runs WHERE status = 'running'")?;
-        let rows: Vec<(String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<std::result::Result<_, _>>()?;
-        for (id, pid) in rows {
+        let rows = self.query(
+            "SELECT id, pid FROM sandbox_runs WHERE status = 'running'",
+            vals![],
+        )?;
+        for row in rows {
+            let (id, pid) = (row.text(0)?, row.int(1)?);
             let alive = i32::try_from(pid).is_ok_and(|p| p > 0 && pid_alive(p))
                 && pid != i64::from(std::process::id());
             if !alive {
-                self.conn.execute(
+                self.execute(
                     "UPDATE sandbox_runs SET status = 'failed', finished_at = ?2 WHERE id = ?1 AND status = 'running'",
-                    params![id, airlock_types::now_rfc3339()],
+                    vals![id, airlock_types::now_rfc3339()],
                 )?;
             }
         }
@@ -206,23 +220,31 @@ impl Store {
     /// Saves a trust decision (kept until removed: trust does not expire with the retention). A decision for the
     /// same repository, folder and commit (or the same repository, for a repository decision) replaces the older.
     pub fn save_trust(&self, decision: &airlock_types::policy::TrustDecision) -> Result<()> {
-        self.conn.execute(
-            "DELETE FROM trust_decisions WHERE kind = ?1 AND repo = ?2 AND subpath = ?3 AND commit_sha IS ?4",
-            params![decision.kind, decision.repo, decision.subpath, decision.commit],
-        )?;
-        self.conn.execute(
-            "INSERT INTO trust_decisions (id, kind, repo, subpath, commit_sha, created_at, json) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                decision.id,
-                decision.kind,
-                decision.repo,
-                decision.subpath,
-                decision.commit,
-                decision.created_at,
-                serde_json::to_string(decision)?
-            ],
-        )?;
+        self.db.borrow_mut().batch(&[
+            (
+                "DELETE FROM trust_decisions WHERE kind = ?1 AND repo = ?2 AND subpath = ?3 \
+                 AND (commit_sha = ?4 OR (commit_sha IS NULL AND CAST(?4 AS TEXT) IS NULL))",
+                vals![
+                    &decision.kind,
+                    &decision.repo,
+                    &decision.subpath,
+                    decision.commit.clone()
+                ],
+            ),
+            (
+                "INSERT INTO trust_decisions (id, kind, repo, subpath, commit_sha, created_at, json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                vals![
+                    &decision.id,
+                    &decision.kind,
+                    &decision.repo,
+                    &decision.subpath,
+                    decision.commit.clone(),
+                    &decision.created_at,
+                    serde_json::to_string(decision)?
+                ],
+            ),
+        ])?;
         Ok(())
     }
 
@@ -231,30 +253,28 @@ impl Store {
         &self,
         repo: Option<(&str, &str)>,
     ) -> Result<Vec<airlock_types::policy::TrustDecision>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT json FROM trust_decisions WHERE ?1 IS NULL OR (repo = ?1 AND subpath = ?2) \
-             ORDER BY created_at DESC, id DESC",
-        )?;
         let (r, sub) = repo.map_or((None, ""), |(r, s)| (Some(r), s));
-        let rows: Vec<String> = stmt
-            .query_map(params![r, sub], |row| row.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
-        rows.iter()
-            .map(|j| serde_json::from_str(j).map_err(StoreError::from))
-            .collect()
+        self.query(
+            "SELECT json FROM trust_decisions WHERE CAST(?1 AS TEXT) IS NULL OR (repo = ?1 AND subpath = ?2) \
+             ORDER BY created_at DESC, id DESC",
+            vals![r, sub],
+        )?
+        .iter()
+        .map(|row| Ok(serde_json::from_str(&row.text(0)?)?))
+        .collect()
     }
 
     /// Removes a trust decision by id (or a unique prefix of it); its id.
     pub fn remove_trust(&self, id: &str) -> Result<String> {
-        let ids: Vec<String> = self
-            .conn
-            .prepare("SELECT id FROM trust_decisions WHERE id LIKE ?1 || '%'")?
-            .query_map(params![id], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
+        let pattern = format!("{}%", id.replace(['%', '_'], ""));
+        let ids = self
+            .query("SELECT id FROM trust_decisions WHERE id LIKE ?1", vals![pattern])?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>>>()?;
         match ids.as_slice() {
             [one] => {
-                self.conn
-                    .execute("DELETE FROM trust_decisions WHERE id = ?1", params![one])?;
+                self.execute("DELETE FROM trust_decisions WHERE id = ?1", vals![one])?;
                 Ok(one.clone())
             }
             [] | [_, _, ..] => Err(StoreError::TrustNotFound(id.to_owned())),
@@ -317,18 +337,19 @@ impl Store {
                 .as_bytes()
             )[..16]
         );
-        self.conn.execute(
+        self.execute(
             "INSERT INTO skill_sources (id, kind, input, repo_url, commit_sha, digest, created_at, expires_at, json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT(id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
-            params![
-                id,
+             ON CONFLICT(id) DO UPDATE SET expires_at = CASE WHEN excluded.expires_at > skill_sources.expires_at
+                 THEN excluded.expires_at ELSE skill_sources.expires_at END",
+            vals![
+                &id,
                 airlock_types::wire_name(&source.kind),
-                source.input,
-                source.repo_url,
+                &source.input,
+                &source.repo_url,
                 commit,
-                source.digest,
-                source.created_at,
+                &source.digest,
+                &source.created_at,
                 expires_at,
                 serde_json::to_string(source)?
             ],
@@ -340,17 +361,18 @@ impl Store {
         let json = serde_json::to_vec(report)?;
         let (sha, _) = self.put_bytes(&json)?;
         let id = format!("rep-{}", &sha[..16]);
-        self.conn.execute(
+        self.execute(
             "INSERT INTO risk_reports (id, skill_source_id, risk_level, classification, recommended_mode, created_at, expires_at, json_sha)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT(id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
-            params![
-                id,
+             ON CONFLICT(id) DO UPDATE SET expires_at = CASE WHEN excluded.expires_at > risk_reports.expires_at
+                 THEN excluded.expires_at ELSE risk_reports.expires_at END",
+            vals![
+                &id,
                 source_id,
                 report.risk_level.to_string(),
                 airlock_types::wire_name(&report.classification),
                 airlock_types::wire_name(&report.recommended_mode),
-                report.created_at,
+                &report.created_at,
                 expires_at,
                 sha
             ],
@@ -360,17 +382,17 @@ impl Store {
 
     /// Records that a run started (status `running`, this process's pid).
     pub fn begin_run(&self, run: &SkillRun, source_id: &str, report_id: &str, expires_at: i64) -> Result<()> {
-        self.conn.execute(
+        self.execute(
             "INSERT INTO sandbox_runs (id, skill_source_id, risk_report_id, mode, status, target_type, target, started_at, expires_at, pid)
              VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9)",
-            params![
-                run.run_id,
+            vals![
+                &run.run_id,
                 source_id,
                 report_id,
                 airlock_types::wire_name(&run.mode),
                 run.target.as_ref().map_or("none", |t| t.kind.as_str()),
                 run.target.as_ref().map_or("", |t| t.input.as_str()),
-                run.started_at,
+                &run.started_at,
                 expires_at,
                 i64::from(std::process::id())
             ],
@@ -382,44 +404,47 @@ impl Store {
     pub fn finish_run(&mut self, run: &SkillRun) -> Result<()> {
         let json = serde_json::to_vec_pretty(run)?;
         let (sha, _) = self.put_bytes(&json)?;
-        let tx = self.conn.transaction()?;
-        tx.execute(
+        let mut statements = vec![(
             "UPDATE sandbox_runs SET status = ?2, finished_at = ?3, record_sha = ?4 WHERE id = ?1",
-            params![
-                run.run_id,
+            vals![
+                &run.run_id,
                 airlock_types::wire_name(&run.status),
-                run.finished_at,
+                run.finished_at.clone(),
                 sha
             ],
-        )?;
+        )];
         for a in &run.artifacts {
-            tx.execute(
-                "INSERT OR REPLACE INTO run_artifacts (id, sandbox_run_id, type, path, summary, sha256, size)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    a.id,
-                    run.run_id,
-                    a.kind,
-                    a.path,
-                    a.summary,
-                    a.sha256,
+            statements.push((
+                "INSERT INTO run_artifacts (id, sandbox_run_id, type, path, summary, sha256, size)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(id) DO UPDATE SET sandbox_run_id = excluded.sandbox_run_id, type = excluded.type,
+                     path = excluded.path, summary = excluded.summary, sha256 = excluded.sha256, size = excluded.size",
+                vals![
+                    &a.id,
+                    &run.run_id,
+                    &a.kind,
+                    &a.path,
+                    &a.summary,
+                    &a.sha256,
                     i64::try_from(a.size).unwrap_or(i64::MAX)
                 ],
-            )?;
+            ));
         }
-        tx.commit()?;
+        self.db.borrow_mut().batch(&statements)?;
         Ok(())
     }
 
     /// Resolves a full id or a unique prefix.
     pub fn resolve(&self, id: &str) -> Result<String> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2")?;
-        let ids: Vec<String> = stmt
-            .query_map([pattern], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
+        let ids = self
+            .query(
+                "SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2",
+                vals![pattern],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>>>()?;
         match ids.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(StoreError::NotFound(id.to_owned())),
@@ -431,11 +456,12 @@ impl Store {
     /// The finished record of a run; a run that never finished gives its row's status and no record.
     pub fn run(&self, id: &str) -> Result<(RunRow, Option<SkillRun>)> {
         let id = self.resolve(id)?;
-        let (row, sha): (RunRow, Option<String>) =
-            self.conn
-                .query_row(&format!("{RUN_ROWS} WHERE r.id = ?1"), [&id], |r| {
-                    Ok((RunRow::from_row(r)?, r.get(7)?))
-                })?;
+        let found = self
+            .query(&format!("{RUN_ROWS} WHERE r.id = ?1"), vals![&id])?
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        let (row, sha) = (RunRow::from_row(&found)?, found.opt_text(7)?);
         let record = match sha {
             Some(sha) => Some(serde_json::from_slice(&self.read_object(&sha)?)?),
             None => None,
@@ -445,45 +471,45 @@ impl Store {
 
     /// Every stored source, newest first, with its latest report's id and level.
     pub fn sources(&self) -> Result<Vec<SourceRow>> {
-        let mut stmt = self.conn.prepare(
+        self.query(
             "SELECT s.id, s.input, s.commit_sha, s.created_at,
                     (SELECT r.id FROM risk_reports r WHERE r.skill_source_id = s.id ORDER BY r.created_at DESC LIMIT 1),
                     (SELECT r.risk_level FROM risk_reports r WHERE r.skill_source_id = s.id ORDER BY r.created_at DESC LIMIT 1)
              FROM skill_sources s ORDER BY s.created_at DESC, s.id",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(SourceRow {
-                    id: r.get(0)?,
-                    input: r.get(1)?,
-                    commit: r.get(2)?,
-                    created_at: r.get(3)?,
-                    report_id: r.get(4)?,
-                    risk_level: r.get(5)?,
-                })
-            })?
-            .collect::<std::result::Result<_, _>>()?;
-        Ok(rows)
+            vals![],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(SourceRow {
+                id: r.text(0)?,
+                input: r.text(1)?,
+                commit: r.opt_text(2)?,
+                created_at: r.text(3)?,
+                report_id: r.opt_text(4)?,
+                risk_level: r.opt_text(5)?,
+            })
+        })
+        .collect()
     }
 
     /// One stored source and its latest report.
     pub fn source(&self, id: &str) -> Result<(SkillSource, Option<(String, ScanReport)>)> {
-        let json: String = self
-            .conn
-            .query_row("SELECT json FROM skill_sources WHERE id = ?1", [id], |r| r.get(0))
-            .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => StoreError::NotFound(id.to_owned()),
-                e => e.into(),
-            })?;
+        let json = self
+            .query("SELECT json FROM skill_sources WHERE id = ?1", vals![id])?
+            .first()
+            .ok_or_else(|| StoreError::NotFound(id.to_owned()))?
+            .text(0)?;
         let source: SkillSource = serde_json::from_str(&json)?;
-        let report = self
-            .conn
-            .query_row(
+        let report = match self
+            .query(
                 "SELECT id, json_sha FROM risk_reports WHERE skill_source_id = ?1 ORDER BY created_at DESC LIMIT 1",
-                [id],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-            )
-            .ok();
+                vals![id],
+            )?
+            .first()
+        {
+            Some(r) => Some((r.text(0)?, r.text(1)?)),
+            None => None,
+        };
         let report = match report {
             Some((rid, sha)) => Some((rid, serde_json::from_slice(&self.read_object(&sha)?)?)),
             None => None,
@@ -492,20 +518,19 @@ impl Store {
     }
 
     pub fn runs(&self) -> Result<Vec<RunRow>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("{RUN_ROWS} ORDER BY r.started_at DESC, r.id DESC"))?;
-        let rows = stmt
-            .query_map([], RunRow::from_row)?
-            .collect::<std::result::Result<_, _>>()?;
-        Ok(rows)
+        self.query(
+            &format!("{RUN_ROWS} ORDER BY r.started_at DESC, r.id DESC"),
+            vals![],
+        )?
+        .iter()
+        .map(RunRow::from_row)
+        .collect()
     }
 
     /// Deletes one run and its artifacts now (files go at the next sweep once nothing names them).
     pub fn discard(&mut self, id: &str) -> Result<String> {
         let id = self.resolve(id)?;
-        self.conn
-            .execute("DELETE FROM sandbox_runs WHERE id = ?1", [&id])?;
+        self.execute("DELETE FROM sandbox_runs WHERE id = ?1", vals![&id])?;
         self.sweep_objects()?;
         Ok(id)
     }
@@ -513,21 +538,27 @@ impl Store {
     /// Deletes runs, reports and sources whose time is up, then every file nothing names any more.
     pub fn gc(&mut self, now: i64) -> Result<GcStats> {
         let mut stats = GcStats::default();
-        let tx = self.conn.transaction()?;
-        stats.runs = tx.execute(
-            "DELETE FROM sandbox_runs WHERE expires_at <= ?1 AND status != 'running'",
-            [now],
-        )?;
-        stats.reports = tx.execute(
-            "DELETE FROM risk_reports WHERE expires_at <= ?1 AND id NOT IN (SELECT risk_report_id FROM sandbox_runs WHERE risk_report_id IS NOT NULL)",
-            [now],
-        )?;
-        stats.sources = tx.execute(
-            "DELETE FROM skill_sources WHERE expires_at <= ?1 AND id NOT IN (SELECT skill_source_id FROM sandbox_runs)
-             AND id NOT IN (SELECT skill_source_id FROM risk_reports)",
-            [now],
-        )?;
-        tx.commit()?;
+        let counts = self.db.borrow_mut().batch(&[
+            (
+                "DELETE FROM sandbox_runs WHERE expires_at <= ?1 AND status != 'running'",
+                vals![now],
+            ),
+            (
+                "DELETE FROM risk_reports WHERE expires_at <= ?1 AND id NOT IN (SELECT risk_report_id FROM sandbox_runs WHERE risk_report_id IS NOT NULL)",
+                vals![now],
+            ),
+            (
+                "DELETE FROM skill_sources WHERE expires_at <= ?1 AND id NOT IN (SELECT skill_source_id FROM sandbox_runs)
+                 AND id NOT IN (SELECT skill_source_id FROM risk_reports)",
+                vals![now],
+            ),
+        ])?;
+        let count = |i: usize| {
+            counts
+                .get(i)
+                .map_or(0, |n| usize::try_from(*n).unwrap_or(usize::MAX))
+        };
+        (stats.runs, stats.reports, stats.sources) = (count(0), count(1), count(2));
         // Files only lose their last name when a row goes; with nothing deleted there is nothing to look for.
         if stats.runs + stats.reports + stats.sources > 0 {
             (stats.objects, stats.bytes) = self.sweep_objects()?;
@@ -578,22 +609,18 @@ impl Store {
             "SELECT sha256 FROM run_artifacts",
             "SELECT json_sha FROM risk_reports",
         ] {
-            let mut stmt = self.conn.prepare(sql)?;
-            for sha in stmt.query_map([], |r| r.get::<_, String>(0))? {
-                live.insert(sha?);
+            for row in self.query(sql, vals![])? {
+                live.insert(row.text(0)?);
             }
         }
         // A run in progress may have written files it has not named yet: keep young files.
         let young = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        let has_running: bool = self
-            .conn
-            .query_row(
+        let has_running = !self
+            .query(
                 "SELECT 1 FROM sandbox_runs WHERE status = 'running' LIMIT 1",
-                [],
-                |_| Ok(true),
-            )
-            .optional()?
-            .unwrap_or(false);
+                vals![],
+            )?
+            .is_empty();
         let (mut n, mut bytes) = (0, 0);
         let objects = self.root.join("objects");
         for dir in fs_err::read_dir(&objects)? {

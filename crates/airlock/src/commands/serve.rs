@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
     #[arg(long, value_name = "FILE")]
     pub egress_ca: Vec<PathBuf>,
+    /// Keep the store's rows in PostgreSQL (`postgres://user@host/db`) instead of the data folder's SQLite; content
+    /// files stay in the data folder.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_DATABASE")]
+    pub database: Option<String>,
     /// The operator's policy (docs/policy.md): the most any run gets, whatever its skill declares.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY")]
     pub policy: Option<PathBuf>,
@@ -69,6 +73,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.allow_net = args.allow_net.clone();
     config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
     config.egress_ca = args.egress_ca.clone();
+    config.database = args.database.clone();
     config.policy = args
         .policy
         .as_deref()

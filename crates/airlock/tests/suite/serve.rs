@@ -774,3 +774,35 @@ fn a_failed_run_page_shows_why_and_the_environment() {
     assert!(page.contains("id=\"environment\""), "{page}");
     assert!(page.contains("could not install: airlocknosuchpackage"), "{page}");
 }
+
+/// `airlock serve --database postgres://…`: the same API with the store's rows in PostgreSQL (a cluster of the test's
+/// own), nothing of them in the data folder's SQLite, and a restart that finds every stored run.
+#[test]
+fn the_server_keeps_its_rows_in_postgres() {
+    let cluster = airlock_store::testing::Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "pg", "echo pg > PG.md\n");
+    let args = [
+        "--allow-local",
+        skills.to_str().unwrap(),
+        "--database",
+        &cluster.url,
+    ];
+    let server = start(&data, &args);
+    let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));
+    assert_eq!(code, 201, "{src}");
+    let run = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
+    let done = server.wait_done(&run);
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert!(done["record"]["changes"].to_string().contains("PG.md"));
+    assert!(!data.join("store.sqlite").exists(), "rows went to SQLite");
+    drop(server);
+    // A new server on the same database sees the run and its source.
+    let server = start(&data, &args);
+    let (code, got) = server.call("GET", &format!("/api/runs/{run}"), None);
+    assert_eq!((code, got["status"].clone()), (200, json!("succeeded")), "{got}");
+    let (_, list) = server.call("GET", "/api/sources", None);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+}
