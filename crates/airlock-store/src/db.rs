@@ -80,12 +80,48 @@ impl Row {
 pub enum Db {
     Sqlite(rusqlite::Connection),
     Postgres(Box<postgres::Client>),
+    /// A store's connection after it went back to the pool.
+    Closed,
+}
+
+/// Idle PostgreSQL connections by URL: a server opens a store per request, and a new connection costs milliseconds.
+static POOL: std::sync::Mutex<Vec<(String, Box<postgres::Client>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The most idle connections kept.
+const POOL_IDLE: usize = 16;
+
+/// An idle connection to `url` that is still open, if the pool has one.
+pub fn pooled(url: &str) -> Option<Box<postgres::Client>> {
+    let mut pool = POOL.lock().ok()?;
+    while let Some(i) = pool.iter().position(|(u, _)| u == url) {
+        let (_, client) = pool.swap_remove(i);
+        if !client.is_closed() {
+            return Some(client);
+        }
+    }
+    None
+}
+
+/// Keeps a connection for the next store of `url` (unless it broke or the pool is full).
+pub fn give_back(url: &str, client: Box<postgres::Client>) {
+    if client.is_closed() {
+        return;
+    }
+    if let Ok(mut pool) = POOL.lock() {
+        if pool.len() < POOL_IDLE {
+            pool.push((url.to_owned(), client));
+        }
+    }
+}
+
+fn closed() -> StoreError {
+    StoreError::Database("the store's connection was closed".into())
 }
 
 /// `?N` placeholders as PostgreSQL writes them (`$N`), outside quoted strings.
 fn dialect<'a>(db: &Db, sql: &'a str) -> Cow<'a, str> {
     match db {
-        Db::Sqlite(_) => Cow::Borrowed(sql),
+        Db::Sqlite(_) | Db::Closed => Cow::Borrowed(sql),
         Db::Postgres(_) => {
             let mut out = String::with_capacity(sql.len());
             let mut quoted = false;
@@ -164,6 +200,7 @@ impl Db {
         match self {
             Db::Sqlite(c) => runner.run(c).map(|_| ()),
             Db::Postgres(c) => runner.run(c.as_mut()).map(|_| ()),
+            Db::Closed => return Err(closed()),
         }
         .map_err(|e| StoreError::Database(format!("migrating the schema: {e}")))
     }
@@ -180,6 +217,7 @@ impl Db {
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = p.iter().map(AsRef::as_ref).collect();
                 Ok(c.execute(sql.as_str(), &refs)?)
             }
+            Db::Closed => Err(closed()),
         }
     }
 
@@ -201,6 +239,7 @@ impl Db {
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = p.iter().map(AsRef::as_ref).collect();
                 c.query(sql.as_str(), &refs)?.iter().map(pg_row).collect()
             }
+            Db::Closed => Err(closed()),
         }
     }
 
@@ -234,6 +273,7 @@ impl Db {
                 }
                 tx.commit()?;
             }
+            Db::Closed => return Err(closed()),
         }
         Ok(counts)
     }

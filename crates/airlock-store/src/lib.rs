@@ -97,6 +97,17 @@ pub struct GcStats {
 pub struct Store {
     db: RefCell<Db>,
     root: PathBuf,
+    /// The PostgreSQL URL, to give the connection back to the pool when the store is dropped.
+    database: Option<String>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        let Some(url) = &self.database else { return };
+        if let Db::Postgres(client) = std::mem::replace(self.db.get_mut(), Db::Closed) {
+            db::give_back(url, client);
+        }
+    }
 }
 
 /// A statement's parameters.
@@ -136,7 +147,10 @@ impl Store {
         fs_err::create_dir_all(data_dir.join("objects"))?;
         let mut db = match database {
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Db::Postgres(Box::new(postgres::Client::connect(url, postgres::NoTls)?))
+                match db::pooled(url) {
+                    Some(client) => Db::Postgres(client),
+                    None => Db::Postgres(Box::new(postgres::Client::connect(url, postgres::NoTls)?)),
+                }
             }
             Some(other) => {
                 return Err(StoreError::Database(format!(
@@ -172,6 +186,7 @@ impl Store {
         Ok(Self {
             db: RefCell::new(db),
             root: data_dir.to_path_buf(),
+            database: database.map(str::to_owned),
         })
     }
 
@@ -187,6 +202,7 @@ impl Store {
         match &*self.db.borrow() {
             Db::Sqlite(_) => "sqlite",
             Db::Postgres(_) => "postgres",
+            Db::Closed => "closed",
         }
     }
 
