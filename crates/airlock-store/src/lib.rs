@@ -110,6 +110,9 @@ impl Drop for Store {
     }
 }
 
+/// The advisory lock the sweeper holds on a shared PostgreSQL store ("airlockg").
+const GC_LOCK: i64 = 0x6169_726c_6f63_6b67;
+
 /// A statement's parameters.
 macro_rules! vals {
     ($($v:expr),* $(,)?) => { vec![$(Val::from($v)),*] };
@@ -554,6 +557,28 @@ impl Store {
     /// Deletes runs, reports and sources whose time is up, then every file nothing names any more.
     pub fn gc(&mut self, now: i64) -> Result<GcStats> {
         let mut stats = GcStats::default();
+        // Several servers share a PostgreSQL store: one sweeps at a time (a session advisory lock); the others skip.
+        let postgres = matches!(&*self.db.borrow(), Db::Postgres(_));
+        if postgres {
+            let got = self.query("SELECT pg_try_advisory_lock(?1)", vals![GC_LOCK])?;
+            if got.first().map(|r| r.int(0)).transpose()? != Some(1) {
+                return Ok(stats);
+            }
+        }
+        let swept = self.sweep_rows(now, &mut stats);
+        if postgres {
+            self.query("SELECT pg_advisory_unlock(?1)", vals![GC_LOCK])?;
+        }
+        swept?;
+        // Files only lose their last name when a row goes; with nothing deleted there is nothing to look for.
+        if stats.runs + stats.reports + stats.sources > 0 {
+            (stats.objects, stats.bytes) = self.sweep_objects()?;
+        }
+        Ok(stats)
+    }
+
+    /// Deletes the rows whose time is up, in one transaction.
+    fn sweep_rows(&self, now: i64, stats: &mut GcStats) -> Result<()> {
         let counts = self.db.borrow_mut().batch(&[
             (
                 "DELETE FROM sandbox_runs WHERE expires_at <= ?1 AND status != 'running'",
@@ -575,11 +600,7 @@ impl Store {
                 .map_or(0, |n| usize::try_from(*n).unwrap_or(usize::MAX))
         };
         (stats.runs, stats.reports, stats.sources) = (count(0), count(1), count(2));
-        // Files only lose their last name when a row goes; with nothing deleted there is nothing to look for.
-        if stats.runs + stats.reports + stats.sources > 0 {
-            (stats.objects, stats.bytes) = self.sweep_objects()?;
-        }
-        Ok(stats)
+        Ok(())
     }
 
     /// Removes import caches (staged copies under `sources/`, clones under `git/`) not used for `older_than`:

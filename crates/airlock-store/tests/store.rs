@@ -156,6 +156,20 @@ fn the_store_on_postgres() {
     // The schema is there once, whichever store opened it first.
     let again = Store::connect(tmp.path(), Some(&cluster.url)).unwrap();
     assert_eq!(again.backend(), "postgres");
+    // One sweeper at a time: while another server holds the sweep's lock, gc leaves expired rows to it.
+    let lock = 0x6169_726c_6f63_6b67_i64;
+    let mut holder = postgres::Client::connect(&cluster.url, postgres::NoTls).unwrap();
+    holder.execute("SELECT pg_advisory_lock($1)", &[&lock]).unwrap();
+    let mut store = Store::connect(tmp.path(), Some(&cluster.url)).unwrap();
+    let now = airlock_store::now_unix();
+    let src = store.save_source(&source(7), now + 100).unwrap();
+    let rep = store.save_report(&src, &report(), now + 100).unwrap();
+    let old = run("r-expired", RunStatus::Succeeded);
+    store.begin_run(&old, &src, &rep, now - 10).unwrap();
+    store.finish_run(&old).unwrap();
+    assert_eq!(store.gc(now).unwrap().runs, 0);
+    holder.execute("SELECT pg_advisory_unlock($1)", &[&lock]).unwrap();
+    assert_eq!(store.gc(now).unwrap().runs, 1);
     // A URL that is not PostgreSQL's is refused, not taken for a file.
     assert!(Store::connect(tmp.path(), Some("mysql://x@y/z")).is_err());
 }
