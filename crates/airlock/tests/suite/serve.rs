@@ -118,6 +118,23 @@ impl Server {
         std::thread::sleep(Duration::from_millis(500));
     }
 
+    /// Waits until the run's row is in the store (a run is `running` in the queue before its import and scan are
+    /// done and its row written); the row.
+    fn wait_stored(&self, data: &Path, run: &str) -> Value {
+        let t0 = Instant::now();
+        loop {
+            let stored = super::util::airlock(data, &["runs", "--json"]).json();
+            if let Some(row) = stored.as_array().unwrap().iter().find(|r| r["run_id"] == run) {
+                return row.clone();
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "run {run} never reached the store"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn wait_done(&self, run: &str) -> Value {
         let t0 = Instant::now();
         loop {
@@ -624,6 +641,7 @@ fn a_token_guards_the_api_and_a_restart_marks_the_interrupted_run_failed() {
 
     let id = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
     server.wait_running(&id);
+    server.wait_stored(&data, &id);
     // The server dies in the middle of the run.
     let _ = server.child.kill();
     let _ = server.child.wait();
@@ -663,16 +681,10 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
     let t0 = Instant::now();
     server.wait_running(&first);
     // The server's own requests never mark its runs in progress failed in the store.
+    server.wait_stored(&data, &first);
     assert_eq!(server.call("GET", "/api/runs", None).0, 200);
-    let stored = super::util::airlock(&data, &["runs", "--json"]).json();
-    let row = stored
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["run_id"] == first.as_str())
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(row["status"], "running", "{stored}");
+    let row = server.wait_stored(&data, &first);
+    assert_eq!(row["status"], "running", "{row}");
     assert_eq!(
         server.call("POST", &format!("/api/runs/{second}/cancel"), None).0,
         202
