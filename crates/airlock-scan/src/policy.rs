@@ -270,6 +270,66 @@ pub fn findings(declared: &Result<Option<SourcedPolicy>, PolicyError>, found: &[
             }
         }
     }
+    // Installs the code runs while the declaration says it installs nothing.
+    if policy.install.packages == Some(false) {
+        for f in found.iter().filter(|f| {
+            matches!(f.rule.as_str(), "install/package" | "install/pipe-to-shell")
+                && matches!(f.context, FindingContext::Code | FindingContext::Instruction)
+        }) {
+            out.push(Finding {
+                rule: "policy/undeclared-install".into(),
+                severity: Severity::Medium,
+                file: f.file.clone(),
+                line: f.line,
+                evidence: f.evidence.clone(),
+                message: format!(
+                    "This installs packages, and the declared policy ({}) says the skill installs none.",
+                    decl.source.origin
+                ),
+                context: f.context,
+            });
+        }
+    }
+    // Writes outside the workspace that the declaration does not name.
+    let write = regex::Regex::new(r#"(?:>>?|\btee(?:\s+-a)?|\bmkdir(?:\s+-p)?|\btouch|\b(?:cp|mv|install)\s+\S+)\s*['"]?(/[A-Za-z0-9._/-]+)"#)
+        .ok();
+    let writable: Vec<String> = policy
+        .filesystem
+        .writable
+        .iter()
+        .filter_map(|w| writable_path(w).ok())
+        .collect();
+    let allowed_write = |path: &str| {
+        ["/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/workspace"]
+            .iter()
+            .map(|p| (*p).to_owned())
+            .chain(writable.iter().cloned())
+            .any(|w| path == w || path.starts_with(&format!("{w}/")))
+    };
+    for f in found.iter().filter(|f| {
+        f.rule == "fs/outside-workspace"
+            && matches!(f.context, FindingContext::Code | FindingContext::Instruction)
+    }) {
+        let Some(re) = &write else { break };
+        if let Some(path) = re
+            .captures_iter(&f.evidence)
+            .filter_map(|c| c.get(1).map(|m| m.as_str().to_owned()))
+            .find(|p| !allowed_write(p))
+        {
+            out.push(Finding {
+                rule: "policy/undeclared-write".into(),
+                severity: Severity::Medium,
+                file: f.file.clone(),
+                line: f.line,
+                evidence: f.evidence.clone(),
+                message: format!(
+                    "This writes {path}, outside the workspace and the paths the declared policy ({}) names.",
+                    decl.source.origin
+                ),
+                context: f.context,
+            });
+        }
+    }
     if !reaches_network && !policy.network.allow.is_empty() {
         out.push(Finding {
             rule: "policy/unused-network".into(),
@@ -343,6 +403,40 @@ mod tests {
         let e = parse_frontmatter(yaml, "SKILL.md").unwrap_err();
         assert_eq!(e.line, 7, "{e}");
         assert!(e.message.contains("unknown field `resource`"), "{e}");
+    }
+
+    #[test]
+    fn code_that_needs_more_than_declared_is_flagged() {
+        let decl = Ok(Some(SourcedPolicy {
+            source: PolicySource {
+                role: "skill".into(),
+                origin: "airlock.toml".into(),
+                file: "airlock.toml".into(),
+                line: 1,
+            },
+            policy: parse_toml(
+                "[install]\npackages = false\n[filesystem]\nwritable = [\"/var/cache/tool\"]\n",
+                "airlock.toml",
+            )
+            .unwrap(),
+        }));
+        let finding = |rule: &str, evidence: &str| Finding {
+            rule: rule.into(),
+            severity: Severity::Medium,
+            file: "scripts/go.sh".into(),
+            line: 3,
+            evidence: evidence.into(),
+            message: String::new(),
+            context: FindingContext::Code,
+        };
+        let found = [
+            finding("install/package", "pip install requests"),
+            finding("fs/outside-workspace", "echo x > /etc/cron.d/job"),
+            finding("fs/outside-workspace", "echo x > /var/cache/tool/state"),
+            finding("fs/outside-workspace", "cat /etc/hosts"),
+        ];
+        let rules: Vec<String> = findings(&decl, &found).into_iter().map(|f| f.rule).collect();
+        assert_eq!(rules, ["policy/undeclared-install", "policy/undeclared-write"]);
     }
 
     #[test]
