@@ -29,6 +29,14 @@ use crate::ServerConfig;
 
 /// Request bodies larger than this are refused (413).
 const MAX_BODY: usize = 64 * 1024;
+/// The most bytes of an uploaded archive (`POST /api/uploads`).
+const MAX_UPLOAD: usize = 64 * 1024 * 1024;
+/// How a source names an uploaded archive.
+pub const UPLOAD_PREFIX: &str = "upload:";
+
+fn upload_path(data_dir: &std::path::Path, sha: &str) -> std::path::PathBuf {
+    data_dir.join("uploads").join(format!("{sha}.tar.gz"))
+}
 /// The longest time limit a run may ask for.
 const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// The most memory a run may ask for.
@@ -75,6 +83,24 @@ impl App {
 
     /// Parses a source as the API does, refusing local paths outside the allowed folders.
     pub(crate) fn settings_parse(&self, input: &str) -> Result<SourceSpec, ApiError> {
+        // An archive a client uploaded (`POST /api/uploads`), kept in the server's own folder.
+        if let Some(sha) = input.strip_prefix(UPLOAD_PREFIX) {
+            if sha.len() != 64
+                || !sha
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            {
+                return Err(ApiError::bad(
+                    "bad_upload",
+                    "an upload is named upload:<64 hex digits>",
+                ));
+            }
+            let path = upload_path(&self.config.data_dir, sha);
+            if !path.is_file() {
+                return Err(ApiError::not_found("upload"));
+            }
+            return Ok(SourceSpec::Archive(path));
+        }
         let spec = self.settings.parse(input)?;
         check_local(self, &spec)?;
         Ok(spec)
@@ -132,6 +158,12 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(list_artifacts))
         .routes(routes!(get_artifact))
         .routes(routes!(get_bundle))
+        .merge(
+            // An archive is bigger than any JSON body: this route alone takes up to MAX_UPLOAD.
+            OpenApiRouter::new()
+                .routes(routes!(create_upload))
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD)),
+        )
         .split_for_parts();
     let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
     let router = api_router
@@ -508,6 +540,60 @@ async fn create_source(
     }
     let view = blocking(move || import_and_store(&app, &body.url)).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// What an upload is called from then on.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UploadView {
+    /// `upload:<sha256>`: give it as a source's `url` or a run's `source`.
+    pub source: String,
+    pub size: usize,
+}
+
+/// Upload a skill as a gzip-compressed tar archive (a local folder or archive of a client's, for a server that
+/// cannot read the client's disk); it is staged like any archive when a source or run names it.
+#[utoipa::path(post, path = "/api/uploads", request_body(content = Vec<u8>, content_type = "application/gzip"),
+    responses((status = 201, body = UploadView), (status = 400, body = ApiErrorBody), (status = 413, body = ApiErrorBody)))]
+async fn create_upload(AxState(app): AxState<Shared>, body: axum::body::Bytes) -> Result<Response, ApiError> {
+    if body.len() < 2 || body[..2] != [0x1f, 0x8b] {
+        return Err(ApiError::bad(
+            "bad_upload",
+            "an upload is a gzip-compressed tar archive",
+        ));
+    }
+    let size = body.len();
+    let sha = blocking(move || {
+        use sha2::Digest as _;
+        let sha: String = sha2::Sha256::digest(&body)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let path = upload_path(&app.config.data_dir, &sha);
+        if !path.is_file() {
+            let write = || -> std::io::Result<()> {
+                let dir = path
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_default();
+                fs_err::create_dir_all(&dir)?;
+                let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+                std::io::Write::write_all(&mut tmp, &body)?;
+                tmp.persist(&path).map_err(|e| e.error)?;
+                Ok(())
+            };
+            write().map_err(|e| ApiError::from(airlock_store::StoreError::from(e)))?;
+        }
+        Ok(sha)
+    })
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(UploadView {
+            source: format!("{UPLOAD_PREFIX}{sha}"),
+            size,
+        }),
+    )
+        .into_response())
 }
 
 /// Every stored source, newest first.

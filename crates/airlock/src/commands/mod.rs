@@ -3,6 +3,7 @@
 pub mod exec;
 pub mod json_io;
 pub mod net;
+pub mod remote;
 pub mod run;
 pub mod runs;
 pub mod scan;

@@ -78,12 +78,17 @@ pub struct RunArgs {
     /// rules and resources, within `--policy` and under the limits given as flags.
     #[arg(long)]
     pub accept_policy: bool,
+    #[command(flatten)]
+    pub server: super::remote::ServerArgs,
     /// Arguments for `--script`.
     #[arg(last = true)]
     pub args: Vec<String>,
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
+    if let Some(remote) = args.server.remote()? {
+        return run_remote(args, &remote);
+    }
     let settings = args.source.import_settings()?;
     let mut store = Store::open(&settings.data_dir).context("open the store")?;
     // The background sweep: every run first deletes what has expired.
@@ -147,6 +152,37 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         print!("{}", render_summary(&outcome.record, &outcome.report));
     }
     Ok(run_exit_code(&outcome.record))
+}
+
+/// `run --server`: the server imports (an upload, for a local folder), scans, queues and runs; its phases are shown as
+/// they happen and the record prints as a local run's does.
+fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
+    let source = remote.source(&args.source.source)?;
+    let body = super::remote::new_run(args, &source)?;
+    let view = remote.post("/api/sources", &serde_json::json!({ "url": source }))?;
+    let report: ScanReport = serde_json::from_value(remote.get(&format!(
+        "/api/sources/{}/report",
+        view["id"].as_str().unwrap_or_default()
+    ))?)?;
+    let queued = remote.post("/api/runs", &body)?;
+    let id = queued["run_id"].as_str().unwrap_or_default().to_owned();
+    let progress = std::io::stderr().is_terminal() && !args.source.json;
+    if progress {
+        if let Some(place) = queued["position"].as_u64() {
+            eprintln!("  queued       place {place}");
+        }
+    }
+    let record = remote.follow(&id, &|phase, message| {
+        if progress {
+            eprintln!("  {phase:<12} {}", escape(message));
+        }
+    })?;
+    if args.source.json {
+        println!("{}", serde_json::to_string_pretty(&record)?);
+    } else {
+        print!("{}", render_summary(&record, &report));
+    }
+    Ok(run_exit_code(&record))
 }
 
 /// The run's exit code: the first failing step's own code (or 128 + its signal), 124 for the time limit, 1 for a

@@ -32,6 +32,8 @@ pub struct GcArgs {
 pub struct RunsArgs {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub server: super::remote::ServerArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -41,6 +43,8 @@ pub struct RunsArgs {
 pub struct ShowArgs {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub server: super::remote::ServerArgs,
     /// A run id (or a unique prefix of one).
     pub run: String,
     /// Every command, in order.
@@ -68,6 +72,8 @@ pub struct ShowArgs {
 pub struct ExportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub server: super::remote::ServerArgs,
     pub run: String,
     /// Write the changes as a patch that `git apply` accepts on the original target.
     #[arg(long, value_name = "FILE")]
@@ -101,12 +107,71 @@ fn open(args: &StoreArgs) -> anyhow::Result<Store> {
     Ok(store)
 }
 
+/// Where a run's stored files are read from: this machine's store or the server's artifacts.
+enum Objects<'a> {
+    Store(Store),
+    Remote(&'a super::remote::Remote),
+}
+
+impl Objects<'_> {
+    /// The run (a stored, finished one) and where its files are.
+    fn open<'r>(
+        store: &StoreArgs,
+        remote: Option<&'r super::remote::Remote>,
+        run: &str,
+    ) -> anyhow::Result<(SkillRun, Objects<'r>)> {
+        match remote {
+            Some(r) => Ok((r.run(run)?, Objects::Remote(r))),
+            None => {
+                let s = open(store)?;
+                let record = finished(&s, run)?;
+                Ok((record, Objects::Store(s)))
+            }
+        }
+    }
+
+    fn read(&self, run: &SkillRun, a: &airlock_types::Artifact) -> anyhow::Result<Vec<u8>> {
+        match self {
+            Objects::Store(s) => Ok(s.read_object(&a.sha256)?),
+            Objects::Remote(r) => r.artifact(&run.run_id, a),
+        }
+    }
+}
+
 fn finished(store: &Store, run: &str) -> anyhow::Result<SkillRun> {
     let (row, record) = store.run(run)?;
     record.with_context(|| format!("run {} has no record (status {})", row.id, row.status))
 }
 
 pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
+    if let Some(remote) = args.server.remote()? {
+        let list = remote.get("/api/runs")?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&list)?);
+            return Ok(exit::OK);
+        }
+        let rows = list.as_array().cloned().unwrap_or_default();
+        if rows.is_empty() {
+            println!("no runs on the server");
+            return Ok(exit::OK);
+        }
+        println!(
+            "{:<26} {:<8} {:<15} {:<20} SOURCE",
+            "RUN", "MODE", "STATUS", "STARTED"
+        );
+        let text = |v: &serde_json::Value| field(v.as_str().unwrap_or("-"));
+        for r in rows {
+            println!(
+                "{:<26} {:<8} {:<15} {:<20} {}",
+                text(&r["run_id"]),
+                text(&r["mode"]),
+                text(&r["status"]),
+                text(&r["started_at"]),
+                text(&r["source"])
+            );
+        }
+        return Ok(exit::OK);
+    }
     let mut store = open(&args.store)?;
     let _ = store.gc(airlock_store::now_unix());
     let rows = store.runs()?;
@@ -145,8 +210,8 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
 }
 
 pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store)?;
-    let run = finished(&store, &args.run)?;
+    let remote = args.server.remote()?;
+    let (run, objects) = Objects::open(&args.store, remote.as_ref(), &args.run)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&run)?);
         return Ok(exit::OK);
@@ -182,7 +247,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             .iter()
             .find(|a| a.kind == "report")
             .context("the run has no stored report")?;
-        let report: airlock_types::ScanReport = serde_json::from_slice(&store.read_object(&report.sha256)?)?;
+        let report: airlock_types::ScanReport = serde_json::from_slice(&objects.read(&run, report)?)?;
         out.push_str(&airlock_scan::render::text(
             &report,
             crate::settings::color_stdout(),
@@ -261,7 +326,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
         }
     }
     if args.diff {
-        out.push_str(&escape(&patch_text(&store, &run)?));
+        out.push_str(&escape(&patch_text(&objects, &run)?));
     }
     print!("{out}");
     Ok(exit::OK)
@@ -289,16 +354,16 @@ fn command_line(path: &str, argv: &[String]) -> String {
     out
 }
 
-fn patch_text(store: &Store, run: &SkillRun) -> anyhow::Result<String> {
+fn patch_text(objects: &Objects<'_>, run: &SkillRun) -> anyhow::Result<String> {
     match run.artifacts.iter().find(|a| a.kind == "patch") {
-        Some(a) => Ok(String::from_utf8_lossy(&store.read_object(&a.sha256)?).into_owned()),
+        Some(a) => Ok(String::from_utf8_lossy(&objects.read(run, a)?).into_owned()),
         None => Ok(String::new()),
     }
 }
 
 pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
-    let store = open(&args.store)?;
-    let run = finished(&store, &args.run)?;
+    let remote = args.server.remote()?;
+    let (run, objects) = Objects::open(&args.store, remote.as_ref(), &args.run)?;
     if let Some(file) = &args.patch {
         let with_links = run.artifacts.iter().find(|a| a.kind == "patch-with-links");
         let links_in = args.include_symlinks && with_links.is_some();
@@ -316,8 +381,8 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
             return Ok(exit::POLICY);
         }
         let text = match with_links.filter(|_| links_in) {
-            Some(a) => String::from_utf8_lossy(&store.read_object(&a.sha256)?).into_owned(),
-            None => patch_text(&store, &run)?,
+            Some(a) => String::from_utf8_lossy(&objects.read(&run, a)?).into_owned(),
+            None => patch_text(&objects, &run)?,
         };
         fs_err::write(file, &text)?;
         eprintln!(
@@ -359,7 +424,13 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
         }
     }
     if let Some(file) = &args.bundle {
-        bundle(&store, &run, file)?;
+        match &objects {
+            Objects::Store(store) => bundle(store, &run, file)?,
+            Objects::Remote(r) => {
+                let bytes = r.bytes(&format!("/api/runs/{}/bundle", run.run_id))?;
+                fs_err::write(file, bytes)?;
+            }
+        }
         eprintln!("wrote {}", escape(&file.display().to_string()));
     }
     Ok(exit::OK)

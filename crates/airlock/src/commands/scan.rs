@@ -61,6 +61,8 @@ pub struct ScanArgs {
     /// The operator's policy for `--runtime` (docs/policy.md): the most the skill gets, whatever it declares.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY", requires = "runtime")]
     pub policy: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: super::remote::ServerArgs,
 }
 
 fn parse_level(text: &str) -> Result<RiskLevel, String> {
@@ -93,6 +95,9 @@ pub fn import(args: &SourceArgs) -> anyhow::Result<(StagedSource, Option<String>
 pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
     if args.source.json && args.format != Format::Text && args.format != Format::Json {
         anyhow::bail!("--json and --format sarif ask for two formats: give one of them");
+    }
+    if let Some(remote) = args.server.remote()? {
+        return scan_remote(args, &remote);
     }
     let imported = imported(&args.source)?;
     let mut report = imported.scan()?;
@@ -166,6 +171,35 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
     Ok(match args.fail_on {
         Some(level) if report.risk_level >= level => exit::POLICY,
         _ if beyond > 0 => exit::POLICY,
+        _ => exit::OK,
+    })
+}
+
+/// `scan --server`: the server imports (an upload, for a local folder), pins and scans; the report prints as a
+/// local one does.
+fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
+    if args.runtime {
+        anyhow::bail!("--runtime runs on this machine; it does not go through --server");
+    }
+    let source = remote.source(&args.source.source)?;
+    let view = remote.post("/api/sources", &json!({ "url": source }))?;
+    let id = view["id"].as_str().unwrap_or_default().to_owned();
+    let format = if args.source.json {
+        Format::Json
+    } else {
+        args.format
+    };
+    let report: ScanReport = serde_json::from_value(remote.get(&format!("/api/sources/{id}/report"))?)?;
+    match format {
+        Format::Text => print!("{}", render::text(&report, color_stdout(), args.verbose)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Sarif => println!(
+            "{}",
+            serde_json::to_string_pretty(&remote.get(&format!("/api/sources/{id}/report?format=sarif"))?)?
+        ),
+    }
+    Ok(match args.fail_on {
+        Some(level) if report.risk_level >= level => exit::POLICY,
         _ => exit::OK,
     })
 }

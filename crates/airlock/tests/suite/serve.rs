@@ -818,3 +818,74 @@ fn the_server_keeps_its_rows_in_postgres() {
     let (_, list) = server.call("GET", "/api/sources", None);
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
 }
+
+/// The CLI as a client: `scan`, `run`, `runs`, `show` and `export` with `--server` do their work on the server (the
+/// local folder uploaded, since the server may not read it) and print what the same commands print locally.
+#[test]
+fn the_cli_works_through_a_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("server-data");
+    let client_data = tmp.path().join("client-data");
+    let dir = skill(&tmp.path().join("mine"), "remote", "echo remote > REMOTE.md\n");
+    let token_file = tmp.path().join("token");
+    fs_err::write(&token_file, "s3cret-token-value\n").unwrap();
+    let server = start(&data, &["--token-file", token_file.to_str().unwrap()]);
+    let remote = [
+        "--server",
+        &server.base,
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ];
+    let cli = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&remote);
+        super::util::airlock(&client_data, &all)
+    };
+    let r = cli(&["scan", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = r.json();
+    // The server staged the upload, not a path of the client's.
+    assert!(
+        report["source"]["input"].as_str().unwrap().contains("/uploads/"),
+        "{report:#}"
+    );
+    assert_eq!(report["source"]["subpath"], "remote");
+    assert!(!report["inventory"]["files"].as_array().unwrap().is_empty());
+    let r = cli(&["run", dir.to_str().unwrap(), "--script", "scripts/s.sh", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let record = r.json();
+    assert_eq!(record["status"], "succeeded", "{record:#}");
+    let id = record["run_id"].as_str().unwrap().to_owned();
+    let text = cli(&["run", dir.to_str().unwrap(), "--script", "scripts/s.sh"]);
+    assert!(text.stdout.contains("status succeeded"), "{}", text.stdout);
+    let list = cli(&["runs", "--json"]).json();
+    assert!(list.to_string().contains(&id), "{list}");
+    let shown = cli(&["show", &id, "--diff"]);
+    assert!(shown.stdout.contains("+remote"), "{}", shown.stdout);
+    let patch = tmp.path().join("remote.patch");
+    let r = cli(&["export", &id, "--patch", patch.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(fs_err::read_to_string(&patch).unwrap().contains("+remote"));
+    let bundle = tmp.path().join("remote.tar.gz");
+    assert_eq!(
+        cli(&["export", &id, "--bundle", bundle.to_str().unwrap()]).code,
+        0
+    );
+    assert!(fs_err::metadata(&bundle).unwrap().len() > 0);
+    // Nothing was stored on the client's side.
+    assert!(!client_data.join("store.sqlite").exists());
+    // An upload that is not a gzip archive, and an upload name that was never uploaded, are refused.
+    let mut authed = server.req("POST", "/api/uploads");
+    authed = authed.set("Authorization", "Bearer s3cret-token-value");
+    match authed.send_bytes(b"plain text") {
+        Err(ureq::Error::Status(code, _)) => assert_eq!(code, 400),
+        other => panic!("not refused: {other:?}"),
+    }
+    let r = cli(&["scan", &format!("upload:{}", "0".repeat(64))]);
+    assert_eq!(r.code, 125, "{}", r.stderr);
+    // A wrong token gets the server's refusal and airlock's own error code.
+    fs_err::write(&token_file, "not-the-token-at-all\n").unwrap();
+    let r = cli(&["runs"]);
+    assert_eq!(r.code, 125, "{}", r.stderr);
+    assert!(r.stderr.contains("the server refused"), "{}", r.stderr);
+}

@@ -1,0 +1,241 @@
+//! The CLI as a client of `airlock serve` (`--server URL --token-file F`, or `AIRLOCK_SERVER` and
+//! `AIRLOCK_TOKEN_FILE`): `scan`, `run`, `runs`, `show` and `export` do their work on the server (a local folder or
+//! archive is uploaded first) and print what the same commands print locally.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{json, Value};
+
+use airlock_types::{Artifact, SkillRun};
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServerArgs {
+    /// Do the work on this airlock server (`https://airlock.example.com`) instead of this machine.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_SERVER")]
+    pub server: Option<String>,
+    /// A file holding the server's token.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_TOKEN_FILE", requires = "server")]
+    pub token_file: Option<PathBuf>,
+}
+
+/// A server and its token.
+pub struct Remote {
+    base: String,
+    token: Option<String>,
+}
+
+/// The most bytes of a folder a client uploads (the server takes 64 MiB).
+const MAX_UPLOAD: u64 = 64 * 1024 * 1024;
+
+impl ServerArgs {
+    /// The server to work through, when one is named.
+    pub fn remote(&self) -> anyhow::Result<Option<Remote>> {
+        let Some(url) = &self.server else {
+            return Ok(None);
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            anyhow::bail!("--server takes an http:// or https:// URL");
+        }
+        let token = match &self.token_file {
+            Some(f) => Some(
+                fs_err::read_to_string(f)
+                    .with_context(|| "reading --token-file")?
+                    .trim()
+                    .to_owned(),
+            ),
+            None => None,
+        };
+        Ok(Some(Remote {
+            base: url.trim_end_matches('/').to_owned(),
+            token,
+        }))
+    }
+}
+
+impl Remote {
+    fn req(&self, method: &str, path: &str) -> ureq::Request {
+        let r = ureq::request(method, &format!("{}{path}", self.base)).timeout(Duration::from_secs(600));
+        match &self.token {
+            Some(t) => r.set("Authorization", &format!("Bearer {t}")),
+            None => r,
+        }
+    }
+
+    /// Turns a failed call into the server's own message.
+    fn check(result: Result<ureq::Response, ureq::Error>, what: &str) -> anyhow::Result<ureq::Response> {
+        match result {
+            Ok(r) => Ok(r),
+            Err(ureq::Error::Status(code, r)) => {
+                let body: Value = r.into_json().unwrap_or(Value::Null);
+                let message = body["message"].as_str().unwrap_or("no message");
+                anyhow::bail!(
+                    "the server refused {what} ({code}): {}",
+                    crate::settings::escape(message)
+                )
+            }
+            Err(e) => Err(anyhow::anyhow!("cannot reach the server for {what}: {e}")),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> anyhow::Result<Value> {
+        Ok(Self::check(self.req("GET", path).call(), path)?.into_json()?)
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        Ok(Self::check(self.req("POST", path).send_json(body.clone()), path)?.into_json()?)
+    }
+
+    pub fn bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Self::check(self.req("GET", path).call(), path)?
+            .into_reader()
+            .take(1 << 30)
+            .read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    /// The source as the server names it: a local folder or `.tar.gz` is uploaded first; anything else (a URL) is
+    /// passed on.
+    pub fn source(&self, source: &str) -> anyhow::Result<String> {
+        let path = Path::new(source);
+        let bytes = if path.is_dir() {
+            pack(path)?
+        } else if path.is_file() && (source.ends_with(".tar.gz") || source.ends_with(".tgz")) {
+            fs_err::read(path)?
+        } else if path.exists() {
+            anyhow::bail!("--server uploads a folder or a .tar.gz archive; {source} is neither");
+        } else {
+            return Ok(source.to_owned());
+        };
+        if bytes.len() as u64 > MAX_UPLOAD {
+            anyhow::bail!(
+                "{source} is over {} MiB packed: too large to upload",
+                MAX_UPLOAD >> 20
+            );
+        }
+        let r = Self::check(
+            self.req("POST", "/api/uploads")
+                .set("Content-Type", "application/gzip")
+                .send_bytes(&bytes),
+            "the upload",
+        )?;
+        let view: Value = r.into_json()?;
+        view["source"]
+            .as_str()
+            .map(str::to_owned)
+            .context("the server's upload answer names no source")
+    }
+
+    /// A run's record, once stored.
+    pub fn run(&self, id: &str) -> anyhow::Result<SkillRun> {
+        let view = self.get(&format!("/api/runs/{}", segment(id)))?;
+        let record = view.get("record").filter(|r| r.is_object()).with_context(|| {
+            format!(
+                "run {} has no record yet (status {})",
+                crate::settings::escape(id),
+                view["status"].as_str().unwrap_or("unknown")
+            )
+        })?;
+        Ok(serde_json::from_value(record.clone())?)
+    }
+
+    /// An artifact's bytes.
+    pub fn artifact(&self, run: &str, a: &Artifact) -> anyhow::Result<Vec<u8>> {
+        self.bytes(&format!(
+            "/api/runs/{}/artifacts/{}",
+            segment(run),
+            segment(&a.id)
+        ))
+    }
+
+    /// Follows a run's events to its end: phases go to `phase`; the record at the end.
+    pub fn follow(&self, id: &str, phase: &dyn Fn(&str, &str)) -> anyhow::Result<SkillRun> {
+        let path = format!("/api/runs/{}/events", segment(id));
+        let reader =
+            BufReader::new(Self::check(self.req("GET", &path).call(), "the run's events")?.into_reader());
+        let mut name = String::new();
+        let mut record = None;
+        for line in reader.lines() {
+            let line = line?;
+            if let Some(n) = line.strip_prefix("event: ") {
+                name = n.to_owned();
+            } else if let Some(data) = line.strip_prefix("data: ") {
+                match name.as_str() {
+                    "phase" => {
+                        let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                        phase(
+                            v["phase"].as_str().unwrap_or_default(),
+                            v["message"].as_str().unwrap_or_default(),
+                        );
+                    }
+                    "record" => record = Some(serde_json::from_str(data)?),
+                    "end" => break,
+                    _ => {}
+                }
+            }
+        }
+        match record {
+            Some(r) => Ok(r),
+            None => self.run(id),
+        }
+    }
+}
+
+/// One path segment, as the server's ids are (letters, digits, dashes); anything else is refused here.
+fn segment(id: &str) -> String {
+    id.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_' || *c == '.')
+        .collect()
+}
+
+/// A folder as a gzip-compressed tar archive: regular files and folders, links as links, nothing followed.
+fn pack(dir: &Path) -> anyhow::Result<Vec<u8>> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    tar.follow_symlinks(false);
+    tar.mode(tar::HeaderMode::Deterministic);
+    // Under the folder's own name, as a downloaded archive of it would be.
+    let name = fs_err::canonicalize(dir)?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "skill".into());
+    tar.append_dir_all(&name, dir)
+        .with_context(|| format!("packing {}", dir.display()))?;
+    Ok(tar.into_inner()?.finish()?)
+}
+
+/// What `POST /api/runs` takes, from `run`'s arguments.
+pub fn new_run(args: &super::run::RunArgs, source: &str) -> anyhow::Result<Value> {
+    if args.target != "blank" && Path::new(&args.target).exists() {
+        anyhow::bail!(
+            "--server runs against the bundled sample or a git URL the server can reach, not a local folder"
+        );
+    }
+    let limits = &args.limits;
+    if limits.disk.is_some() || limits.pids.is_some() || limits.cpus.is_some() {
+        anyhow::bail!("--server takes --timeout and --memory; the server sets the other limits");
+    }
+    Ok(json!({
+        "source": source,
+        "mode": match args.mode {
+            super::run::Mode::Inspect => "inspect",
+            super::run::Mode::DryRun => "dry_run",
+            super::run::Mode::Sandbox => "sandbox",
+        },
+        "target": args.target,
+        "script": args.script,
+        "args": args.args,
+        "agent": args.agent,
+        "task": args.task,
+        "timeout_secs": limits.timeout.map(|t| t.as_secs().max(1)),
+        "memory_mb": limits.memory.map(|m| m >> 20),
+        "allow_net": args.net.allow_net,
+        "force": args.force,
+        "accept_policy": args.accept_policy,
+    }))
+}
