@@ -114,6 +114,12 @@ pub struct Imported {
 }
 
 impl Imported {
+    /// Calls the source `name` in what the scan and the run record say (its input and repository).
+    pub fn rename(&mut self, name: &str) {
+        self.staged.source.input = name.to_owned();
+        self.staged.source.repo_url = name.to_owned();
+    }
+
     /// Scans the staged skill.
     pub fn scan(&self) -> Result<ScanReport, RunError> {
         Ok(airlock_scan::scan(&airlock_scan::ScanInput {
@@ -203,6 +209,9 @@ pub struct RunRequest {
     pub host_opt: bool,
     /// The operator's cap and whether the skill's declared policy is applied.
     pub policy: policy::PolicyOptions,
+    /// What the source is called in the report and the record when its spec is the caller's own detail (a server
+    /// names an uploaded archive `upload:<sha256>`, not the path where it keeps it).
+    pub source_name: Option<String>,
 }
 
 /// The phases of a run, in order.
@@ -302,7 +311,10 @@ fn execute_inner(
     };
     let expires = expiry(request.retention);
     phase(Phase::Importing, request.source.display_input());
-    let imported = import(&request.source, settings)?;
+    let mut imported = import(&request.source, settings)?;
+    if let Some(name) = &request.source_name {
+        imported.rename(name);
+    }
     let mut report = imported.scan()?;
     let staged = &imported.staged;
     let trusted = trust::status(store, &staged.source, &staged.scan_root(), &report)?;

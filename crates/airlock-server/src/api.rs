@@ -506,7 +506,10 @@ pub(crate) fn import_and_store(app: &App, input: &str) -> Result<SourceView, Api
 
 fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError> {
     let spec = app.settings_parse(input)?;
-    let imported = airlock_run::import(&spec, &app.settings)?;
+    let mut imported = airlock_run::import(&spec, &app.settings)?;
+    if input.starts_with(UPLOAD_PREFIX) {
+        imported.rename(input);
+    }
     let mut report = imported.scan()?;
     let store = app.config.store()?;
     report.trust = airlock_run::trust::status(
@@ -842,6 +845,10 @@ fn run_request(
         helper: app.config.helper.clone(),
         host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
+        source_name: body
+            .source
+            .starts_with(UPLOAD_PREFIX)
+            .then(|| body.source.clone()),
         policy: airlock_run::policy::PolicyOptions {
             operator: app.config.policy.clone(),
             accept: body.accept_policy,

@@ -128,6 +128,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             npm_registry: args.npm_registry.clone(),
             ..Default::default()
         },
+        source_name: None,
         policy: airlock_run::policy::PolicyOptions {
             operator: args
                 .policy

@@ -247,6 +247,7 @@ fn runtime(
         helper: None,
         host_opt: false,
         environment: Default::default(),
+        source_name: None,
         policy: airlock_run::policy::PolicyOptions {
             operator: operator.clone(),
             accept: true,

@@ -28,6 +28,7 @@ fn request(settings: &ImportSettings, source: &std::path::Path, invocation: Invo
         host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
         policy: airlock_run::policy::PolicyOptions::default(),
+        source_name: None,
     }
 }
 

@@ -844,17 +844,17 @@ fn the_cli_works_through_a_server() {
     let r = cli(&["scan", dir.to_str().unwrap(), "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let report = r.json();
-    // The server staged the upload, not a path of the client's.
-    assert!(
-        report["source"]["input"].as_str().unwrap().contains("/uploads/"),
-        "{report:#}"
-    );
+    // The server staged the upload, and names it by its digest, not by a path of its own or the client's.
+    let name = report["source"]["input"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("upload:") && name.len() == 71, "{report:#}");
+    assert_eq!(report["source"]["repo_url"], name.as_str());
     assert_eq!(report["source"]["subpath"], "remote");
     assert!(!report["inventory"]["files"].as_array().unwrap().is_empty());
     let r = cli(&["run", dir.to_str().unwrap(), "--script", "scripts/s.sh", "--json"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let record = r.json();
     assert_eq!(record["status"], "succeeded", "{record:#}");
+    assert_eq!(record["source"]["input"], name.as_str(), "{record:#}");
     let id = record["run_id"].as_str().unwrap().to_owned();
     let text = cli(&["run", dir.to_str().unwrap(), "--script", "scripts/s.sh"]);
     assert!(text.stdout.contains("status succeeded"), "{}", text.stdout);
