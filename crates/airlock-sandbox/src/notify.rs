@@ -384,7 +384,9 @@ fn bind_loopback(sock: &OwnedFd, v6: bool) -> Option<u16> {
         .filter(|p| *p != 0)
 }
 
-fn ns_pid(pid: u32) -> (i32, i32, u32) {
+/// A process's ids as the sandbox sees them (its thread group's pid, its parent's pid) and its thread group leader's
+/// host pid, from `/proc`; a parent already known (in `known`) is not read again.
+fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
     let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -403,6 +405,8 @@ fn ns_pid(pid: u32) -> (i32, i32, u32) {
         .unwrap_or(0);
     let ppid = if ppid_host == 0 {
         0
+    } else if let Some((parent, _, _)) = known.get(&ppid_host) {
+        *parent
     } else {
         fs_err::read_to_string(format!("/proc/{ppid_host}/status"))
             .unwrap_or_default()
@@ -760,7 +764,14 @@ pub fn record(
         let pid = notif.pid;
         let args = notif.data.args;
         let nr = i64::from(notif.data.nr);
-        let (nspid, ppid, tgid) = *pids.entry(pid).or_insert_with(|| ns_pid(pid));
+        let (nspid, ppid, tgid) = match pids.get(&pid) {
+            Some(ids) => *ids,
+            None => {
+                let ids = ns_pid(pid, &pids);
+                pids.insert(pid, ids);
+                ids
+            }
+        };
         let mut answer = Answer::Continue;
         match nr {
             libc::SYS_execve | libc::SYS_execveat => {
@@ -772,11 +783,14 @@ pub fn record(
                 };
                 let (argv, argv_bytes) = reader.argv(pid, argv_ptr);
                 let cwd = link(format!("/proc/{pid}/cwd"));
-                // The process image is replaced (and an exec from a thread makes that thread the process): the
-                // memory handles and cached ids of both are stale after this.
+                // The process image is replaced: its memory handle is stale after this. Its ids stay (the next
+                // notification, often its exit, needs no /proc read), unless a thread made the exec and so became the
+                // process: then both the thread's and the old leader's are stale.
                 for p in [pid, tgid] {
                     reader.mem.remove(&p);
-                    pids.remove(&p);
+                    if pid != tgid {
+                        pids.remove(&p);
+                    }
                 }
                 // Always kept: installs, programs the run wrote or downloaded, anything outside the system folders.
                 let important = airlock_types::observe::install_manager(&path, &argv).is_some()
