@@ -121,6 +121,29 @@ impl Rule {
             }
     }
 
+    /// Whether every destination this rule allows is also allowed by `outer` (an operator's cap on a skill's rule).
+    pub fn within(&self, outer: &Rule) -> bool {
+        let port_ok = match (outer.port, self.port) {
+            (None, _) => true,
+            (Some(o), Some(i)) => o == i,
+            (Some(_), None) => false,
+        };
+        port_ok
+            && match (&outer.target, &self.target) {
+                (Target::Any, _) => true,
+                (_, Target::Any) => false,
+                (Target::Domain(o), Target::Domain(i)) => o == i,
+                (Target::Wildcard(o), Target::Domain(i) | Target::Wildcard(i)) => {
+                    i.len() > o.len() && i.ends_with(&format!(".{o}"))
+                        || matches!(self.target, Target::Wildcard(_)) && i == o
+                }
+                (Target::Net { addr: oa, prefix: op }, Target::Net { addr: ia, prefix: ip }) => {
+                    ip >= op && in_net(*ia, *oa, *op)
+                }
+                _ => false,
+            }
+    }
+
     /// Whether this rule names an address explicitly (so a private address it covers is allowed).
     fn names_ip(&self, ip: IpAddr, port: u16) -> bool {
         matches!(self.target, Target::Net { .. }) && self.matches_ip(ip, port)

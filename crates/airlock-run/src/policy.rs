@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use airlock_egress::{EgressConfig, Policy, Rule, Target};
+use airlock_egress::{EgressConfig, Rule};
+use airlock_scan::policy::{allowed, covers};
 use airlock_types::policy::{
     parse_duration, parse_size, Beyond, EffectivePolicy, PolicyDoc, PolicyPart, SourcedPolicy,
 };
@@ -119,12 +120,7 @@ pub fn apply(
     if skill.is_some_and(|d| !d.policy.network.allow.is_empty() || !d.policy.network.presets.is_empty())
         || op.is_some_and(|o| !o.policy.network.deny.is_empty())
     {
-        egress.get_or_insert_with(|| EgressConfig {
-            policy: Policy::default(),
-            secrets: Vec::new(),
-            extra_ca: Vec::new(),
-            events: None,
-        });
+        egress.get_or_insert_with(EgressConfig::default);
     }
     if let Some(cfg) = egress.as_mut() {
         let user: Vec<String> = cfg.policy.allow.iter().map(|r| r.text.clone()).collect();
@@ -136,19 +132,13 @@ pub fn apply(
             });
         }
         if let Some(d) = skill {
-            let mut asked = d.policy.network.allow.clone();
-            for p in &d.policy.network.presets {
-                let mut preset = Policy::default();
-                preset.add_preset(p).map_err(|e| RunError::Usage(e.to_string()))?;
-                asked.extend(preset.allow.iter().map(|r| r.text.clone()));
-            }
-            for text in asked {
-                cfg.policy.allow.push(rule(&text)?);
+            for r in allowed(&d.policy.network).allow {
                 parts.push(PolicyPart {
                     key: "network.allow".into(),
-                    value: text,
+                    value: r.text.clone(),
                     from: from_skill(d),
                 });
+                cfg.policy.allow.push(r);
             }
             for text in &d.policy.network.deny {
                 cfg.policy.deny.push(rule(text)?);
@@ -160,19 +150,11 @@ pub fn apply(
             }
         }
         if let Some(o) = op {
-            let mut cap: Vec<Rule> = Vec::new();
-            for text in &o.policy.network.allow {
-                cap.push(rule(text)?);
-            }
-            for p in &o.policy.network.presets {
-                let mut preset = Policy::default();
-                preset.add_preset(p).map_err(|e| RunError::Usage(e.to_string()))?;
-                cap.extend(preset.allow);
-            }
+            let cap = allowed(&o.policy.network).allow;
             if !cap.is_empty() {
                 let before = std::mem::take(&mut cfg.policy.allow);
                 for r in before {
-                    if cap.iter().any(|c| within(&r, c)) {
+                    if cap.iter().any(|c| r.within(c)) {
                         cfg.policy.allow.push(r);
                     } else {
                         out.refused.push(format!(
@@ -250,44 +232,6 @@ pub fn apply(
     Ok(out)
 }
 
-/// Whether every destination `inner` allows is also allowed by `outer`.
-fn within(inner: &Rule, outer: &Rule) -> bool {
-    let port_ok = match (outer.port, inner.port) {
-        (None, _) => true,
-        (Some(o), Some(i)) => o == i,
-        (Some(_), None) => false,
-    };
-    port_ok
-        && match (&outer.target, &inner.target) {
-            (Target::Any, _) => true,
-            (_, Target::Any) => false,
-            (Target::Domain(o), Target::Domain(i)) => o == i,
-            (Target::Wildcard(o), Target::Domain(i) | Target::Wildcard(i)) => {
-                i.len() > o.len() && i.ends_with(&format!(".{o}"))
-                    || matches!(inner.target, Target::Wildcard(_)) && i == o
-            }
-            (Target::Net { addr: oa, prefix: op }, Target::Net { addr: ia, prefix: ip }) => {
-                ip >= op && crate::policy::in_net(*ia, *oa, *op)
-            }
-            _ => false,
-        }
-}
-
-fn in_net(ip: std::net::IpAddr, net: std::net::IpAddr, prefix: u8) -> bool {
-    use std::net::IpAddr;
-    match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        _ => false,
-    }
-}
-
 /// What the run did beyond its declared policy: hosts it tried that the declaration does not allow, writes outside
 /// the workspace, `/tmp`, the home folder's caches and the declared paths, a limit it hit, installs when the
 /// declaration says it installs nothing. Empty when nothing was declared.
@@ -334,13 +278,7 @@ fn beyond_of(declared: Option<&SourcedPolicy>, run: &Seen<'_>) -> Vec<Beyond> {
     };
     let policy = &d.policy;
     let mut out = Vec::new();
-    let mut rules = policy.network.allow.clone();
-    for p in &policy.network.presets {
-        let mut preset = Policy::default();
-        if preset.add_preset(p).is_ok() {
-            rules.extend(preset.allow.iter().map(|r| r.text.clone()));
-        }
-    }
+    let rules = allowed(&policy.network);
     let mut seen = std::collections::BTreeSet::new();
     for n in run
         .network
@@ -352,7 +290,7 @@ fn beyond_of(declared: Option<&SourcedPolicy>, run: &Seen<'_>) -> Vec<Beyond> {
                 .map(|(h, _)| h.to_owned())
                 .unwrap_or_else(|_| n.destination.clone())
         });
-        if !airlock_scan::policy::covers(&rules, &host, n.port) && seen.insert((host.clone(), n.port)) {
+        if !covers(&rules, &host, n.port) && seen.insert((host.clone(), n.port)) {
             out.push(Beyond {
                 kind: "network".into(),
                 what: n.port.map_or(host.clone(), |p| format!("{host}:{p}")),
@@ -517,11 +455,11 @@ mod tests {
     #[test]
     fn rules_within_rules() {
         let r = |t: &str| Rule::parse(t).unwrap();
-        assert!(within(&r("api.github.com:443"), &r("*.github.com")));
-        assert!(!within(&r("github.com"), &r("*.github.com")));
-        assert!(within(&r("*.api.github.com"), &r("*.github.com")));
-        assert!(!within(&r("api.github.com"), &r("api.github.com:443")));
-        assert!(within(&r("10.1.0.0/16"), &r("10.0.0.0/8")));
-        assert!(!within(&r("*"), &r("*.github.com")));
+        assert!(r("api.github.com:443").within(&r("*.github.com")));
+        assert!(!r("github.com").within(&r("*.github.com")));
+        assert!(r("*.api.github.com").within(&r("*.github.com")));
+        assert!(!r("api.github.com").within(&r("api.github.com:443")));
+        assert!(r("10.1.0.0/16").within(&r("10.0.0.0/8")));
+        assert!(!r("*").within(&r("*.github.com")));
     }
 }

@@ -194,14 +194,25 @@ pub fn writable_path(text: &str) -> Result<String, String> {
     Ok(path)
 }
 
-/// Whether a declared rule set covers a host (and port): the same matching as the egress proxy.
-pub fn covers(rules: &[String], host: &str, port: Option<u16>) -> bool {
-    let mut policy = airlock_egress::Policy::default();
-    for r in rules {
-        if let Ok(rule) = airlock_egress::Rule::parse(r) {
-            policy.allow.push(rule);
-        }
+/// The destinations a network declaration allows, its rules and then its presets', as the egress proxy parses them
+/// (a declaration is checked when it is read, so nothing here fails).
+pub fn allowed(network: &airlock_types::policy::NetworkPolicy) -> airlock_egress::Policy {
+    let mut policy = airlock_egress::Policy {
+        allow: network
+            .allow
+            .iter()
+            .filter_map(|r| airlock_egress::Rule::parse(r).ok())
+            .collect(),
+        ..Default::default()
+    };
+    for p in &network.presets {
+        let _ = policy.add_preset(p);
     }
+    policy
+}
+
+/// Whether an allow policy covers a host (and port, 443 when none): the same matching as the egress proxy.
+pub fn covers(policy: &airlock_egress::Policy, host: &str, port: Option<u16>) -> bool {
     let port = port.unwrap_or(443);
     match host.parse::<std::net::IpAddr>() {
         Ok(ip) => policy.check_ip(ip, port).allowed,
@@ -233,13 +244,7 @@ pub fn findings(declared: &Result<Option<SourcedPolicy>, PolicyError>, found: &[
         }
     };
     let policy = &decl.policy;
-    let mut rules = policy.network.allow.clone();
-    for p in &policy.network.presets {
-        let mut preset = airlock_egress::Policy::default();
-        if preset.add_preset(p).is_ok() {
-            rules.extend(preset.allow.iter().map(|r| r.text.clone()));
-        }
-    }
+    let rules = allowed(&policy.network);
     let url =
         regex::Regex::new(r"(?i)\b(?:https?|wss?)://([a-z0-9.-]+\.[a-z]{2,}|\d+\.\d+\.\d+\.\d+)(?::(\d+))?")
             .ok();
@@ -441,7 +446,10 @@ mod tests {
 
     #[test]
     fn rules_cover_hosts_as_the_proxy_matches_them() {
-        let rules = ["*.github.com:443".to_owned(), "10.0.0.0/8".to_owned()];
+        let rules = allowed(&airlock_types::policy::NetworkPolicy {
+            allow: vec!["*.github.com:443".to_owned(), "10.0.0.0/8".to_owned()],
+            ..Default::default()
+        });
         assert!(covers(&rules, "api.github.com", None));
         assert!(!covers(&rules, "github.com", None));
         assert!(!covers(&rules, "api.github.com", Some(80)));
