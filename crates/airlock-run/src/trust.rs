@@ -112,41 +112,34 @@ pub fn status(
 ) -> Result<Option<(TrustStatus, TrustDecision)>, RunError> {
     let here = pin(source);
     let mut decisions = store.trust_decisions(Some((&source.repo_url, &source.subpath)))?;
-    decisions.extend(store.trust_decisions(Some((&source.repo_url, "")))?);
+    if !source.subpath.is_empty() {
+        decisions.extend(store.trust_decisions(Some((&source.repo_url, "")))?);
+    }
+    let applying = |d: &TrustDecision, note: String| TrustStatus {
+        decision_id: d.id.clone(),
+        kind: d.kind.clone(),
+        applies: true,
+        note,
+        changes: None,
+    };
     if let Some(d) = decisions
         .iter()
         .find(|d| d.kind == "commit" && d.commit.as_deref() == Some(here.as_str()))
     {
-        return Ok(Some((
-            TrustStatus {
-                decision_id: d.id.clone(),
-                kind: d.kind.clone(),
-                applies: true,
-                note: format!(
-                    "Trusted: this commit ({}) was allowed with a policy on {} (decision {}).",
-                    short(&here),
-                    d.created_at,
-                    d.id
-                ),
-                changes: None,
-            },
-            d.clone(),
-        )));
+        let note = format!(
+            "Trusted: this commit ({}) was allowed with a policy on {} (decision {}).",
+            short(&here),
+            d.created_at,
+            d.id
+        );
+        return Ok(Some((applying(d, note), d.clone())));
     }
     if let Some(d) = decisions.iter().find(|d| d.kind == "repository") {
-        return Ok(Some((
-            TrustStatus {
-                decision_id: d.id.clone(),
-                kind: d.kind.clone(),
-                applies: true,
-                note: format!(
-                    "Skills from {} get at most the policy of decision {} ({}).",
-                    source.repo_url, d.id, d.created_at
-                ),
-                changes: None,
-            },
-            d.clone(),
-        )));
+        let note = format!(
+            "Skills from {} get at most the policy of decision {} ({}).",
+            source.repo_url, d.id, d.created_at
+        );
+        return Ok(Some((applying(d, note), d.clone())));
     }
     let Some(d) = decisions.iter().find(|d| d.kind == "commit") else {
         return Ok(None);

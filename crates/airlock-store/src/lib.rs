@@ -217,6 +217,11 @@ impl Store {
         self.db.borrow_mut().query(sql, &params)
     }
 
+    /// The first column of every row, as text.
+    fn texts(&self, sql: &str, params: Vec<Val>) -> Result<Vec<String>> {
+        self.query(sql, params)?.iter().map(|r| r.text(0)).collect()
+    }
+
     fn recover(&self) -> Result<()> {
         let rows = self.query(
             "SELECT id, pid FROM sandbox_runs WHERE status = 'running'",
@@ -273,24 +278,20 @@ impl Store {
         repo: Option<(&str, &str)>,
     ) -> Result<Vec<airlock_types::policy::TrustDecision>> {
         let (r, sub) = repo.map_or((None, ""), |(r, s)| (Some(r), s));
-        self.query(
+        self.texts(
             "SELECT json FROM trust_decisions WHERE CAST(?1 AS TEXT) IS NULL OR (repo = ?1 AND subpath = ?2) \
              ORDER BY created_at DESC, id DESC",
             vals![r, sub],
         )?
         .iter()
-        .map(|row| Ok(serde_json::from_str(&row.text(0)?)?))
+        .map(|json| Ok(serde_json::from_str(json)?))
         .collect()
     }
 
     /// Removes a trust decision by id (or a unique prefix of it); its id.
     pub fn remove_trust(&self, id: &str) -> Result<String> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let ids = self
-            .query("SELECT id FROM trust_decisions WHERE id LIKE ?1", vals![pattern])?
-            .iter()
-            .map(|r| r.text(0))
-            .collect::<Result<Vec<_>>>()?;
+        let ids = self.texts("SELECT id FROM trust_decisions WHERE id LIKE ?1", vals![pattern])?;
         match ids.as_slice() {
             [one] => {
                 self.execute("DELETE FROM trust_decisions WHERE id = ?1", vals![one])?;
@@ -456,14 +457,10 @@ impl Store {
     /// Resolves a full id or a unique prefix.
     pub fn resolve(&self, id: &str) -> Result<String> {
         let pattern = format!("{}%", id.replace(['%', '_'], ""));
-        let ids = self
-            .query(
-                "SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2",
-                vals![pattern],
-            )?
-            .iter()
-            .map(|r| r.text(0))
-            .collect::<Result<Vec<_>>>()?;
+        let ids = self.texts(
+            "SELECT id FROM sandbox_runs WHERE id LIKE ?1 LIMIT 2",
+            vals![pattern],
+        )?;
         match ids.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(StoreError::NotFound(id.to_owned())),
@@ -646,9 +643,7 @@ impl Store {
             "SELECT sha256 FROM run_artifacts",
             "SELECT json_sha FROM risk_reports",
         ] {
-            for row in self.query(sql, vals![])? {
-                live.insert(row.text(0)?);
-            }
+            live.extend(self.texts(sql, vals![])?);
         }
         // A run in progress may have written files it has not named yet: keep young files.
         let young = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
