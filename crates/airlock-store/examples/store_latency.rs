@@ -6,48 +6,33 @@
 
 use std::time::Instant;
 
-use airlock_store::Store;
-use airlock_types::{SkillRun, SkillSource};
+use airlock_store::{testing, Store};
+use airlock_types::{RunStatus, SkillRun};
 
-fn source(n: usize) -> SkillSource {
-    serde_json::from_value(serde_json::json!({
-        "id": format!("s{n}"), "kind": "git", "input": format!("https://example.test/skill{n}"),
-        "repo_url": format!("https://example.test/skill{n}"), "commit": "0123456789abcdef0123456789abcdef01234567",
-        "requested_ref": null, "pinned": true, "pinned_url": null, "subpath": "", "digest": format!("sha256:{n}"),
-        "detected_files": [], "created_at": "2026-11-23T10:00:00Z",
-    }))
-    .unwrap()
-}
-
+/// A run of source `n` with one artifact.
 fn run(id: &str, n: usize) -> SkillRun {
-    serde_json::from_value(serde_json::json!({
-        "schema_version": 1, "run_id": id, "source": source(n), "mode": "sandbox", "target": null,
-        "status": "succeeded", "status_reason": null, "exit_code": 0, "started_at": "2026-11-23T10:00:00Z",
-        "finished_at": "2026-11-23T10:01:00Z", "risk_level": "low", "classification": "prompt-only", "findings": 0,
-        "command": [], "limits": null, "limit_hit": null, "network_allowed": false, "timeline": [], "files_read": [],
-        "files_written": [], "changes": [], "patch_skipped": [], "review": [], "network": [], "installs": [],
-        "plan": null, "steps": [], "stdout": "", "stderr": "", "stdout_truncated": false, "stderr_truncated": false,
-        "duration_ms": 5, "verdict": [],
-        "artifacts": [{"id": format!("{id}-out"), "kind": "stdout", "path": "stdout.txt", "summary": "output",
-                       "sha256": "ab", "size": 5}],
+    let mut r = testing::run(id, RunStatus::Succeeded);
+    r.source = testing::source(n);
+    r.artifacts = vec![serde_json::from_value(serde_json::json!({
+        "id": format!("{id}-out"), "kind": "stdout", "path": "stdout.txt", "summary": "output", "sha256": "ab", "size": 5
     }))
-    .unwrap()
+    .unwrap()];
+    r
 }
 
+/// A report of source `n`, unlike every other one.
 fn report(n: usize) -> airlock_types::ScanReport {
-    serde_json::from_value(serde_json::json!({
-        "schema_version": 1, "risk_level": "low", "classification": "prompt-only", "recommended_mode": "sandbox",
-        "headline": [format!("report {n}")], "source": source(n), "skills": [],
-        "inventory": {"files": [], "total_bytes": 0}, "findings": [], "created_at": "2026-11-23T10:00:00Z",
-    }))
-    .unwrap()
+    let mut r = testing::report();
+    r.source = testing::source(n);
+    r.headline = vec![format!("report {n}")];
+    r
 }
 
 /// Microseconds for one run's life in the store.
 fn lifecycle(store: &mut Store, n: usize) -> f64 {
     let t0 = Instant::now();
     let expires = airlock_store::now_unix() + 3600;
-    let src = store.save_source(&source(n), expires).unwrap();
+    let src = store.save_source(&testing::source(n), expires).unwrap();
     let rep = store.save_report(&src, &report(n), expires).unwrap();
     let id = format!("r-bench-{n}");
     let r = run(&id, n);

@@ -6,45 +6,10 @@
 
 use std::path::Path;
 
-use airlock_store::testing::Cluster;
+use airlock_store::testing::{report, run, source, Cluster};
 use airlock_store::{Store, StoreError};
 use airlock_types::policy::TrustDecision;
-use airlock_types::{RunMode, RunStatus, SkillRun, SkillSource};
-
-fn source(n: u32) -> SkillSource {
-    serde_json::from_value(serde_json::json!({
-        "id": format!("s{n}"), "kind": "git", "input": format!("https://example.test/skill{n}"),
-        "repo_url": format!("https://example.test/skill{n}"), "commit": "0123456789abcdef0123456789abcdef01234567",
-        "requested_ref": null, "pinned": true, "pinned_url": null, "subpath": "", "digest": format!("sha256:{n}"),
-        "detected_files": [], "created_at": "2026-11-23T10:00:00Z",
-    }))
-    .unwrap()
-}
-
-fn run(id: &str, status: RunStatus) -> SkillRun {
-    let mut value: serde_json::Value = serde_json::json!({
-        "schema_version": 1, "run_id": id, "source": source(1), "mode": "sandbox", "target": null,
-        "status": "running", "status_reason": null, "exit_code": 0, "started_at": format!("2026-11-23T10:00:0{}Z", id.len() % 10),
-        "finished_at": "2026-11-23T10:01:00Z", "risk_level": "low", "classification": "prompt-only", "findings": 0,
-        "command": [], "limits": null, "limit_hit": null, "network_allowed": false, "timeline": [], "files_read": [],
-        "files_written": [], "changes": [], "patch_skipped": [], "review": [], "network": [], "installs": [],
-        "plan": null, "steps": [], "stdout": "", "stderr": "", "stdout_truncated": false, "stderr_truncated": false,
-        "duration_ms": 5, "artifacts": [], "verdict": [],
-    });
-    value["status"] = serde_json::to_value(status).unwrap();
-    let mut r: SkillRun = serde_json::from_value(value).unwrap();
-    r.mode = RunMode::Sandbox;
-    r
-}
-
-fn report() -> airlock_types::ScanReport {
-    serde_json::from_value(serde_json::json!({
-        "schema_version": 1, "risk_level": "low", "classification": "prompt-only", "recommended_mode": "sandbox",
-        "headline": [], "source": source(1), "skills": [], "inventory": {"files": [], "total_bytes": 0},
-        "findings": [], "created_at": "2026-11-23T10:00:00Z",
-    }))
-    .unwrap()
-}
+use airlock_types::RunStatus;
 
 /// Everything the store does, the same on either database.
 fn exercise(data: &Path, database: Option<&str>) {
