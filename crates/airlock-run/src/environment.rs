@@ -34,6 +34,8 @@ pub struct EnvOptions {
     pub npm_registry: Option<String>,
     /// Time the install phase may take.
     pub timeout: Duration,
+    /// The registries installs may use (`pypi`, `npm`), when a policy names them; all when `None`.
+    pub registries: Option<Vec<String>>,
 }
 
 impl Default for EnvOptions {
@@ -43,6 +45,7 @@ impl Default for EnvOptions {
             pip_index_url: None,
             npm_registry: None,
             timeout: Duration::from_secs(300),
+            registries: None,
         }
     }
 }
@@ -430,6 +433,24 @@ pub fn prepare(
     helper: Option<PathBuf>,
     on_event: &OnEvent,
 ) -> Result<(Environment, Option<Layer>), RunError> {
+    // A policy that names registries leaves out what the others would install.
+    let allowed;
+    let needs = match &options.registries {
+        Some(registries) => {
+            let mut n = needs.clone();
+            if !registries.iter().any(|r| r == "pypi") {
+                n.requirements.clear();
+                n.python_specs.clear();
+                n.modules.clear();
+            }
+            if !registries.iter().any(|r| r == "npm") {
+                n.node_specs.clear();
+            }
+            allowed = n;
+            &allowed
+        }
+        None => needs,
+    };
     let mut env = Environment {
         requirements: needs
             .requirements

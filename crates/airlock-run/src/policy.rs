@@ -198,6 +198,24 @@ pub fn apply(
             install_from = from_operator(o);
         }
     }
+    // Registries: those both the accepted declaration and the operator name (either alone when only one does).
+    let named = |p: &SourcedPolicy| Some(p.policy.install.registries.clone()).filter(|r| !r.is_empty());
+    let registries = match (skill.and_then(named), op.and_then(named)) {
+        (Some(s), Some(o)) => Some(s.into_iter().filter(|r| o.contains(r)).collect::<Vec<_>>()),
+        (s, o) => s.or(o),
+    };
+    if let Some(r) = &registries {
+        parts.push(PolicyPart {
+            key: "install.registries".into(),
+            value: if r.is_empty() { "none".into() } else { r.join(", ") },
+            from: match (op.filter(|o| named(o).is_some()), skill) {
+                (Some(o), _) => from_operator(o),
+                (None, Some(d)) => from_skill(d),
+                (None, None) => String::new(),
+            },
+        });
+    }
+    env.registries = registries;
     parts.push(PolicyPart {
         key: "install.packages".into(),
         value: env.install.to_string(),
@@ -418,6 +436,32 @@ mod tests {
         assert_eq!(part("resources.timeout").from, "operator (operator.toml)");
         assert_eq!(part("resources.memory").from, "skill (airlock.toml)");
         assert_eq!(part("network.deny").value, "10.0.0.0/8");
+    }
+
+    #[test]
+    fn installs_use_only_the_registries_both_name() {
+        let skill = sourced("skill", "[install]\nregistries = [\"pypi\", \"npm\"]\n");
+        let operator = sourced("operator", "[install]\nregistries = [\"pypi\"]\n");
+        let options = PolicyOptions {
+            operator: Some(operator),
+            accept: true,
+            given: vec![],
+        };
+        let mut env = EnvOptions::default();
+        let eff = apply(
+            Some(&skill),
+            &options,
+            &mut airlock_sandbox::Limits::default(),
+            &mut None,
+            &mut env,
+        )
+        .unwrap();
+        assert_eq!(env.registries.as_deref(), Some(&["pypi".to_owned()][..]));
+        let part = eff.parts.iter().find(|p| p.key == "install.registries").unwrap();
+        assert_eq!(
+            (part.value.as_str(), part.from.as_str()),
+            ("pypi", "operator (operator.toml)")
+        );
     }
 
     #[test]

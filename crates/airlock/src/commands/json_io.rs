@@ -328,6 +328,17 @@ fn chmod(path: &Path, mode: u32) -> std::io::Result<()> {
     fs_err::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
 }
 
+/// The operator's policy (`AIRLOCK_POLICY`), read once per process: `--serve` answers many requests under it.
+fn operator_policy() -> &'static Result<Option<SourcedPolicy>, String> {
+    static POLICY: OnceLock<Result<Option<SourcedPolicy>, String>> = OnceLock::new();
+    POLICY.get_or_init(|| match std::env::var_os("AIRLOCK_POLICY") {
+        Some(f) => super::net::operator_policy(Path::new(&f))
+            .map(Some)
+            .map_err(|e| e.0),
+        None => Ok(None),
+    })
+}
+
 /// Checks a request and builds its sandbox: `Ok(Err(message))` for a request airlock cannot take.
 fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
     let mut shape_of = request.clone();
@@ -416,12 +427,9 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
         Ok(p) => p,
         Err(e) => return Ok(Err(format!("`policy` is not valid: {e}"))),
     };
-    let operator = match std::env::var_os("AIRLOCK_POLICY") {
-        Some(f) => match super::net::operator_policy(Path::new(&f)) {
-            Ok(p) => Some(p),
-            Err(e) => return Ok(Err(e.0)),
-        },
-        None => None,
+    let operator = match operator_policy() {
+        Ok(p) => p.clone(),
+        Err(e) => return Ok(Err(e.clone())),
     };
     let args = ExecArgs {
         ro: request.ro,
