@@ -21,6 +21,22 @@ impl Drop for Index {
     }
 }
 
+impl Index {
+    /// The `run` flags that make the install phase use this index, reached as `pypi.test` through the proxy.
+    fn run_flags(&self) -> Vec<String> {
+        [
+            "--allow-net",
+            "pypi.test:80",
+            "--connect-to",
+            &format!("pypi.test:80=127.0.0.1:{}", self.port),
+            "--pip-index-url",
+            "http://pypi.test/simple/",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+}
+
 pub(super) fn index(root: &Path) -> Index {
     let files = root.join("index/files");
     fs_err::create_dir_all(&files).unwrap();
@@ -97,7 +113,7 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
         "scripts/hello.py",
         "import greetlib\nprint(greetlib.greet())\n",
     );
-    let connect = format!("pypi.test:80=127.0.0.1:{}", idx.port);
+    let flags = idx.run_flags();
     let run = |extra: &[&str]| {
         let mut args = vec![
             "run",
@@ -105,13 +121,8 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
             skill.to_str().unwrap(),
             "--script",
             "scripts/hello.py",
-            "--allow-net",
-            "pypi.test:80",
-            "--connect-to",
-            &connect,
-            "--pip-index-url",
-            "http://pypi.test/simple/",
         ];
+        args.extend(flags.iter().map(String::as_str));
         args.extend_from_slice(extra);
         airlock(&data, &args)
     };
@@ -222,23 +233,16 @@ fn one_missing_package_does_not_stop_the_others() {
         "scripts/two.py",
         "import greetlib\ntry:\n    import airlocknosuchpackage\nexcept ImportError:\n    pass\nprint(greetlib.greet())\n",
     );
-    let connect = format!("pypi.test:80=127.0.0.1:{}", idx.port);
-    let r = airlock(
-        &tmp.path().join("data"),
-        &[
-            "run",
-            "--json",
-            skill.to_str().unwrap(),
-            "--script",
-            "scripts/two.py",
-            "--allow-net",
-            "pypi.test:80",
-            "--connect-to",
-            &connect,
-            "--pip-index-url",
-            "http://pypi.test/simple/",
-        ],
-    );
+    let mut args = vec![
+        "run",
+        "--json",
+        skill.to_str().unwrap(),
+        "--script",
+        "scripts/two.py",
+    ];
+    let flags = idx.run_flags();
+    args.extend(flags.iter().map(String::as_str));
+    let r = airlock(&tmp.path().join("data"), &args);
     let rec = r.json();
     let env = &rec["environment"];
     assert_eq!(env["installed"], serde_json::json!(["greetlib"]), "{env:#}");

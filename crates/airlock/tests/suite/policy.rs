@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::util::{airlock, skill_md, write};
+use super::util::{airlock, skill_md, word_after, write};
 
 fn skill(root: &Path, name: &str, policy: &str, script: &str) -> PathBuf {
     let dir = root.join(name);
@@ -55,13 +55,7 @@ fn scan_runtime_passes_a_skill_inside_its_policy_and_catches_an_undeclared_host(
         assert!(r.stdout.contains(words), "`{words}` not in {}", r.stdout);
     }
     // The run behind it is stored, with the policy and what went beyond.
-    let id = r
-        .stderr
-        .split("runtime check: run ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let id = word_after(&r.stderr, "runtime check: run ");
     let record = airlock(&data, &["show", &id, "--json"]).json();
     assert_eq!(record["policy"]["accepted"], true, "{record:#}");
     let beyond = record["policy"]["beyond"].to_string();
@@ -274,13 +268,7 @@ fn trust_decisions_hold_for_their_commit_and_show_what_changed_after_it() {
         ],
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    let decision = r
-        .stdout
-        .split("decision ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap()
-        .to_owned();
+    let decision = word_after(&r.stdout, "decision ");
     let report = airlock(&data, &["scan", &url, "--json"]).json();
     assert_eq!(report["trust"]["applies"], true, "{report:#}");
     assert!(report["trust"]["note"]

@@ -119,3 +119,12 @@ pub fn airlock_command() -> Command {
     c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", &bin]);
     c
 }
+
+/// The word that follows `marker` in `text` (an id a command printed), failing the test when there is none.
+pub fn word_after(text: &str, marker: &str) -> String {
+    text.split(marker)
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `{marker}` in {text}"))
+        .to_owned()
+}
