@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use sha2::{Digest, Sha256};
 
 pub mod db;
+pub mod queue;
 #[cfg(feature = "testing")]
 pub mod testing;
 use db::{Db, Row, Val};
@@ -97,6 +98,8 @@ pub struct GcStats {
 pub struct Store {
     db: RefCell<Db>,
     root: PathBuf,
+    /// Where content files live: `root/objects`, or a folder the servers of a deployment share.
+    objects: PathBuf,
     /// The PostgreSQL URL, to give the connection back to the pool when the store is dropped.
     database: Option<String>,
 }
@@ -189,6 +192,7 @@ impl Store {
         Ok(Self {
             db: RefCell::new(db),
             root: data_dir.to_path_buf(),
+            objects: data_dir.join("objects"),
             database: database.map(str::to_owned),
         })
     }
@@ -301,10 +305,17 @@ impl Store {
         }
     }
 
+    /// Keeps content files (records, reports, artifacts) in `dir` instead of the data folder: the folder the API
+    /// servers of a deployment share, so that every server serves every run's artifacts.
+    pub fn with_objects(mut self, dir: &Path) -> Result<Self> {
+        fs_err::create_dir_all(dir)?;
+        self.objects = dir.to_path_buf();
+        Ok(self)
+    }
+
     pub fn object_path(&self, sha: &str) -> PathBuf {
         let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
-        self.root
-            .join("objects")
+        self.objects
             .join(sha.get(..2).unwrap_or("00"))
             .join(&sha)
     }
@@ -317,7 +328,7 @@ impl Store {
             let dir = path
                 .parent()
                 .map(Path::to_path_buf)
-                .unwrap_or_else(|| self.root.join("objects"));
+                .unwrap_or_else(|| self.objects.clone());
             fs_err::create_dir_all(&dir)?;
             let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
             tmp.write_all(bytes)?;
@@ -590,6 +601,10 @@ impl Store {
                  AND id NOT IN (SELECT skill_source_id FROM risk_reports)",
                 vals![now],
             ),
+            (
+                "DELETE FROM run_queue WHERE expires_at <= ?1 AND state NOT IN ('queued', 'running')",
+                vals![now],
+            ),
         ])?;
         let count = |i: usize| {
             counts
@@ -654,7 +669,7 @@ impl Store {
             )?
             .is_empty();
         let (mut n, mut bytes) = (0, 0);
-        let objects = self.root.join("objects");
+        let objects = self.objects.clone();
         for dir in fs_err::read_dir(&objects)? {
             let dir = dir?;
             if !dir.file_type()?.is_dir() {

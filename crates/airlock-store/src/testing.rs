@@ -19,6 +19,7 @@ pub struct Cluster {
     pub url: String,
     as_user: Option<String>,
     bin: PathBuf,
+    sock: PathBuf,
 }
 
 impl Drop for Cluster {
@@ -54,6 +55,37 @@ fn pg_bin() -> PathBuf {
 }
 
 impl Cluster {
+    fn pg_start(&self) {
+        let ok = self
+            .command("pg_ctl")
+            .args(["-D"])
+            .arg(&self.data)
+            .args(["-w", "-l"])
+            .arg(self.data.join("log"))
+            .arg("-o")
+            .arg(format!("-c listen_addresses='' -k {} -F", self.sock.display()))
+            .arg("start")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "postgres did not start");
+    }
+
+    /// Stops the server (dropping every connection), waits `down`, and starts it again on the same data.
+    pub fn restart(&self, down: std::time::Duration) {
+        let ok = self
+            .command("pg_ctl")
+            .args(["-D"])
+            .arg(&self.data)
+            .args(["-w", "-m", "fast", "stop"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "postgres did not stop");
+        std::thread::sleep(down);
+        self.pg_start();
+    }
+
     fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
         match &self.as_user {
@@ -95,6 +127,7 @@ impl Cluster {
             url: String::new(),
             as_user,
             bin,
+            sock: sock.clone(),
         };
         let ok = cluster
             .command("initdb")
@@ -105,19 +138,7 @@ impl Cluster {
             .status()
             .unwrap();
         assert!(ok.success(), "initdb failed");
-        let ok = cluster
-            .command("pg_ctl")
-            .args(["-D"])
-            .arg(&data)
-            .args(["-w", "-l"])
-            .arg(data.join("log"))
-            .arg("-o")
-            .arg(format!("-c listen_addresses='' -k {} -F", sock.display()))
-            .arg("start")
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "postgres did not start");
+        cluster.pg_start();
         let host = sock.display().to_string().replace('/', "%2F");
         cluster.url = format!("postgres://{user}@{host}/postgres");
         cluster

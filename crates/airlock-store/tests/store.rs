@@ -105,6 +105,55 @@ fn exercise(data: &Path, database: Option<&str>) {
     assert_eq!(shared.run("r-crash").unwrap().0.status, "running");
     let store = Store::connect_and_recover(data, database).unwrap();
     assert_eq!(store.run("r-crash").unwrap().0.status, "failed");
+    exercise_queue(&store);
+}
+
+/// The run queue, the same on either database: each run claimed once, in order, by a runner that can run its mode;
+/// a lease only its holder renews; a lapsed lease is `lost`, never queued again; events kept once, in order.
+fn exercise_queue(store: &Store) {
+    use airlock_store::queue::{state, Cancelled, Lease, RUNNER_LOST};
+    store.enqueue("q1", "{}", "sandbox", "s", 0).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    store.enqueue("q2", "{}", "inspect", "s", 0).unwrap();
+    assert_eq!(store.queue_position("q2").unwrap(), Some(2));
+    assert_eq!(store.queue_depth().unwrap(), (2, 0));
+    // A runner that can only inspect skips the sandbox run.
+    let got = store.claim("a", "ka", &["inspect"], 60_000).unwrap();
+    assert_eq!(got.map(|g| g.0).as_deref(), Some("q2"));
+    let got = store.claim("b", "kb", &["sandbox", "inspect"], 0).unwrap();
+    assert_eq!(got.map(|g| g.0).as_deref(), Some("q1"));
+    assert_eq!(store.claim("c", "kc", &["sandbox", "inspect"], 60_000).unwrap(), None);
+    // Another runner's run is not held; the holder's is, and it learns of a cancel when it renews.
+    assert_eq!(store.renew("q2", "kb", 60_000).unwrap(), Lease::NotHeld);
+    assert!(!store.holds("q2", "kb").unwrap());
+    assert_eq!(store.renew("q2", "ka", 60_000).unwrap(), Lease::Held { cancel: false });
+    assert_eq!(store.cancel_queued("q2").unwrap(), Cancelled::Asked);
+    assert_eq!(store.renew("q2", "ka", 60_000).unwrap(), Lease::Held { cancel: true });
+    // q1's lease (0 ms) has run out: it is lost, and its runner can no longer renew or end it.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let lost = store.reap_lost().unwrap();
+    assert_eq!(lost, vec![("q1".to_owned(), Some("b".to_owned()))]);
+    assert!(store.reap_lost().unwrap().is_empty());
+    assert_eq!(store.renew("q1", "kb", 60_000).unwrap(), Lease::NotHeld);
+    assert!(!store.end_queued("q1", "kb", state::DONE, None).unwrap());
+    let q1 = store.queued_run("q1").unwrap().unwrap();
+    assert_eq!((q1.state.as_str(), q1.message.as_deref()), (state::LOST, Some(RUNNER_LOST)));
+    assert!(store.end_queued("q2", "ka", state::DONE, None).unwrap());
+    assert_eq!(store.cancel_queued("q2").unwrap(), Cancelled::Over);
+    assert_eq!(store.cancel_queued("q-none").unwrap(), Cancelled::NotFound);
+    // A queued run that is cancelled never runs.
+    store.enqueue("q3", "{}", "sandbox", "s", 0).unwrap();
+    assert_eq!(store.cancel_queued("q3").unwrap(), Cancelled::Dequeued);
+    assert_eq!(store.claim("c", "kc", &["sandbox"], 60_000).unwrap(), None);
+    let unfinished: Vec<String> = store.unfinished_runs().unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(unfinished, vec!["q3", "q1"]);
+    // Events: a retried batch adds nothing twice.
+    let ev = |n: i64| (n, "phase".to_owned(), format!("{{\"n\":{n}}}"));
+    store.append_events("q1", &[ev(0), ev(1)]).unwrap();
+    store.append_events("q1", &[ev(1), ev(2)]).unwrap();
+    let got = store.events_after("q1", 0, 10).unwrap();
+    assert_eq!(got.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(got[1].2, "{\"n\":2}");
 }
 
 #[test]
