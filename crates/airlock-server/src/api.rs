@@ -31,10 +31,12 @@ use crate::ServerConfig;
 const MAX_BODY: usize = 64 * 1024;
 /// The most bytes of an uploaded archive (`POST /api/uploads`).
 const MAX_UPLOAD: usize = 64 * 1024 * 1024;
+/// The most bytes of a content file a runner uploads (an artifact, a record).
+const MAX_OBJECT: usize = 256 * 1024 * 1024;
 /// How a source names an uploaded archive.
 pub const UPLOAD_PREFIX: &str = "upload:";
 
-fn upload_path(data_dir: &std::path::Path, sha: &str) -> std::path::PathBuf {
+pub(crate) fn upload_path(data_dir: &std::path::Path, sha: &str) -> std::path::PathBuf {
     data_dir.join("uploads").join(format!("{sha}.tar.gz"))
 }
 /// The longest time limit a run may ask for.
@@ -61,6 +63,8 @@ pub struct App {
     /// Runs waiting for a slot, in the order they were asked for.
     queue: Mutex<VecDeque<(Arc<Live>, RunRequest)>>,
     pub(crate) metrics: crate::metrics::Metrics,
+    /// Woken when a run is queued for the runners (their claims wait on it).
+    pub(crate) queued: Arc<tokio::sync::Notify>,
 }
 
 impl App {
@@ -74,6 +78,7 @@ impl App {
             live: Mutex::new(HashMap::new()),
             queue: Mutex::new(VecDeque::new()),
             metrics: crate::metrics::Metrics::default(),
+            queued: crate::dispatch::new_notify(),
         }
     }
 
@@ -85,17 +90,8 @@ impl App {
     pub(crate) fn settings_parse(&self, input: &str) -> Result<SourceSpec, ApiError> {
         // An archive a client uploaded (`POST /api/uploads`), kept in the server's own folder.
         if let Some(sha) = input.strip_prefix(UPLOAD_PREFIX) {
-            if sha.len() != 64
-                || !sha
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-            {
-                return Err(ApiError::bad(
-                    "bad_upload",
-                    "an upload is named upload:<64 hex digits>",
-                ));
-            }
-            let path = upload_path(&self.config.data_dir, sha);
+            check_sha(sha)?;
+            let path = upload_path(&self.config.shared_root(), sha);
             if !path.is_file() {
                 return Err(ApiError::not_found("upload"));
             }
@@ -145,6 +141,22 @@ impl App {
 
 pub(crate) type Shared = Arc<App>;
 
+/// An upload's name: 64 lowercase hex digits.
+pub(crate) fn check_sha(sha: &str) -> Result<(), ApiError> {
+    if sha.len() == 64
+        && sha
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    {
+        Ok(())
+    } else {
+        Err(ApiError::bad(
+            "bad_upload",
+            "an upload is named upload:<64 hex digits>",
+        ))
+    }
+}
+
 /// The router and the OpenAPI document, built together from the same handlers.
 pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
     let (api_router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
@@ -163,6 +175,18 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
             OpenApiRouter::new()
                 .routes(routes!(create_upload))
                 .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD)),
+        )
+        .routes(routes!(crate::dispatch::claim))
+        .routes(routes!(crate::dispatch::renew))
+        .routes(routes!(crate::dispatch::events))
+        .routes(routes!(crate::dispatch::fail))
+        .routes(routes!(crate::dispatch::get_source))
+        .merge(
+            // Artifacts and records are bigger than the other bodies.
+            OpenApiRouter::new()
+                .routes(routes!(crate::dispatch::put_object))
+                .routes(routes!(crate::dispatch::finish))
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_OBJECT)),
         )
         .split_for_parts();
     let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
@@ -183,18 +207,28 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .route(
             "/metrics",
             axum::routing::get(|AxState(app): AxState<Shared>| async move {
-                let queued = app
-                    .queue
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .len();
-                let running = app
-                    .live
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .values()
-                    .filter(|l| l.state() == State::Running)
-                    .count();
+                let (queued, running) = if app.config.dispatches() {
+                    // The whole deployment's queue (what an autoscaler of runners watches).
+                    let app2 = app.clone();
+                    blocking(move || Ok(app2.config.store()?.queue_depth()?))
+                        .await
+                        .map(|(q, r)| (usize::try_from(q).unwrap_or(0), usize::try_from(r).unwrap_or(0)))
+                        .unwrap_or((0, 0))
+                } else {
+                    let queued = app
+                        .queue
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .len();
+                    let running = app
+                        .live
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .values()
+                        .filter(|l| l.state() == State::Running)
+                        .count();
+                    (queued, running)
+                };
                 (
                     [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
                     app.metrics.render(queued, running),
@@ -235,12 +269,26 @@ impl ApiError {
         }
     }
 
+    /// A source that cannot be imported as given.
+    pub fn bad_source(message: impl Into<String>) -> Self {
+        Self::bad("bad_source", message)
+    }
+
+    /// The human message.
+    pub fn message(&self) -> &str {
+        &self.body.message
+    }
+
     pub(crate) fn not_found(what: &str) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", format!("no such {what}"))
     }
 
-    fn bad(code: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn bad(code: &str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
     }
 }
 
@@ -256,6 +304,13 @@ impl From<airlock_store::StoreError> for ApiError {
             airlock_store::StoreError::NotFound(_) => Self::not_found("run"),
             airlock_store::StoreError::Ambiguous(_) => {
                 Self::bad("ambiguous_id", "the id matches several runs")
+            }
+            e @ (airlock_store::StoreError::Postgres(_) | airlock_store::StoreError::Database(_)) => {
+                Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    e.to_string(),
+                )
             }
             e => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string()),
         }
@@ -282,7 +337,7 @@ impl From<RunError> for ApiError {
 }
 
 /// A JSON body, with every way it can be wrong answered as a JSON error (400, 413, 415).
-pub struct Body<T>(T);
+pub struct Body<T>(pub T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
@@ -337,8 +392,37 @@ pub(crate) const SESSION_COOKIE: &str = "airlock_session";
 /// Every API call and page needs the token when the server has one, as a bearer header or the login page's cookie
 /// (compared in constant time); without it an API call is a 401 and a page goes to the login page. A state-changing
 /// request that a browser sent from another origin is refused.
-async fn guard(AxState(app): AxState<Shared>, req: Request, next: Next) -> Response {
+async fn guard(AxState(app): AxState<Shared>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
+    // The runner routes take a runner's token and nothing else (not the clients' token, not a cookie).
+    if path.starts_with("/api/runner/") {
+        let bearer = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("")
+            .to_owned();
+        if !app.config.dispatches() {
+            return ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_runners",
+                "this server runs its runs itself (start it with --runner-tokens for runner machines)",
+            )
+            .into_response();
+        }
+        if !crate::dispatch::runner_token_ok(&app, &bearer) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "give a runner token from the server's runner tokens file",
+            )
+            .into_response();
+        }
+        req.extensions_mut()
+            .insert(crate::dispatch::RunnerKey(crate::dispatch::runner_key(&bearer)));
+        return next.run(req).await;
+    }
     let open = path == "/login" || path.starts_with("/static/");
     if let (Some(token), false) = (&app.config.token, open) {
         let bearer = req
@@ -412,7 +496,7 @@ fn cross_origin(headers: &HeaderMap) -> bool {
     origin_host != host
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -571,7 +655,7 @@ async fn create_upload(AxState(app): AxState<Shared>, body: axum::body::Bytes) -
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let path = upload_path(&app.config.data_dir, &sha);
+        let path = upload_path(&app.config.shared_root(), &sha);
         if !path.is_file() {
             let write = || -> std::io::Result<()> {
                 let dir = path
@@ -694,7 +778,7 @@ async fn get_report(
 // ----- runs -----
 
 /// A run to carry out.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewRun {
     /// The skill: a URL or an allowed local path, as for sources.
@@ -739,9 +823,25 @@ pub struct RunView {
     /// Its place in the queue while it waits (1 is next).
     pub position: Option<usize>,
     pub message: Option<String>,
+    /// The runner machine that holds (or held) it, in a deployment with runners.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<String>,
     /// The run record (see docs/record.md) once the run is stored.
     #[schema(value_type = Object)]
     pub record: Option<serde_json::Value>,
+}
+
+/// What a run's request is built with besides the client's body: the server's settings where the server runs it,
+/// a runner's own (and the server's policy, from the job) where a runner does.
+pub struct RequestContext<'a> {
+    /// Hosts a run may ask to reach.
+    pub allow_net: &'a [String],
+    /// The egress settings every run gets: upstream proxy, trusted names, mirrors.
+    pub network: &'a airlock_egress::Policy,
+    pub egress_ca: &'a [std::path::PathBuf],
+    pub retention: Duration,
+    pub helper: Option<std::path::PathBuf>,
+    pub policy: Option<airlock_types::policy::SourcedPolicy>,
 }
 
 fn run_request(
@@ -750,10 +850,29 @@ fn run_request(
     run_id: &str,
     cancel: Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<RunRequest, ApiError> {
-    let spec = app.settings_parse(&body.source)?;
-    let target = body.target.unwrap_or_else(|| "blank".into());
+    let ctx = RequestContext {
+        allow_net: &app.config.allow_net,
+        network: &app.config.network,
+        egress_ca: &app.config.egress_ca,
+        retention: app.config.retention,
+        helper: app.config.helper.clone(),
+        policy: app.config.policy.clone(),
+    };
+    build_request(&ctx, body, run_id, cancel, &|s| app.settings_parse(s))
+}
+
+/// A run's request from a client's body: checked (mode, limits, hosts), with its source parsed by `parse`.
+pub fn build_request(
+    ctx: &RequestContext<'_>,
+    body: NewRun,
+    run_id: &str,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+    parse: &dyn Fn(&str) -> Result<SourceSpec, ApiError>,
+) -> Result<RunRequest, ApiError> {
+    let spec = parse(&body.source)?;
+    let target = body.target.clone().unwrap_or_else(|| "blank".into());
     if target != "blank" {
-        app.settings_parse(&target)?;
+        parse(&target)?;
     }
     let mode = match body.mode.as_deref() {
         None | Some("sandbox") => RunMode::Sandbox,
@@ -761,7 +880,7 @@ fn run_request(
         Some("dry_run" | "dry-run") => RunMode::DryRun,
         Some(_) => return Err(ApiError::bad("bad_mode", "mode is inspect, dry_run or sandbox")),
     };
-    let invocation = match (body.script, body.agent) {
+    let invocation = match (body.script.clone(), body.agent.clone()) {
         (Some(_), Some(_)) => {
             return Err(ApiError::bad(
                 "bad_request",
@@ -770,12 +889,13 @@ fn run_request(
         }
         (Some(path), None) => Invocation::Script {
             path,
-            args: body.args,
+            args: body.args.clone(),
         },
         (None, Some(agent)) => Invocation::Agent {
             agent,
             task: body
                 .task
+                .clone()
                 .unwrap_or_else(|| "Use the installed skill on this project.".into()),
         },
         (None, None) => Invocation::Plan,
@@ -805,9 +925,9 @@ fn run_request(
         limits.memory_bytes = bytes;
     }
     let egress = {
-        let mut policy = app.config.network.clone();
+        let mut policy = ctx.network.clone();
         for host in &body.allow_net {
-            if !app.config.allow_net.iter().any(|a| a == host) {
+            if !ctx.allow_net.iter().any(|a| a == host) {
                 return Err(ApiError::new(
                     StatusCode::FORBIDDEN,
                     "net_refused",
@@ -821,14 +941,12 @@ fn run_request(
                 airlock_egress::Rule::parse(host).map_err(|e| ApiError::bad("bad_net", e.to_string()))?,
             );
         }
-        let base = &app.config.network;
+        let base = ctx.network;
         let settings = base.upstream.is_some() || !base.mirrors.is_empty() || !base.trusted.is_empty();
-        (policy.is_open() || settings || !app.config.egress_ca.is_empty()).then(|| {
-            airlock_egress::EgressConfig {
-                policy,
-                extra_ca: app.config.egress_ca.clone(),
-                ..Default::default()
-            }
+        (policy.is_open() || settings || !ctx.egress_ca.is_empty()).then(|| airlock_egress::EgressConfig {
+            policy,
+            extra_ca: ctx.egress_ca.to_vec(),
+            ..Default::default()
         })
     };
     Ok(RunRequest {
@@ -839,10 +957,10 @@ fn run_request(
         force: body.force,
         limits,
         egress,
-        retention: app.config.retention,
+        retention: ctx.retention,
         run_id: Some(run_id.to_owned()),
         cancel: Some(cancel),
-        helper: app.config.helper.clone(),
+        helper: ctx.helper.clone(),
         host_opt: false,
         environment: airlock_run::environment::EnvOptions::default(),
         source_name: body
@@ -850,7 +968,7 @@ fn run_request(
             .starts_with(UPLOAD_PREFIX)
             .then(|| body.source.clone()),
         policy: airlock_run::policy::PolicyOptions {
-            operator: app.config.policy.clone(),
+            operator: ctx.policy.clone(),
             accept: body.accept_policy,
             given: [
                 body.timeout_secs.map(|_| "timeout"),
@@ -867,7 +985,17 @@ fn run_request(
 #[utoipa::path(post, path = "/api/runs", request_body = NewRun,
     responses((status = 202, body = RunView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody)))]
 async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> Result<Response, ApiError> {
-    let (run_id, position) = queue_run(&app, body)?;
+    let (run_id, position) = if app.config.dispatches() {
+        // Checked here as this server would run it, then handed to the runners.
+        let run_id = airlock_run::new_run_id();
+        let request = run_request(&app, body.clone(), &run_id, Arc::default())?;
+        let mode = airlock_types::wire_name(&request.mode);
+        app.metrics.run_queued(&mode);
+        let position = crate::dispatch::enqueue(&app, &run_id, body, &mode).await?;
+        (run_id, position)
+    } else {
+        queue_run(&app, body)?
+    };
     Ok((
         StatusCode::ACCEPTED,
         Json(RunView {
@@ -875,6 +1003,7 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> 
             status: "queued".into(),
             position,
             message: None,
+            runner: None,
             record: None,
         }),
     )
@@ -995,6 +1124,29 @@ async fn list_runs(
     for r in &mut out {
         r.position = app.position(&r.run_id);
     }
+    if app.config.dispatches() {
+        let app2 = app.clone();
+        let queued = blocking(move || {
+            let store = app2.config.store()?;
+            store
+                .unfinished_runs()?
+                .into_iter()
+                .map(|r| {
+                    let position = store.queue_position(&r.id)?;
+                    Ok(RunSummary {
+                        status: queue_status(&r.state),
+                        source: Some(r.source),
+                        mode: Some(r.mode),
+                        started_at: None,
+                        position,
+                        run_id: r.id,
+                    })
+                })
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await?;
+        out.extend(queued);
+    }
     let app2 = app.clone();
     let stored = blocking(move || Ok(app2.config.store()?.runs()?)).await?;
     out.extend(
@@ -1031,8 +1183,43 @@ async fn stored_view(app: &Shared, id: String) -> Result<RunView, ApiError> {
             status: row.status,
             position: None,
             message: None,
+            runner: None,
             record: record.map(|r| serde_json::to_value(r).unwrap_or_default()),
         })
+    })
+    .await
+}
+
+/// The status the API shows for a run of the runners' queue that has no stored record.
+fn queue_status(state: &str) -> String {
+    match state {
+        airlock_store::queue::state::LOST => "failed".into(),
+        other => other.into(),
+    }
+}
+
+/// A run of the runners' queue that has not handed back its record; `None` when it has (or is not queued).
+async fn queued_view(app: &Shared, id: &str) -> Result<Option<RunView>, ApiError> {
+    if !app.config.dispatches() {
+        return Ok(None);
+    }
+    let (app, id) = (app.clone(), id.to_owned());
+    blocking(move || {
+        let store = app.config.store()?;
+        let Some(run) = store.queued_run(&id)? else {
+            return Ok(None);
+        };
+        if run.state == airlock_store::queue::state::DONE {
+            return Ok(None);
+        }
+        Ok(Some(RunView {
+            position: store.queue_position(&id)?,
+            status: queue_status(&run.state),
+            message: run.message,
+            runner: run.runner,
+            run_id: run.id,
+            record: None,
+        }))
     })
     .await
 }
@@ -1056,11 +1243,22 @@ async fn get_run(
                     _ => None,
                 },
                 run_id: id,
+                runner: None,
                 record: None,
             }));
         }
     }
-    Ok(Json(stored_view(&app, id).await?))
+    if let Some(view) = queued_view(&app, &id).await? {
+        return Ok(Json(view));
+    }
+    let mut view = stored_view(&app, id).await?;
+    if app.config.dispatches() {
+        let (app2, id2) = (app.clone(), view.run_id.clone());
+        view.runner = blocking(move || Ok(app2.config.store()?.queued_run(&id2)?))
+            .await?
+            .and_then(|r| r.runner);
+    }
+    Ok(Json(view))
 }
 
 /// Cancel a run: a queued one never starts, a running one is killed and recorded as `killed`.
@@ -1071,6 +1269,29 @@ async fn cancel_run(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
+    if app.config.dispatches() && app.live(&id).is_none() {
+        use airlock_store::queue::Cancelled;
+        let status = match crate::dispatch::cancel(&app, &id).await? {
+            Cancelled::Dequeued => "cancelled",
+            Cancelled::Asked => "cancelling",
+            Cancelled::Over => {
+                return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"))
+            }
+            Cancelled::NotFound => return Err(ApiError::not_found("run in progress")),
+        };
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(RunView {
+                run_id: id,
+                status: status.into(),
+                position: None,
+                message: None,
+                runner: None,
+                record: None,
+            }),
+        )
+            .into_response());
+    }
     let live = app
         .live(&id)
         .ok_or_else(|| ApiError::not_found("run in progress"))?;
@@ -1090,6 +1311,7 @@ async fn cancel_run(
             status: "cancelling".into(),
             position: None,
             message: None,
+            runner: None,
             record: None,
         }),
     )
@@ -1163,6 +1385,15 @@ async fn run_events(
                     }
                 }
             });
+        }
+        None if app.config.dispatches()
+            && blocking({
+                let (app, id) = (app.clone(), id.clone());
+                move || Ok(app.config.store()?.queued_run(&id)?.is_some())
+            })
+            .await? =>
+        {
+            crate::dispatch::follow(app.clone(), id, tx);
         }
         None => {
             let view = stored_view(&app, id).await?;

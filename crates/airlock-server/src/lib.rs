@@ -8,6 +8,7 @@
 //! runs and a restart loses nothing that was stored (a run that was going is marked failed when the store reopens).
 
 mod api;
+pub mod dispatch;
 mod live;
 mod metrics;
 mod ui;
@@ -17,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use api::{openapi_and_router, ApiDoc};
+pub use api::{build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, UPLOAD_PREFIX};
 
 /// How a server is set up.
 #[derive(Debug, Clone)]
@@ -44,12 +45,34 @@ pub struct ServerConfig {
     pub policy: Option<airlock_types::policy::SourcedPolicy>,
     /// Where the store's rows live: a `postgres://` URL, or the data folder's SQLite when `None`.
     pub database: Option<String>,
+    /// A folder every API server of a deployment shares (content files, uploaded archives); the data folder when
+    /// `None`.
+    pub shared_dir: Option<PathBuf>,
+    /// The runner tokens file: when given, runs go to the queue for runner machines (`airlock runner`) instead of
+    /// this server's own sandboxes.
+    pub runner_tokens: Option<PathBuf>,
+    /// How long a runner's lease on a run lasts without a renewal.
+    pub lease: Duration,
 }
 
 impl ServerConfig {
     /// The store, in the configured database.
     pub fn store(&self) -> Result<airlock_store::Store, airlock_store::StoreError> {
-        airlock_store::Store::connect(&self.data_dir, self.database.as_deref())
+        let store = airlock_store::Store::connect(&self.data_dir, self.database.as_deref())?;
+        match &self.shared_dir {
+            Some(dir) => store.with_objects(&dir.join("objects")),
+            None => Ok(store),
+        }
+    }
+
+    /// Where uploaded archives are kept: the shared folder, or the data folder.
+    pub fn shared_root(&self) -> PathBuf {
+        self.shared_dir.clone().unwrap_or_else(|| self.data_dir.clone())
+    }
+
+    /// Whether runs go to runner machines rather than this server's sandboxes.
+    pub fn dispatches(&self) -> bool {
+        self.runner_tokens.is_some()
     }
 
     pub fn new(addr: SocketAddr, data_dir: impl Into<PathBuf>) -> Self {
@@ -67,6 +90,9 @@ impl ServerConfig {
             helper: None,
             policy: None,
             database: None,
+            shared_dir: None,
+            runner_tokens: None,
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -123,6 +149,9 @@ pub async fn serve(
     let example = write_example(&config.data_dir).map_err(ServeError::Io)?;
     config.allow_local.push(example);
     let state = Arc::new(api::App::new(config));
+    if state.config.dispatches() {
+        tokio::spawn(dispatch::sweep_lost(state.clone()));
+    }
     let (router, _) = openapi_and_router(state);
     ready(addr);
     axum::serve(listener, router)

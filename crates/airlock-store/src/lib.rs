@@ -315,9 +315,7 @@ impl Store {
 
     pub fn object_path(&self, sha: &str) -> PathBuf {
         let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
-        self.objects
-            .join(sha.get(..2).unwrap_or("00"))
-            .join(&sha)
+        self.objects.join(sha.get(..2).unwrap_or("00")).join(&sha)
     }
 
     /// Stores bytes by content; returns (sha256, size).

@@ -175,7 +175,13 @@ impl Store {
 
     /// Takes the oldest queued run of one of `modes` for a runner: its id and job. Each run is handed out once,
     /// whichever server the claim reaches.
-    pub fn claim(&self, runner: &str, runner_key: &str, modes: &[&str], lease_ms: i64) -> Result<Option<(String, String)>> {
+    pub fn claim(
+        &self,
+        runner: &str,
+        runner_key: &str,
+        modes: &[&str],
+        lease_ms: i64,
+    ) -> Result<Option<(String, String)>> {
         if modes.is_empty() {
             return Ok(None);
         }
@@ -224,7 +230,9 @@ impl Store {
             ],
         )?;
         Ok(match rows.first() {
-            Some(r) => Lease::Held { cancel: r.int(0)? != 0 },
+            Some(r) => Lease::Held {
+                cancel: r.int(0)? != 0,
+            },
             None => Lease::NotHeld,
         })
     }

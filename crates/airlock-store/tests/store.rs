@@ -122,13 +122,22 @@ fn exercise_queue(store: &Store) {
     assert_eq!(got.map(|g| g.0).as_deref(), Some("q2"));
     let got = store.claim("b", "kb", &["sandbox", "inspect"], 0).unwrap();
     assert_eq!(got.map(|g| g.0).as_deref(), Some("q1"));
-    assert_eq!(store.claim("c", "kc", &["sandbox", "inspect"], 60_000).unwrap(), None);
+    assert_eq!(
+        store.claim("c", "kc", &["sandbox", "inspect"], 60_000).unwrap(),
+        None
+    );
     // Another runner's run is not held; the holder's is, and it learns of a cancel when it renews.
     assert_eq!(store.renew("q2", "kb", 60_000).unwrap(), Lease::NotHeld);
     assert!(!store.holds("q2", "kb").unwrap());
-    assert_eq!(store.renew("q2", "ka", 60_000).unwrap(), Lease::Held { cancel: false });
+    assert_eq!(
+        store.renew("q2", "ka", 60_000).unwrap(),
+        Lease::Held { cancel: false }
+    );
     assert_eq!(store.cancel_queued("q2").unwrap(), Cancelled::Asked);
-    assert_eq!(store.renew("q2", "ka", 60_000).unwrap(), Lease::Held { cancel: true });
+    assert_eq!(
+        store.renew("q2", "ka", 60_000).unwrap(),
+        Lease::Held { cancel: true }
+    );
     // q1's lease (0 ms) has run out: it is lost, and its runner can no longer renew or end it.
     std::thread::sleep(std::time::Duration::from_millis(5));
     let lost = store.reap_lost().unwrap();
@@ -137,7 +146,10 @@ fn exercise_queue(store: &Store) {
     assert_eq!(store.renew("q1", "kb", 60_000).unwrap(), Lease::NotHeld);
     assert!(!store.end_queued("q1", "kb", state::DONE, None).unwrap());
     let q1 = store.queued_run("q1").unwrap().unwrap();
-    assert_eq!((q1.state.as_str(), q1.message.as_deref()), (state::LOST, Some(RUNNER_LOST)));
+    assert_eq!(
+        (q1.state.as_str(), q1.message.as_deref()),
+        (state::LOST, Some(RUNNER_LOST))
+    );
     assert!(store.end_queued("q2", "ka", state::DONE, None).unwrap());
     assert_eq!(store.cancel_queued("q2").unwrap(), Cancelled::Over);
     assert_eq!(store.cancel_queued("q-none").unwrap(), Cancelled::NotFound);
@@ -145,7 +157,12 @@ fn exercise_queue(store: &Store) {
     store.enqueue("q3", "{}", "sandbox", "s", 0).unwrap();
     assert_eq!(store.cancel_queued("q3").unwrap(), Cancelled::Dequeued);
     assert_eq!(store.claim("c", "kc", &["sandbox"], 60_000).unwrap(), None);
-    let unfinished: Vec<String> = store.unfinished_runs().unwrap().into_iter().map(|r| r.id).collect();
+    let unfinished: Vec<String> = store
+        .unfinished_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(unfinished, vec!["q3", "q1"]);
     // Events: a retried batch adds nothing twice.
     let ev = |n: i64| (n, "phase".to_owned(), format!("{{\"n\":{n}}}"));

@@ -52,6 +52,8 @@ enum Command {
     Untrust(commands::trust::UntrustArgs),
     /// Serve the control API (JSON over HTTP, live run events) on a local address.
     Serve(Box<commands::serve::ServeArgs>),
+    /// Claim runs from airlock servers and carry them out on this machine (a runner of a team deployment).
+    Runner(Box<commands::runner::RunnerArgs>),
     /// Say which isolation layers this machine supports.
     Doctor {
         /// Print JSON instead of text.
@@ -133,6 +135,7 @@ fn main() -> ExitCode {
         Command::Discard(args) => commands::runs::discard(&args),
         Command::Gc(args) => commands::runs::gc(&args),
         Command::Serve(args) => commands::serve::serve(&args),
+        Command::Runner(args) => commands::runner::runner(&args),
         Command::Trust(args) => commands::trust::trust(&args),
         Command::Trusted(args) => commands::trust::trusted(&args),
         Command::Untrust(args) => commands::trust::untrust(&args),

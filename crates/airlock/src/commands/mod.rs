@@ -5,6 +5,7 @@ pub mod json_io;
 pub mod net;
 pub mod remote;
 pub mod run;
+pub mod runner;
 pub mod runs;
 pub mod scan;
 pub mod serve;

@@ -52,6 +52,18 @@ pub struct ServeArgs {
     /// files stay in the data folder.
     #[arg(long, value_name = "URL", env = "AIRLOCK_DATABASE")]
     pub database: Option<String>,
+    /// Send runs to runner machines (`airlock runner`) instead of running them here: a file with one runner token
+    /// a line. Deleting a line revokes that runner at once; no restart needed.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_RUNNER_TOKENS")]
+    pub runner_tokens: Option<PathBuf>,
+    /// A folder every API server of a deployment shares (a network file system, or a bucket mounted as one): the
+    /// runs' content files and uploaded archives go there instead of the data folder.
+    #[arg(long, value_name = "DIR", env = "AIRLOCK_SHARED_DIR")]
+    pub shared_dir: Option<PathBuf>,
+    /// How long a runner's lease on a run lasts without a renewal; a run whose runner stops renewing fails as
+    /// `runner lost` (it is never run twice).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub lease: Duration,
     /// The operator's policy (docs/policy.md): the most any run gets, whatever its skill declares.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY")]
     pub policy: Option<PathBuf>,
@@ -74,6 +86,22 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
     config.egress_ca = args.egress_ca.clone();
     config.database = args.database.clone();
+    config.shared_dir = args.shared_dir.clone();
+    config.lease = args.lease;
+    if let Some(file) = &args.runner_tokens {
+        let text = fs_err::read_to_string(file).context("read the runner tokens file")?;
+        let bad = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .any(|l| l.len() < 16);
+        anyhow::ensure!(!bad, "every runner token is at least 16 characters");
+        anyhow::ensure!(
+            args.lease >= Duration::from_secs(1),
+            "--lease must be at least 1s"
+        );
+        config.runner_tokens = Some(file.clone());
+    }
     config.policy = args
         .policy
         .as_deref()

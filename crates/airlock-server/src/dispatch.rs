@@ -1,0 +1,552 @@
+//! A team deployment: runs go to the store's queue instead of this server's own sandboxes, and runner machines
+//! (`airlock runner`) claim them over HTTP with a runner token, renew a lease while they run them, report their
+//! events, upload their artifacts and hand back the record. Runner machines are where hostile code runs, so a
+//! runner's token opens these routes only, and each route only for the runs that runner holds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, State as AxState};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+use utoipa::ToSchema;
+
+use airlock_store::queue::{self, Cancelled, Lease};
+
+use crate::api::{blocking, check_id, ApiError, Body, NewRun, Shared, UPLOAD_PREFIX};
+
+/// What a runner gets when it claims a run: the client's request as the server checked it, and the server's
+/// settings the runner applies to it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Job {
+    pub run_id: String,
+    pub run: NewRun,
+    /// The operator's policy (`--policy` of `airlock serve`).
+    #[schema(value_type = Option<Object>)]
+    pub policy: Option<airlock_types::policy::SourcedPolicy>,
+    pub retention_secs: u64,
+    /// How long a lease lasts: renew well within it.
+    pub lease_ms: u64,
+}
+
+/// The key a runner's token is known by in the store (its SHA-256, shortened): the token itself is never stored.
+#[derive(Debug, Clone)]
+pub struct RunnerKey(pub String);
+
+pub fn runner_key(token: &str) -> String {
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The runner tokens file's tokens, read at each request, so that deleting a line revokes a runner at once.
+pub fn runner_token_ok(app: &Shared, given: &str) -> bool {
+    let Some(file) = &app.config.runner_tokens else {
+        return false;
+    };
+    let Ok(text) = fs_err::read_to_string(file) else {
+        return false;
+    };
+    let mut ok = false;
+    for line in text.lines().map(str::trim) {
+        if line.len() >= 16 && !line.starts_with('#') {
+            // Every line is compared (in constant time), whatever matched before.
+            ok |= crate::api::constant_time_eq(line.as_bytes(), given.as_bytes());
+        }
+    }
+    ok
+}
+
+fn not_held() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "not_held",
+        "this runner does not hold the run (another runner's, over, or its lease ran out)",
+    )
+}
+
+fn lease_ms(app: &Shared) -> i64 {
+    i64::try_from(app.config.lease.as_millis()).unwrap_or(60_000)
+}
+
+/// Checks that the runner holds the run.
+async fn held(app: &Shared, id: &str, key: &RunnerKey) -> Result<(), ApiError> {
+    check_id(id)?;
+    let (app, id, key) = (app.clone(), id.to_owned(), key.0.clone());
+    blocking(move || {
+        if app.config.store()?.holds(&id, &key)? {
+            Ok(())
+        } else {
+            Err(not_held())
+        }
+    })
+    .await
+}
+
+/// Events the server adds to a run whose runner is gone or which never started: numbered after any a runner
+/// could have sent.
+const SERVER_SEQ: i64 = 1_000_000_000;
+
+pub(crate) fn end_events(state: &str, message: &str) -> Vec<(i64, String, String)> {
+    vec![
+        (
+            SERVER_SEQ,
+            "state".into(),
+            serde_json::json!({"state": state, "message": message}).to_string(),
+        ),
+        (SERVER_SEQ + 1, "end".into(), "{}".into()),
+    ]
+}
+
+// ----- the client side: queueing, cancelling -----
+
+/// Queues a checked run for the runners: its place in the queue.
+pub(crate) async fn enqueue(
+    app: &Shared,
+    run_id: &str,
+    run: NewRun,
+    mode: &str,
+) -> Result<Option<usize>, ApiError> {
+    let job = Job {
+        run_id: run_id.to_owned(),
+        run,
+        policy: app.config.policy.clone(),
+        retention_secs: app.config.retention.as_secs(),
+        lease_ms: u64::try_from(lease_ms(app)).unwrap_or(60_000),
+    };
+    let json = serde_json::to_string(&job).map_err(|e| ApiError::internal(e.to_string()))?;
+    let (app2, id, mode) = (app.clone(), run_id.to_owned(), mode.to_owned());
+    let position = blocking(move || {
+        let store = app2.config.store()?;
+        let expires = airlock_store::now_unix()
+            .saturating_add(i64::try_from(app2.config.retention.as_secs()).unwrap_or(i64::MAX / 4));
+        store.enqueue(&id, &json, &mode, &job.run.source, expires)?;
+        Ok(store.queue_position(&id)?)
+    })
+    .await?;
+    app.queued.notify_waiters();
+    Ok(position)
+}
+
+/// Cancels a queued run: at once when it waits, at its runner's next renewal when it runs.
+pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<Cancelled, ApiError> {
+    let (app, id) = (app.clone(), id.to_owned());
+    blocking(move || {
+        let store = app.config.store()?;
+        let outcome = store.cancel_queued(&id)?;
+        if outcome == Cancelled::Dequeued {
+            store.append_events(&id, &end_events("cancelled", "cancelled before it started"))?;
+        }
+        Ok(outcome)
+    })
+    .await
+}
+
+/// Every second, marks `failed (runner lost)` the runs whose runner stopped renewing its lease (any server may
+/// do it; each run is marked by one).
+pub(crate) async fn sweep_lost(app: Shared) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let app2 = app.clone();
+        let swept = blocking(move || {
+            let store = app2.config.store()?;
+            let lost = store.reap_lost()?;
+            for (id, runner) in &lost {
+                let message = format!(
+                    "{}: runner {} stopped renewing its lease",
+                    queue::RUNNER_LOST,
+                    airlock_types::display::line(runner.as_deref().unwrap_or("?"))
+                );
+                store.append_events(id, &end_events("failed", &message))?;
+            }
+            Ok(lost.len())
+        })
+        .await;
+        match swept {
+            Ok(n) if n > 0 => tracing::warn!("{n} run(s) lost their runner"),
+            Ok(_) => {}
+            Err(e) => tracing::debug!("sweeping lost runs: {}", e.body.message),
+        }
+    }
+}
+
+// ----- the runner side -----
+
+/// A runner asking for work.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// The runner's name, shown on the runs it holds (letters, digits, `-`, `_`, `.`).
+    pub name: String,
+    /// The modes its machine can enforce (its doctor's verdict): `inspect`, `dry_run`, `sandbox`.
+    pub modes: Vec<String>,
+    /// How long to wait for a run when none is queued (at most 25 s).
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
+}
+
+/// Claim the oldest queued run this runner can run (long poll): 200 with the job, or 204 when none came.
+#[utoipa::path(post, path = "/api/runner/claim", request_body = Claim, tag = "runner",
+    responses((status = 200, body = Job), (status = 204), (status = 401, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn claim(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    Body(claim): Body<Claim>,
+) -> Result<Response, ApiError> {
+    let name_ok = !claim.name.is_empty()
+        && claim.name.len() <= 64
+        && claim
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if !name_ok {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_name",
+            "a runner's name is 1 to 64 letters, digits, `-`, `_` or `.`",
+        ));
+    }
+    let modes: Vec<String> = claim
+        .modes
+        .into_iter()
+        .filter(|m| ["inspect", "dry_run", "sandbox"].contains(&m.as_str()))
+        .collect();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(claim.wait_secs.unwrap_or(20).min(25));
+    loop {
+        // Registered before looking, so that a run queued meanwhile wakes this claim.
+        let woken = app.queued.notified();
+        let (app2, name, key2, modes2) = (app.clone(), claim.name.clone(), key.0.clone(), modes.clone());
+        let got: Option<(String, String)> = blocking(move || {
+            let modes: Vec<&str> = modes2.iter().map(String::as_str).collect();
+            Ok(app2
+                .config
+                .store()?
+                .claim(&name, &key2, &modes, lease_ms(&app2))?)
+        })
+        .await?;
+        if let Some((_, job)) = got {
+            let job: serde_json::Value =
+                serde_json::from_str(&job).map_err(|e| ApiError::internal(e.to_string()))?;
+            return Ok(Json(job).into_response());
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        }
+        // Runs queued through another server are seen at the next look.
+        let _ = tokio::time::timeout((deadline - now).min(Duration::from_millis(500)), woken).await;
+    }
+}
+
+/// A renewed lease.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseView {
+    /// Someone asked for the run to stop: stop it and hand back its record.
+    pub cancel: bool,
+    pub lease_ms: u64,
+}
+
+/// Renew the lease on a run this runner holds; 409 when it does not hold it any more (stop the run).
+#[utoipa::path(post, path = "/api/runner/runs/{id}/lease", params(("id" = String, Path)), tag = "runner",
+    responses((status = 200, body = LeaseView), (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn renew(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Json<LeaseView>, ApiError> {
+    check_id(&id)?;
+    let app2 = app.clone();
+    let lease = blocking(move || Ok(app2.config.store()?.renew(&id, &key.0, lease_ms(&app2))?)).await?;
+    match lease {
+        Lease::Held { cancel } => Ok(Json(LeaseView {
+            cancel,
+            lease_ms: u64::try_from(lease_ms(&app)).unwrap_or(0),
+        })),
+        Lease::NotHeld => Err(not_held()),
+    }
+}
+
+/// One event of a run, numbered by the runner from 1.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerEvent {
+    pub seq: i64,
+    /// `state`, `phase`, `sandbox`, `record` or `end`.
+    pub name: String,
+    pub data: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerEvents {
+    pub events: Vec<RunnerEvent>,
+}
+
+/// The most events kept of one run (the final ones always are: they come after the record is stored).
+const MAX_EVENTS: i64 = 20_000;
+
+/// Report a run's events (a retried batch adds nothing twice).
+#[utoipa::path(post, path = "/api/runner/runs/{id}/events", params(("id" = String, Path)), tag = "runner",
+    request_body = RunnerEvents,
+    responses((status = 204), (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn events(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath(id): UrlPath<String>,
+    Body(batch): Body<RunnerEvents>,
+) -> Result<Response, ApiError> {
+    held(&app, &id, &key).await?;
+    const NAMES: [&str; 5] = ["state", "phase", "sandbox", "record", "end"];
+    let events: Vec<(i64, String, String)> = batch
+        .events
+        .into_iter()
+        .filter(|e| (1..MAX_EVENTS).contains(&e.seq) && NAMES.contains(&e.name.as_str()))
+        .map(|e| (e.seq, e.name, e.data))
+        .collect();
+    blocking(move || Ok(app.config.store()?.append_events(&id, &events)?)).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Upload a content file of a run this runner holds (an artifact), named by its SHA-256.
+#[utoipa::path(put, path = "/api/runner/runs/{id}/objects/{sha}", params(("id" = String, Path), ("sha" = String, Path)),
+    tag = "runner", request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    responses((status = 204), (status = 400, body = crate::api::ApiErrorBody), (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn put_object(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath((id, sha)): UrlPath<(String, String)>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    held(&app, &id, &key).await?;
+    blocking(move || {
+        let store = app.config.store()?;
+        let got: String = sha2::Sha256::digest(&body)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if got != sha {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_object",
+                "the content's SHA-256 is not the one named",
+            ));
+        }
+        store.put_bytes(&body)?;
+        Ok(())
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The archive a client uploaded for a run this runner holds (only when its source is an upload).
+#[utoipa::path(get, path = "/api/runner/runs/{id}/source", params(("id" = String, Path)), tag = "runner",
+    responses((status = 200, content_type = "application/gzip"), (status = 404, body = crate::api::ApiErrorBody),
+        (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn get_source(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath(id): UrlPath<String>,
+) -> Result<Response, ApiError> {
+    held(&app, &id, &key).await?;
+    let bytes = blocking(move || {
+        let store = app.config.store()?;
+        let run = store.queued_run(&id)?.ok_or_else(|| ApiError::not_found("run"))?;
+        let sha = run
+            .source
+            .strip_prefix(UPLOAD_PREFIX)
+            .ok_or_else(|| ApiError::not_found("upload for this run"))?
+            .to_owned();
+        crate::api::check_sha(&sha)?;
+        fs_err::read(crate::api::upload_path(&app.config.shared_root(), &sha))
+            .map_err(|_| ApiError::not_found("upload"))
+    })
+    .await?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/gzip")], bytes).into_response())
+}
+
+/// What a runner hands back when a run is over.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Finished {
+    #[schema(value_type = Object)]
+    pub report: airlock_types::ScanReport,
+    #[schema(value_type = Object)]
+    pub record: airlock_types::SkillRun,
+}
+
+/// Hand back a run's record (and the scan it was based on) once its artifacts are uploaded: the run is stored.
+#[utoipa::path(post, path = "/api/runner/runs/{id}/finish", params(("id" = String, Path)), tag = "runner",
+    request_body = Finished,
+    responses((status = 204), (status = 400, body = crate::api::ApiErrorBody), (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn finish(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath(id): UrlPath<String>,
+    Body(done): Body<Finished>,
+) -> Result<Response, ApiError> {
+    held(&app, &id, &key).await?;
+    if done.record.run_id != id {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_record",
+            "the record is another run's",
+        ));
+    }
+    let app2 = app.clone();
+    let record = blocking(move || {
+        let mut store = app2.config.store()?;
+        for a in &done.record.artifacts {
+            if !store.object_path(&a.sha256).is_file() {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "missing_object",
+                    format!("upload artifact {} first", airlock_types::display::line(&a.id)),
+                ));
+            }
+        }
+        let expires = airlock_store::now_unix()
+            .saturating_add(i64::try_from(app2.config.retention.as_secs()).unwrap_or(i64::MAX / 4));
+        let source_id = store.save_source(&done.record.source, expires)?;
+        let report_id = store.save_report(&source_id, &done.report, expires)?;
+        // The run is stored under the lease: a runner that lost it meanwhile stores nothing.
+        if !store.holds(&id, &key.0)? {
+            return Err(not_held());
+        }
+        if store.run(&id).is_err() {
+            store.begin_run(&done.record, &source_id, &report_id, expires)?;
+        }
+        store.finish_run(&done.record)?;
+        store.end_queued(&id, &key.0, queue::state::DONE, None)?;
+        let status = airlock_types::wire_name(&done.record.status);
+        store.append_events(
+            &id,
+            &[
+                (
+                    SERVER_SEQ,
+                    "record".into(),
+                    serde_json::to_string(&done.record).unwrap_or_default(),
+                ),
+                (
+                    SERVER_SEQ + 1,
+                    "state".into(),
+                    serde_json::json!({"state": status, "message": ""}).to_string(),
+                ),
+                (SERVER_SEQ + 2, "end".into(), "{}".into()),
+            ],
+        )?;
+        Ok(done.record)
+    })
+    .await?;
+    app.metrics.run_done(
+        &airlock_types::wire_name(&record.status),
+        record.observed.overall.as_str(),
+        Some(Duration::from_millis(record.duration_ms)),
+    );
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Why a runner could not carry out a run.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Failed {
+    pub message: String,
+}
+
+/// Report that a run could not be carried out (an import that failed, a sandbox that could not start).
+#[utoipa::path(post, path = "/api/runner/runs/{id}/fail", params(("id" = String, Path)), tag = "runner",
+    request_body = Failed, responses((status = 204), (status = 409, body = crate::api::ApiErrorBody)))]
+pub(crate) async fn fail(
+    AxState(app): AxState<Shared>,
+    Extension(key): Extension<RunnerKey>,
+    UrlPath(id): UrlPath<String>,
+    Body(failed): Body<Failed>,
+) -> Result<Response, ApiError> {
+    held(&app, &id, &key).await?;
+    let message: String = failed.message.chars().take(4000).collect();
+    blocking(move || {
+        let store = app.config.store()?;
+        if !store.end_queued(&id, &key.0, queue::state::ERROR, Some(&message))? {
+            return Err(not_held());
+        }
+        store.append_events(&id, &end_events("error", &message))?;
+        Ok(())
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Follows a queued run's stored events (whichever server or runner wrote them) until its `end`.
+pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crate::live::Event>) {
+    tokio::spawn(async move {
+        let mut after = 0_i64;
+        let mut idle_over = 0;
+        loop {
+            let (app2, id2) = (app.clone(), id.clone());
+            let got = blocking(move || {
+                let store = app2.config.store()?;
+                let events = store.events_after(&id2, after, 500)?;
+                let state = store.queued_run(&id2)?.map(|r| r.state);
+                Ok((events, state))
+            })
+            .await;
+            // A store that is away (a database restarting) is looked at again.
+            let Ok((events, state)) = got else {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            };
+            if after == 0 && events.is_empty() {
+                if let Some(state) = &state {
+                    let data = serde_json::json!({"state": state, "message": ""}).to_string();
+                    if tx.send(crate::live::Event { name: "state", data }).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            let got_any = !events.is_empty();
+            for (seq, name, data) in events {
+                after = seq;
+                let end = name == "end";
+                let name = match name.as_str() {
+                    "state" => "state",
+                    "phase" => "phase",
+                    "sandbox" => "sandbox",
+                    "record" => "record",
+                    _ => "end",
+                };
+                if tx.send(crate::live::Event { name, data }).await.is_err() || end {
+                    return;
+                }
+            }
+            // A run whose runner stored it but never sent its end (it died just then) ends when nothing more comes.
+            let over = state
+                .as_deref()
+                .is_none_or(|s| s != queue::state::QUEUED && s != queue::state::RUNNING);
+            if over && !got_any {
+                idle_over += 1;
+                if idle_over >= 3 {
+                    let _ = tx
+                        .send(crate::live::Event {
+                            name: "end",
+                            data: "{}".into(),
+                        })
+                        .await;
+                    return;
+                }
+            }
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+}
+
+/// The runner routes' state: the queue's waiters.
+pub(crate) fn new_notify() -> Arc<tokio::sync::Notify> {
+    Arc::new(tokio::sync::Notify::new())
+}

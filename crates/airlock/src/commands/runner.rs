@@ -1,0 +1,572 @@
+//! `airlock runner`: a runner machine of a team deployment. It claims runs from the API servers over HTTP (long
+//! poll) with a runner token, runs each in this machine's sealed runner, renews its lease while it runs, streams
+//! the run's events, uploads its artifacts and hands back the record. It holds no database or object-store
+//! credentials: the token lets it claim runs and report on the runs it holds, nothing else.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{json, Value};
+use sha2::Digest as _;
+
+use crate::exit;
+use crate::settings::{data_dir, escape};
+
+#[derive(Debug, Args)]
+pub struct RunnerArgs {
+    /// An API server to claim runs from; repeat it (or separate with commas) to fail over between servers.
+    #[arg(
+        long = "server",
+        value_name = "URL",
+        env = "AIRLOCK_SERVER",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub servers: Vec<String>,
+    /// A file holding this runner's token (a line of the servers' `--runner-tokens` file).
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_RUNNER_TOKEN_FILE")]
+    pub token_file: PathBuf,
+    /// Where this runner keeps its caches and a run's files while it runs.
+    #[arg(long, env = "AIRLOCK_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Runs carried out at once.
+    #[arg(long, default_value_t = 1)]
+    pub slots: usize,
+    /// The name shown on the runs this runner holds (default: the host's name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`); `none` to go direct.
+    #[arg(long, value_name = "URL|none")]
+    pub upstream_proxy: Option<String>,
+    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
+    #[arg(long, value_name = "NAME")]
+    pub trust_name: Vec<String>,
+    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
+    #[arg(long, value_name = "ECOSYSTEM=URL")]
+    pub mirror: Vec<String>,
+    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
+    #[arg(long, value_name = "FILE")]
+    pub egress_ca: Vec<PathBuf>,
+    /// Base URL for GitHub sources.
+    #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
+    pub github_base: String,
+}
+
+/// Why a call to the servers failed.
+#[derive(Debug)]
+enum CallError {
+    /// The server answered with an error: its status and message.
+    Status(u16, String),
+    /// No server could be reached (or it answered garbage).
+    Transport(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Status(code, m) => write!(f, "{code}: {}", escape(m)),
+            Self::Transport(m) => write!(f, "{}", escape(m)),
+        }
+    }
+}
+
+/// The API servers and this runner's token; a server that cannot be reached is passed over for the next.
+struct Client {
+    servers: Vec<String>,
+    current: AtomicUsize,
+    token: String,
+    agent: ureq::Agent,
+}
+
+enum Payload<'a> {
+    None,
+    Json(&'a Value),
+    Bytes(&'a [u8]),
+}
+
+impl Client {
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        payload: &Payload<'_>,
+        timeout: Duration,
+    ) -> Result<ureq::Response, CallError> {
+        let mut last = String::new();
+        for _ in 0..self.servers.len() {
+            let i = self.current.load(Ordering::Relaxed) % self.servers.len();
+            let url = format!("{}{path}", self.servers[i]);
+            let req = self
+                .agent
+                .request(method, &url)
+                .timeout(timeout)
+                .set("Authorization", &format!("Bearer {}", self.token));
+            let result = match payload {
+                Payload::None => req.call(),
+                Payload::Json(v) => req.send_json(*v),
+                Payload::Bytes(b) => req.set("Content-Type", "application/octet-stream").send_bytes(b),
+            };
+            match result {
+                Ok(r) => return Ok(r),
+                Err(ureq::Error::Status(code, r)) if code != 502 && code != 504 => {
+                    let body: Value = r.into_json().unwrap_or(Value::Null);
+                    return Err(CallError::Status(
+                        code,
+                        body["message"].as_str().unwrap_or("no message").to_owned(),
+                    ));
+                }
+                Err(e) => {
+                    last = e.to_string();
+                    // The next server, for this call and the ones after it.
+                    let _ = self
+                        .current
+                        .compare_exchange(i, i + 1, Ordering::Relaxed, Ordering::Relaxed);
+                }
+            }
+        }
+        Err(CallError::Transport(last))
+    }
+
+    /// A call retried while the servers are away or their store is (a database restarting): until it is answered,
+    /// refused, or `patience` runs out.
+    fn call_retrying(
+        &self,
+        method: &str,
+        path: &str,
+        payload: &Payload<'_>,
+        patience: Duration,
+    ) -> Result<ureq::Response, CallError> {
+        let start = Instant::now();
+        let mut wait = Duration::from_millis(200);
+        loop {
+            match self.call(method, path, payload, Duration::from_secs(60)) {
+                Err(CallError::Transport(_) | CallError::Status(500..=599, _))
+                    if start.elapsed() < patience =>
+                {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(2));
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// What every slot shares.
+struct Runner {
+    client: Client,
+    name: String,
+    modes: Vec<&'static str>,
+    data: PathBuf,
+    settings: airlock_run::ImportSettings,
+    network: airlock_egress::Policy,
+    egress_ca: Vec<PathBuf>,
+    /// Set when the servers refuse this runner's token: every slot stops.
+    refused: AtomicBool,
+}
+
+pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
+    let data = data_dir(args.data_dir.as_ref())?;
+    fs_err::create_dir_all(&data)?;
+    anyhow::ensure!(args.slots > 0, "--slots must be at least 1");
+    let mut servers = Vec::new();
+    for s in &args.servers {
+        anyhow::ensure!(
+            s.starts_with("http://") || s.starts_with("https://"),
+            "--server takes an http:// or https:// URL"
+        );
+        servers.push(s.trim_end_matches('/').to_owned());
+    }
+    let token = fs_err::read_to_string(&args.token_file)
+        .context("reading --token-file")?
+        .trim()
+        .to_owned();
+    anyhow::ensure!(!token.is_empty(), "the token file is empty");
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .unwrap_or_else(|| "runner".into()),
+    };
+    // What this machine can enforce decides what it is sent: without every layer, no sandbox runs.
+    let doctor = airlock_sandbox::doctor(None);
+    let mut modes = vec!["inspect", "dry_run"];
+    if doctor.ready {
+        modes.push("sandbox");
+    } else {
+        let missing: Vec<String> = doctor
+            .checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.layer.clone())
+            .collect();
+        eprintln!(
+            "airlock runner: this machine cannot enforce {}; it takes inspect and dry-run runs only (see `airlock doctor`)",
+            missing.join(", ")
+        );
+    }
+    let mut settings = airlock_run::ImportSettings::new(&data);
+    settings.github_base = args.github_base.clone();
+    let runner = Arc::new(Runner {
+        client: Client {
+            servers,
+            current: AtomicUsize::new(0),
+            token,
+            agent: ureq::AgentBuilder::new().build(),
+        },
+        name,
+        modes,
+        data,
+        settings,
+        network: super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?,
+        egress_ca: args.egress_ca.clone(),
+        refused: AtomicBool::new(false),
+    });
+    eprintln!(
+        "airlock runner {}: claiming {} run(s) at once ({}) from {}",
+        escape(&runner.name),
+        args.slots,
+        runner.modes.join(", "),
+        runner.client.servers.join(", ")
+    );
+    let slots: Vec<_> = (0..args.slots)
+        .map(|_| {
+            let r = runner.clone();
+            std::thread::spawn(move || slot(&r))
+        })
+        .collect();
+    for s in slots {
+        let _ = s.join();
+    }
+    if runner.refused.load(Ordering::Relaxed) {
+        eprintln!("airlock runner: the server refused this runner's token (revoked, or not in its --runner-tokens file)");
+        return Ok(exit::AIRLOCK);
+    }
+    Ok(exit::OK)
+}
+
+/// One slot: claims a run, carries it out, and again, until the token is refused.
+fn slot(runner: &Runner) {
+    let mut wait = Duration::from_millis(200);
+    while !runner.refused.load(Ordering::Relaxed) {
+        let body = json!({"name": runner.name, "modes": runner.modes, "wait_secs": 20});
+        match runner.client.call(
+            "POST",
+            "/api/runner/claim",
+            &Payload::Json(&body),
+            Duration::from_secs(40),
+        ) {
+            Ok(r) if r.status() == 200 => {
+                wait = Duration::from_millis(200);
+                match r.into_json::<airlock_server::dispatch::Job>() {
+                    Ok(job) => carry_out(runner, job),
+                    Err(e) => eprintln!("airlock runner: a job the server sent could not be read: {e}"),
+                }
+            }
+            Ok(_) => wait = Duration::from_millis(200),
+            Err(CallError::Status(401, _)) => runner.refused.store(true, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!("claiming a run: {e}");
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// A run's events on their way to the servers, numbered from 1.
+struct Outbox {
+    pending: Mutex<Vec<Value>>,
+    next: Mutex<i64>,
+    /// Held while a batch is on its way, so that batches arrive in order (a follower reads them by number).
+    sending: Mutex<()>,
+}
+
+/// Events of one run sent at most (the server adds the final ones).
+const MAX_EVENTS: i64 = 19_000;
+
+impl Outbox {
+    fn push(&self, name: &str, data: String) {
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *next >= MAX_EVENTS && name != "state" {
+            return;
+        }
+        *next += 1;
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(json!({"seq": *next, "name": name, "data": data}));
+    }
+
+    /// Sends what is pending (a failed batch is kept for the next flush).
+    fn flush(&self, client: &Client, run_id: &str, patience: Duration) -> bool {
+        let _sending = self
+            .sending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let batch: Vec<Value> = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if batch.is_empty() {
+            return true;
+        }
+        let body = json!({"events": batch});
+        match client.call_retrying(
+            "POST",
+            &format!("/api/runner/runs/{run_id}/events"),
+            &Payload::Json(&body),
+            patience,
+        ) {
+            Ok(_) => true,
+            Err(CallError::Status(409 | 401 | 400, _)) => false,
+            Err(_) => {
+                let mut pending = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let later = std::mem::take(&mut *pending);
+                *pending = batch;
+                pending.extend(later);
+                false
+            }
+        }
+    }
+}
+
+/// Carries out one claimed run and reports it.
+fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
+    let id = job.run_id.as_str();
+    eprintln!("airlock runner {}: running {id}", escape(&runner.name));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let lost = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let outbox = Arc::new(Outbox {
+        pending: Mutex::new(Vec::new()),
+        next: Mutex::new(0),
+        sending: Mutex::new(()),
+    });
+    outbox.push(
+        "state",
+        json!({"state": "running", "message": format!("on runner {}", runner.name)}).to_string(),
+    );
+    // The lease, renewed at a third of its length; a run whose lease is gone is stopped.
+    let lease = Duration::from_millis(job.lease_ms.max(300) / 3);
+    let (cancel2, lost2, done2, outbox2) = (&*cancel, &*lost, &*done, &*outbox);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut last = Instant::now();
+            while !done2.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                if last.elapsed() < lease {
+                    continue;
+                }
+                last = Instant::now();
+                match runner.client.call(
+                    "POST",
+                    &format!("/api/runner/runs/{id}/lease"),
+                    &Payload::None,
+                    lease,
+                ) {
+                    Ok(r) => {
+                        let v: Value = r.into_json().unwrap_or(Value::Null);
+                        if v["cancel"] == true {
+                            cancel2.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Err(CallError::Status(409 | 401, _)) => {
+                        lost2.store(true, Ordering::Relaxed);
+                        cancel2.store(true, Ordering::Relaxed);
+                    }
+                    Err(e) => tracing::warn!("renewing the lease on {id}: {e}"),
+                }
+            }
+        });
+        // The events, sent every quarter second while the run goes.
+        scope.spawn(move || {
+            while !done2.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                outbox2.flush(&runner.client, id, Duration::ZERO);
+            }
+        });
+        let result = execute(runner, &job, &cancel, &outbox);
+        if lost.load(Ordering::Relaxed) {
+            eprintln!(
+                "airlock runner {}: lost the lease on {id}; its record is not handed back",
+                escape(&runner.name)
+            );
+        } else {
+            report(runner, id, result, &outbox);
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+}
+
+/// Runs the job in this machine's sealed runner, with the run's local record in this runner's data folder.
+fn execute(
+    runner: &Runner,
+    job: &airlock_server::dispatch::Job,
+    cancel: &Arc<AtomicBool>,
+    outbox: &Arc<Outbox>,
+) -> Result<(airlock_run::Outcome, airlock_store::Store), String> {
+    let ctx = airlock_server::RequestContext {
+        // The server checked the hosts against what it allows.
+        allow_net: &job.run.allow_net,
+        network: &runner.network,
+        egress_ca: &runner.egress_ca,
+        retention: Duration::from_secs(job.retention_secs),
+        helper: None,
+        policy: job.policy.clone(),
+    };
+    let upload = match job.run.source.strip_prefix(airlock_server::UPLOAD_PREFIX) {
+        Some(sha) => Some(fetch_upload(runner, &job.run_id, sha)?),
+        None => None,
+    };
+    let parse = |input: &str| -> Result<airlock_source::SourceSpec, airlock_server::ApiError> {
+        match (&upload, input.starts_with(airlock_server::UPLOAD_PREFIX)) {
+            (Some(path), true) => Ok(airlock_source::SourceSpec::Archive(path.clone())),
+            _ => runner
+                .settings
+                .parse(input)
+                .map_err(|e| airlock_server::ApiError::bad_source(e.to_string())),
+        }
+    };
+    let request = airlock_server::build_request(&ctx, job.run.clone(), &job.run_id, cancel.clone(), &parse)
+        .map_err(|e| e.message().to_owned())?;
+    let mut store = airlock_store::Store::connect(&runner.data, None).map_err(|e| e.to_string())?;
+    let sink = outbox.clone();
+    let on_event: airlock_run::OnEvent = Arc::new(move |event: airlock_run::RunEvent| {
+        let name = match &event {
+            airlock_run::RunEvent::Phase { .. } => "phase",
+            airlock_run::RunEvent::Sandbox { .. } => "sandbox",
+        };
+        sink.push(name, serde_json::to_string(&event).unwrap_or_default());
+    });
+    let outcome =
+        airlock_run::execute(&request, &runner.settings, &mut store, &on_event).map_err(|e| e.to_string())?;
+    Ok((outcome, store))
+}
+
+/// The archive a client uploaded for this run, fetched once into this runner's data folder and checked.
+fn fetch_upload(runner: &Runner, run_id: &str, sha: &str) -> Result<PathBuf, String> {
+    let path = runner.data.join("uploads").join(format!("{sha}.tar.gz"));
+    if path.is_file() {
+        return Ok(path);
+    }
+    let response = runner
+        .client
+        .call_retrying(
+            "GET",
+            &format!("/api/runner/runs/{run_id}/source"),
+            &Payload::None,
+            Duration::from_secs(30),
+        )
+        .map_err(|e| format!("fetching the uploaded archive: {e}"))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(response.into_reader(), 65 * 1024 * 1024),
+        &mut bytes,
+    )
+    .map_err(|e| format!("fetching the uploaded archive: {e}"))?;
+    let got: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if got != sha {
+        return Err("the uploaded archive the server sent is not the one named".into());
+    }
+    write_atomic(&path, &bytes).map_err(|e| format!("keeping the uploaded archive: {e}"))?;
+    Ok(path)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs_err::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Hands the run back: its artifacts, then its record, then its last events; or why it could not be carried out.
+/// The runner's own copy goes once the servers have it.
+fn report(
+    runner: &Runner,
+    id: &str,
+    result: Result<(airlock_run::Outcome, airlock_store::Store), String>,
+    outbox: &Outbox,
+) {
+    // Retried while the servers or their database are away, within what a lease allows a runner to be gone.
+    let patience = Duration::from_secs(120);
+    match result {
+        Ok((outcome, mut store)) => {
+            let record = &outcome.record;
+            for a in &record.artifacts {
+                let bytes = match store.read_object(&a.sha256) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        eprintln!(
+                            "airlock runner: artifact {} of {id} is missing: {e}",
+                            escape(&a.id)
+                        );
+                        continue;
+                    }
+                };
+                if let Err(e) = runner.client.call_retrying(
+                    "PUT",
+                    &format!("/api/runner/runs/{id}/objects/{}", a.sha256),
+                    &Payload::Bytes(&bytes),
+                    patience,
+                ) {
+                    eprintln!(
+                        "airlock runner: uploading artifact {} of {id}: {e}",
+                        escape(&a.id)
+                    );
+                }
+            }
+            outbox.flush(&runner.client, id, patience);
+            let body = json!({"report": outcome.report, "record": record});
+            match runner.client.call_retrying(
+                "POST",
+                &format!("/api/runner/runs/{id}/finish"),
+                &Payload::Json(&body),
+                patience,
+            ) {
+                Ok(_) => {
+                    // The server adds the record and the end to the run's events.
+                    let status = airlock_types::wire_name(&record.status);
+                    let _ = store.discard(id);
+                    eprintln!("airlock runner {}: {id} {status}", escape(&runner.name));
+                }
+                Err(e) => eprintln!("airlock runner: handing back {id}: {e}"),
+            }
+        }
+        Err(message) => {
+            outbox.flush(&runner.client, id, patience);
+            let body = json!({"message": message});
+            if let Err(e) = runner.client.call_retrying(
+                "POST",
+                &format!("/api/runner/runs/{id}/fail"),
+                &Payload::Json(&body),
+                patience,
+            ) {
+                eprintln!("airlock runner: reporting that {id} failed: {e}");
+            }
+            eprintln!(
+                "airlock runner {}: {id} could not be carried out: {}",
+                escape(&runner.name),
+                escape(&message)
+            );
+        }
+    }
+}
