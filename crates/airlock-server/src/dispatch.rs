@@ -62,6 +62,18 @@ pub fn runner_token_ok(app: &Shared, given: &str) -> bool {
     ok
 }
 
+/// Whether a runner's key is still that of a token in the file (a revoked runner's wait ends).
+fn key_listed(app: &Shared, key: &str) -> bool {
+    let Some(file) = &app.config.runner_tokens else {
+        return false;
+    };
+    fs_err::read_to_string(file).is_ok_and(|text| {
+        text.lines()
+            .map(str::trim)
+            .any(|l| l.len() >= 16 && !l.starts_with('#') && runner_key(l) == key)
+    })
+}
+
 fn not_held() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
@@ -149,9 +161,24 @@ pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<Cancelled, ApiError
 
 /// Every second, marks `failed (runner lost)` the runs whose runner stopped renewing its lease (any server may
 /// do it; each run is marked by one).
+///
+/// A server that could not reach the store within the last lease declares no runner lost: its runners could not
+/// renew for the same reason (a database restarting), and their runs go on.
 pub(crate) async fn sweep_lost(app: Shared) {
+    let mut store_away: Option<tokio::time::Instant> = None;
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
+        if store_away.is_some_and(|t| t.elapsed() < app.config.lease) {
+            // Still look, to know when the store is back.
+            let app2 = app.clone();
+            if blocking(move || Ok(app2.config.store()?.queue_depth()?))
+                .await
+                .is_err()
+            {
+                store_away = Some(tokio::time::Instant::now());
+            }
+            continue;
+        }
         let app2 = app.clone();
         let swept = blocking(move || {
             let store = app2.config.store()?;
@@ -170,7 +197,10 @@ pub(crate) async fn sweep_lost(app: Shared) {
         match swept {
             Ok(n) if n > 0 => tracing::warn!("{n} run(s) lost their runner"),
             Ok(_) => {}
-            Err(e) => tracing::debug!("sweeping lost runs: {}", e.body.message),
+            Err(e) => {
+                store_away = Some(tokio::time::Instant::now());
+                tracing::debug!("sweeping lost runs: {}", e.body.message);
+            }
         }
     }
 }
@@ -218,6 +248,14 @@ pub(crate) async fn claim(
         .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(claim.wait_secs.unwrap_or(20).min(25));
     loop {
+        // A token revoked while its runner waits stops the wait.
+        if !key_listed(&app, &key.0) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this runner's token was revoked",
+            ));
+        }
         // Registered before looking, so that a run queued meanwhile wakes this claim.
         let woken = app.queued.notified();
         let (app2, name, key2, modes2) = (app.clone(), claim.name.clone(), key.0.clone(), modes.clone());

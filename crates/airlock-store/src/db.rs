@@ -90,16 +90,19 @@ static POOL: std::sync::Mutex<Vec<(String, Box<postgres::Client>)>> = std::sync:
 /// The most idle connections kept.
 const POOL_IDLE: usize = 16;
 
-/// An idle connection to `url` that is still open, if the pool has one.
+/// An idle connection to `url` that still answers, if the pool has one (a connection the server dropped while it
+/// was idle, a database restart for one, is only seen by using it: an empty query, one round trip).
 pub fn pooled(url: &str) -> Option<Box<postgres::Client>> {
-    let mut pool = POOL.lock().ok()?;
-    while let Some(i) = pool.iter().position(|(u, _)| u == url) {
-        let (_, client) = pool.swap_remove(i);
-        if !client.is_closed() {
+    loop {
+        let mut client = {
+            let mut pool = POOL.lock().ok()?;
+            let i = pool.iter().position(|(u, _)| u == url)?;
+            pool.swap_remove(i).1
+        };
+        if !client.is_closed() && client.is_valid(std::time::Duration::from_secs(2)).is_ok() {
             return Some(client);
         }
     }
-    None
 }
 
 /// Keeps a connection for the next store of `url` (unless it broke or the pool is full).

@@ -509,7 +509,7 @@ fn report(
     // Retried while the servers or their database are away, within what a lease allows a runner to be gone.
     let patience = Duration::from_secs(120);
     match result {
-        Ok((outcome, mut store)) => {
+        Ok((outcome, store)) => {
             let record = &outcome.record;
             for a in &record.artifacts {
                 let bytes = match store.read_object(&a.sha256) {
@@ -545,7 +545,7 @@ fn report(
                 Ok(_) => {
                     // The server adds the record and the end to the run's events.
                     let status = airlock_types::wire_name(&record.status);
-                    let _ = store.discard(id);
+                    let _ = store.forget(id);
                     eprintln!("airlock runner {}: {id} {status}", escape(&runner.name));
                 }
                 Err(e) => eprintln!("airlock runner: handing back {id}: {e}"),

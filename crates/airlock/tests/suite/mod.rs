@@ -9,4 +9,5 @@ mod run_cli;
 mod run_library;
 mod scan_cli;
 mod serve;
+mod team;
 mod util;

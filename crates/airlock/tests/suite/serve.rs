@@ -63,7 +63,7 @@ impl Server {
     }
 
     /// Status and JSON body of a request, whatever the status.
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(super) fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let r = self.req(method, path);
         let result = match body {
             Some(b) => r.send_json(b),
@@ -79,7 +79,7 @@ impl Server {
     }
 
     /// The run's Server-Sent Events, read to the end: (event name, data).
-    fn events(&self, run: &str) -> Vec<(String, String)> {
+    pub(super) fn events(&self, run: &str) -> Vec<(String, String)> {
         let resp = self
             .req("GET", &format!("/api/runs/{run}/events"))
             .call()
@@ -102,7 +102,7 @@ impl Server {
     }
 
     /// Queues a run (202 expected); its id.
-    fn queue(&self, body: Value) -> String {
+    pub(super) fn queue(&self, body: Value) -> String {
         let (code, run) = self.call("POST", "/api/runs", Some(body));
         assert_eq!(code, 202, "{run}");
         run["run_id"].as_str().unwrap().to_owned()

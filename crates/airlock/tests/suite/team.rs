@@ -1,0 +1,409 @@
+//! A team deployment on one machine, each part its own process: one PostgreSQL cluster (the test's own, in a
+//! temporary folder), two API servers sharing it and a content folder, three runners each with its own data folder
+//! and token. Runs are submitted across both servers and must finish exactly once each; a runner killed mid-run
+//! loses only its run (`failed`, runner lost); a killed API server leaves the other serving every run and its events;
+//! a database restart mid-run loses nothing; a wrong, revoked or another runner's token gets nothing.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::serve::{start, Server};
+use super::util::{skill_md, write};
+
+/// An `airlock runner`, killed when dropped; the ids of the runs it started, from its log.
+struct Runner {
+    name: String,
+    child: Child,
+    started: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn runner(name: &str, servers: &[&Server], token: &Path, data: &Path) -> Runner {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    cmd.arg("runner");
+    for s in servers {
+        cmd.args(["--server", &s.base]);
+    }
+    let mut child = cmd
+        .arg("--token-file")
+        .arg(token)
+        .arg("--data-dir")
+        .arg(data)
+        .args(["--name", name, "--slots", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let log = started.clone();
+    let stderr = child.stderr.take().unwrap();
+    let tag = format!("airlock runner {name}: running ");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(id) = line.strip_prefix(&tag) {
+                log.lock().unwrap().push(id.to_owned());
+            }
+        }
+    });
+    Runner {
+        name: name.to_owned(),
+        child,
+        started,
+    }
+}
+
+/// A call with a bearer token of the caller's choosing: the status.
+fn call_as(server: &Server, token: &str, method: &str, path: &str, body: Option<Value>) -> u16 {
+    let r = ureq::request(method, &format!("{}{path}", server.base))
+        .timeout(Duration::from_secs(60))
+        .set("Authorization", &format!("Bearer {token}"));
+    let result = match body {
+        Some(b) => r.send_json(b),
+        None => r.call(),
+    };
+    match result {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r.status(),
+        Err(e) => panic!("{method} {path}: {e}"),
+    }
+}
+
+/// Waits for the run to reach a final status on `server`: its view.
+fn wait_final(server: &Server, id: &str, limit: Duration) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let (code, v) = server.call("GET", &format!("/api/runs/{id}"), None);
+        let status = v["status"].as_str().unwrap_or("");
+        if code == 200 && !["queued", "running", "cancelling"].contains(&status) {
+            return v;
+        }
+        assert!(t0.elapsed() < limit, "run {id} never ended: {code} {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn wait_running(server: &Server, id: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        let (_, v) = server.call("GET", &format!("/api/runs/{id}"), None);
+        if v["status"] == "running" {
+            if let Some(r) = v["runner"].as_str() {
+                return r.to_owned();
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run {id} never started: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn skill(root: &Path, name: &str, script: &str) -> PathBuf {
+    let dir = root.join(name);
+    write(&dir, "SKILL.md", &skill_md(name, "Run `scripts/go.sh`.\n"));
+    write(&dir, "scripts/go.sh", script);
+    dir
+}
+
+#[test]
+fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
+    if std::env::var_os("AIRLOCK_TEST_AS_NOBODY").is_some() {
+        return;
+    }
+    let cluster = airlock_store::testing::Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let skills = root.join("skills");
+    let quick = skill(&skills, "quick", "echo done > DONE.txt\n");
+    let slow = skill(&skills, "slow", "echo started\nsleep 60\n");
+    let client_token = "client-token-0123456789abcdef";
+    let tokens: Vec<String> = (1..=3)
+        .map(|i| format!("runner-{i}-token-0123456789abcdef"))
+        .collect();
+    write(root, "client-token", client_token);
+    let runner_tokens = root.join("runner-tokens");
+    write(
+        root,
+        "runner-tokens",
+        &format!("# one runner token a line\n{}\n", tokens.join("\n")),
+    );
+    for (i, t) in tokens.iter().enumerate() {
+        write(root, &format!("runner-{}.token", i + 1), t);
+    }
+    let shared = root.join("shared");
+    let server_args = |_: &str| -> Vec<String> {
+        [
+            "--database",
+            &cluster.url,
+            "--runner-tokens",
+            runner_tokens.to_str().unwrap(),
+            "--shared-dir",
+            shared.to_str().unwrap(),
+            "--lease",
+            "3s",
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--token-file",
+            root.join("client-token").to_str().unwrap(),
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let start_server = |name: &str| {
+        let args = server_args(name);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut s = start(&root.join(name), &args);
+        s.token = Some(client_token.to_owned());
+        s
+    };
+    let a = start_server("server-a");
+    let b = start_server("server-b");
+    let mut runners: Vec<Runner> = (1..=3)
+        .map(|i| {
+            runner(
+                &format!("r{i}"),
+                &[&a, &b],
+                &root.join(format!("runner-{i}.token")),
+                &root.join(format!("runner-{i}")),
+            )
+        })
+        .collect();
+    let quick_run = json!({"source": quick, "script": "scripts/go.sh", "timeout_secs": 120});
+
+    // A wrong token, the clients' token and a runner's token where a client's is asked: nothing.
+    let claim = json!({"name": "intruder", "modes": ["sandbox"], "wait_secs": 0});
+    assert_eq!(
+        call_as(
+            &a,
+            "wrong-token-0123456789abcdef",
+            "POST",
+            "/api/runner/claim",
+            Some(claim.clone())
+        ),
+        401
+    );
+    assert_eq!(
+        call_as(&a, client_token, "POST", "/api/runner/claim", Some(claim.clone())),
+        401
+    );
+    assert_eq!(call_as(&a, &tokens[0], "GET", "/api/runs", None), 401);
+    let bad = root.join("bad.token");
+    write(root, "bad.token", "not-a-runner-token-0123456789");
+    let mut intruder = runner("intruder", &[&a], &bad, &root.join("intruder"));
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(status) = intruder.child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "a runner with a wrong token kept going"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        code,
+        Some(125),
+        "a runner whose token is refused exits with airlock's error code"
+    );
+
+    // 100 runs across both servers: each finishes exactly once, whichever runner took it.
+    let ids: Vec<String> = (0..100)
+        .map(|i| if i % 2 == 0 { &a } else { &b }.queue(quick_run.clone()))
+        .collect();
+    for id in &ids {
+        let v = wait_final(&b, id, Duration::from_secs(600));
+        assert_eq!(v["status"], "succeeded", "{v}");
+        assert_eq!(v["record"]["changes"][0]["path"], "DONE.txt", "{id}");
+    }
+    let mut times: HashMap<String, usize> = HashMap::new();
+    for r in &runners {
+        for id in r.started.lock().unwrap().iter() {
+            *times.entry(id.clone()).or_default() += 1;
+        }
+    }
+    for id in &ids {
+        assert_eq!(
+            times.get(id),
+            Some(&1),
+            "run {id} was started {:?} times",
+            times.get(id)
+        );
+    }
+    let busy = runners
+        .iter()
+        .filter(|r| !r.started.lock().unwrap().is_empty())
+        .count();
+    assert!(busy >= 2, "the work was not shared between runners");
+    // Either server lists every run, with its record and artifacts (in the shared folder).
+    let (_, listed) = b.call("GET", "/api/runs", None);
+    let listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["run_id"].as_str())
+        .collect();
+    assert!(ids.iter().all(|id| listed.contains(&id.as_str())));
+    let (code, artifacts) = a.call("GET", &format!("/api/runs/{}/artifacts", ids[1]), None);
+    assert_eq!(code, 200, "{artifacts}");
+    let patch = artifacts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "patch")
+        .unwrap();
+    let (code, body) = a.call(
+        "GET",
+        &format!("/api/runs/{}/artifacts/{}", ids[1], patch["id"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!(code, 200);
+    assert!(body.as_str().unwrap().contains("DONE.txt"), "{body}");
+
+    // A runner cannot read or change another runner's run.
+    let slow_id = a.queue(json!({"source": slow, "script": "scripts/go.sh", "timeout_secs": 120}));
+    let holder = wait_running(&a, &slow_id);
+    let other = (1..=3).find(|i| format!("r{i}") != holder).unwrap();
+    let other_token = &tokens[other - 1];
+    for (method, path, body) in [
+        ("POST", format!("/api/runner/runs/{slow_id}/lease"), None),
+        (
+            "POST",
+            format!("/api/runner/runs/{slow_id}/events"),
+            Some(json!({"events": [{"seq": 1, "name": "state", "data": "{}"}]})),
+        ),
+        (
+            "POST",
+            format!("/api/runner/runs/{slow_id}/fail"),
+            Some(json!({"message": "forged"})),
+        ),
+        ("GET", format!("/api/runner/runs/{slow_id}/source"), None),
+    ] {
+        assert_eq!(
+            call_as(&b, other_token, method, &path, body),
+            409,
+            "{method} {path}"
+        );
+    }
+    assert_eq!(
+        b.call("GET", &format!("/api/runs/{slow_id}"), None).1["status"],
+        "running"
+    );
+
+    // Kill -9 the runner that holds it: the run ends `failed` (runner lost) within the lease, and no other
+    // runner runs it again; the others go on.
+    let victim = runners.iter().position(|r| r.name == holder).unwrap();
+    let killed_at = Instant::now();
+    runners[victim].child.kill().unwrap();
+    let lost = wait_final(&b, &slow_id, Duration::from_secs(30));
+    assert_eq!(lost["status"], "failed", "{lost}");
+    assert!(
+        lost["message"].as_str().unwrap().contains("runner lost"),
+        "{lost}"
+    );
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(3 + 10),
+        "the lost run was noticed late"
+    );
+    let events = b.events(&slow_id);
+    assert_eq!(events.last().unwrap().0, "end");
+    assert!(
+        events
+            .iter()
+            .any(|(n, d)| n == "state" && d.contains("runner lost")),
+        "{events:?}"
+    );
+    let after_kill: Vec<String> = (0..6).map(|_| b.queue(quick_run.clone())).collect();
+
+    // Restart PostgreSQL while those runs go: nothing is lost, servers and runners reconnect.
+    cluster.restart(Duration::from_millis(500));
+    let more: Vec<String> = (0..6)
+        .map(|i| if i % 2 == 0 { &a } else { &b }.queue(quick_run.clone()))
+        .collect();
+    for id in after_kill.iter().chain(&more) {
+        let v = wait_final(&b, id, Duration::from_secs(300));
+        assert_eq!(v["status"], "succeeded", "{v}");
+    }
+    let started_again = runners
+        .iter()
+        .flat_map(|r| r.started.lock().unwrap().clone())
+        .filter(|id| id == &slow_id)
+        .count();
+    assert_eq!(started_again, 1, "the lost run was started again");
+
+    // Kill one API server: clients of the other see every run and its events, and new runs still finish (the
+    // runners turn to the server that is left).
+    drop(a);
+    let (_, listed) = b.call("GET", "/api/runs", None);
+    let listed: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["run_id"].as_str().map(str::to_owned))
+        .collect();
+    for id in ids.iter().chain(&after_kill).chain(&more).chain([&slow_id]) {
+        assert!(
+            listed.contains(id),
+            "{id} is missing from the other server's list"
+        );
+    }
+    let events = b.events(&ids[0]);
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    for name in ["state", "phase", "sandbox", "record", "end"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let last = b.queue(quick_run.clone());
+    assert_eq!(
+        wait_final(&b, &last, Duration::from_secs(120))["status"],
+        "succeeded"
+    );
+
+    // Revoke a runner that is left: it gets nothing more and stops.
+    let left: Vec<usize> = (0..3).filter(|&i| i != victim).collect();
+    let revoked = left[0];
+    let kept: Vec<&String> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != revoked)
+        .map(|(_, t)| t)
+        .collect();
+    write(
+        root,
+        "runner-tokens",
+        &kept.iter().map(|t| format!("{t}\n")).collect::<String>(),
+    );
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(status) = runners[revoked].child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "a revoked runner kept claiming"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(125));
+    assert_eq!(
+        call_as(&b, &tokens[revoked], "POST", "/api/runner/claim", Some(claim)),
+        401
+    );
+    let final_run = b.queue(quick_run);
+    assert_eq!(
+        wait_final(&b, &final_run, Duration::from_secs(120))["status"],
+        "succeeded"
+    );
+    assert!(!runners[revoked].started.lock().unwrap().contains(&final_run));
+}
