@@ -152,12 +152,41 @@ pub async fn serve(
     if state.config.dispatches() {
         tokio::spawn(dispatch::sweep_lost(state.clone()));
     }
+    tokio::spawn(sweep_expired(state.clone()));
     let (router, _) = openapi_and_router(state);
     ready(addr);
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(ServeError::Io)
+}
+
+/// Deletes expired runs, reports and sources (and the files only they named) every ten minutes. On a shared
+/// PostgreSQL store one server sweeps at a time (an advisory lock); the others skip that round.
+async fn sweep_expired(app: Arc<api::App>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let app2 = app.clone();
+        let swept = tokio::task::spawn_blocking(move || {
+            app2.config
+                .store()
+                .and_then(|mut s| s.gc(airlock_store::now_unix()))
+        })
+        .await;
+        match swept {
+            Ok(Ok(stats)) if stats.runs + stats.reports + stats.sources > 0 => {
+                tracing::info!(
+                    "gc: {} run(s), {} report(s), {} source(s) expired",
+                    stats.runs,
+                    stats.reports,
+                    stats.sources
+                );
+            }
+            Ok(Err(e)) => tracing::warn!("gc: {e}"),
+            _ => {}
+        }
+        tokio::time::sleep(Duration::from_secs(570)).await;
+    }
 }
 
 /// The bundled example skill, ready to click through from the home page.

@@ -667,9 +667,11 @@ impl Store {
         }
         // A run in progress may have written files it has not named yet: keep young files.
         let young = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        // (Runners upload a run's artifacts before its row is written: a run held in the queue counts.)
         let has_running = !self
             .query(
-                "SELECT 1 FROM sandbox_runs WHERE status = 'running' LIMIT 1",
+                "SELECT 1 FROM sandbox_runs WHERE status = 'running' \
+                 UNION ALL SELECT 1 FROM run_queue WHERE state = 'running' LIMIT 1",
                 vals![],
             )?
             .is_empty();
