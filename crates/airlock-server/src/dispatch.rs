@@ -258,6 +258,8 @@ pub(crate) async fn claim(
         }
         // Registered before looking, so that a run queued meanwhile wakes this claim.
         let woken = app.queued.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
         let (app2, name, key2, modes2) = (app.clone(), claim.name.clone(), key.0.clone(), modes.clone());
         let got: Option<(String, String)> = blocking(move || {
             let modes: Vec<&str> = modes2.iter().map(String::as_str).collect();

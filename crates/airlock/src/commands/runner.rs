@@ -349,8 +349,8 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
     let id = job.run_id.as_str();
     eprintln!("airlock runner {}: running {id}", escape(&runner.name));
     let cancel = Arc::new(AtomicBool::new(false));
-    let lost = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicBool::new(false));
+    let lost = AtomicBool::new(false);
+    let done = Stop::default();
     let outbox = Arc::new(Outbox {
         pending: Mutex::new(Vec::new()),
         next: Mutex::new(0),
@@ -362,16 +362,10 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
     );
     // The lease, renewed at a third of its length; a run whose lease is gone is stopped.
     let lease = Duration::from_millis(job.lease_ms.max(300) / 3);
-    let (cancel2, lost2, done2, outbox2) = (&*cancel, &*lost, &*done, &*outbox);
+    let (cancel2, lost2, done2, outbox2) = (&*cancel, &lost, &done, &*outbox);
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            let mut last = Instant::now();
-            while !done2.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                if last.elapsed() < lease {
-                    continue;
-                }
-                last = Instant::now();
+            while !done2.wait(lease) {
                 match runner.client.call(
                     "POST",
                     &format!("/api/runner/runs/{id}/lease"),
@@ -394,8 +388,7 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
         });
         // The events, sent every quarter second while the run goes.
         scope.spawn(move || {
-            while !done2.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(250));
+            while !done2.wait(Duration::from_millis(250)) {
                 outbox2.flush(&runner.client, id, Duration::ZERO);
             }
         });
@@ -408,8 +401,38 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
         } else {
             report(runner, id, result, &outbox);
         }
-        done.store(true, Ordering::Relaxed);
+        done.stop();
     });
+}
+
+/// A flag the threads of a run wait on, set when the run is over (they stop at once, not at their next tick).
+#[derive(Default)]
+struct Stop {
+    over: Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+impl Stop {
+    fn stop(&self) {
+        *self
+            .over
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `timeout`: whether the run is over.
+    fn wait(&self, timeout: Duration) -> bool {
+        let over = self
+            .over
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (over, _) = self
+            .changed
+            .wait_timeout_while(over, timeout, |over| !*over)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *over
+    }
 }
 
 /// Runs the job in this machine's sealed runner, with the run's local record in this runner's data folder.
