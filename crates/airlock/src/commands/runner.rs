@@ -167,6 +167,8 @@ struct Runner {
     egress_ca: Vec<PathBuf>,
     /// Set when the servers refuse this runner's token: every slot stops.
     refused: AtomicBool,
+    /// Set by SIGTERM or SIGINT: no more claims; the runs in hand are finished and handed back.
+    draining: AtomicBool,
 }
 
 pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
@@ -226,6 +228,25 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
         network: super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?,
         egress_ca: args.egress_ca.clone(),
         refused: AtomicBool::new(false),
+        draining: AtomicBool::new(false),
+    });
+    let drain = runner.clone();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        rt.block_on(async {
+            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        });
+        eprintln!("airlock runner: stopping: no more claims; the runs in hand are finished first");
+        drain.draining.store(true, Ordering::Relaxed);
     });
     eprintln!(
         "airlock runner {}: claiming {} run(s) at once ({}) from {}",
@@ -253,8 +274,8 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
 /// One slot: claims a run, carries it out, and again, until the token is refused.
 fn slot(runner: &Runner) {
     let mut wait = Duration::from_millis(200);
-    while !runner.refused.load(Ordering::Relaxed) {
-        let body = json!({"name": runner.name, "modes": runner.modes, "wait_secs": 20});
+    while !runner.refused.load(Ordering::Relaxed) && !runner.draining.load(Ordering::Relaxed) {
+        let body = json!({"name": runner.name, "modes": runner.modes, "wait_secs": 10});
         match runner.client.call(
             "POST",
             "/api/runner/claim",

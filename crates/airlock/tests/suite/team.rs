@@ -128,6 +128,7 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     let skills = root.join("skills");
     let quick = skill(&skills, "quick", "echo done > DONE.txt\n");
     let slow = skill(&skills, "slow", "echo started\nsleep 60\n");
+    let medium = skill(&skills, "medium", "sleep 2\necho done > DONE.txt\n");
     let client_token = "client-token-0123456789abcdef";
     let tokens: Vec<String> = (1..=3)
         .map(|i| format!("runner-{i}-token-0123456789abcdef"))
@@ -406,4 +407,29 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         "succeeded"
     );
     assert!(!runners[revoked].started.lock().unwrap().contains(&final_run));
+
+    // SIGTERM stops a runner gracefully: it claims nothing more, and the run in hand is finished and handed back.
+    let last_runner = (0..3).find(|&i| i != victim && i != revoked).unwrap();
+    let in_hand = b.queue(json!({"source": medium, "script": "scripts/go.sh", "timeout_secs": 60}));
+    assert_eq!(wait_running(&b, &in_hand), runners[last_runner].name);
+    let pid = runners[last_runner].child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let v = wait_final(&b, &in_hand, Duration::from_secs(60));
+    assert_eq!(v["status"], "succeeded", "{v}");
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(status) = runners[last_runner].child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "a stopped runner kept going"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(0));
 }
