@@ -985,17 +985,7 @@ pub fn build_request(
 #[utoipa::path(post, path = "/api/runs", request_body = NewRun,
     responses((status = 202, body = RunView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody)))]
 async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> Result<Response, ApiError> {
-    let (run_id, position) = if app.config.dispatches() {
-        // Checked here as this server would run it, then handed to the runners.
-        let run_id = airlock_run::new_run_id();
-        let request = run_request(&app, body.clone(), &run_id, Arc::default())?;
-        let mode = airlock_types::wire_name(&request.mode);
-        app.metrics.run_queued(&mode);
-        let position = crate::dispatch::enqueue(&app, &run_id, body, &mode).await?;
-        (run_id, position)
-    } else {
-        queue_run(&app, body)?
-    };
+    let (run_id, position) = submit_run(&app, body).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(RunView {
@@ -1010,8 +1000,22 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> 
         .into_response())
 }
 
-/// Checks a run and queues it: its id and place in the queue.
-pub(crate) fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+/// Checks a run and queues it, for this server's sandboxes or (with runners) for the runners: its id and place.
+pub(crate) async fn submit_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+    if !app.config.dispatches() {
+        return queue_run(app, body);
+    }
+    // Checked here as this server would run it, then handed to the runners.
+    let run_id = airlock_run::new_run_id();
+    let request = run_request(app, body.clone(), &run_id, Arc::default())?;
+    let mode = airlock_types::wire_name(&request.mode);
+    app.metrics.run_queued(&mode);
+    let position = crate::dispatch::enqueue(app, &run_id, body, &mode).await?;
+    Ok((run_id, position))
+}
+
+/// Checks a run and queues it for this server's sandboxes: its id and place in the queue.
+fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
     let run_id = airlock_run::new_run_id();
     let live = Live::new(run_id.clone());
     let request = run_request(app, body, &run_id, live.cancel.clone())?;
@@ -1199,7 +1203,7 @@ fn queue_status(state: &str) -> String {
 }
 
 /// A run of the runners' queue that has not handed back its record; `None` when it has (or is not queued).
-async fn queued_view(app: &Shared, id: &str) -> Result<Option<RunView>, ApiError> {
+pub(crate) async fn queued_view(app: &Shared, id: &str) -> Result<Option<RunView>, ApiError> {
     if !app.config.dispatches() {
         return Ok(None);
     }

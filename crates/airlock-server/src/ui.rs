@@ -18,7 +18,8 @@ use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
 use crate::api::{
-    blocking, check_id, import_and_store, queue_run, token_matches, ApiError, NewRun, Shared, SESSION_COOKIE,
+    blocking, check_id, import_and_store, queued_view, submit_run, token_matches, ApiError, NewRun, Shared,
+    SESSION_COOKIE,
 };
 use crate::live::State;
 
@@ -141,7 +142,31 @@ async fn login(AxState(app): AxState<Shared>, Form(form): Form<LoginForm>) -> Re
 async fn home(AxState(app): AxState<Shared>) -> Response {
     let hours = app.config.retention.as_secs() / 3600;
     let example = crate::example_dir(&app.config.data_dir).display().to_string();
-    let runs = blocking(move || Ok(app.config.store()?.runs()?)).await;
+    let runs = blocking(move || {
+        let store = app.config.store()?;
+        let mut runs = Vec::new();
+        // With runners, the runs that have not handed back a record yet come from the queue.
+        if app.config.dispatches() {
+            for q in store.unfinished_runs()? {
+                runs.push(airlock_store::RunRow {
+                    status: if q.state == airlock_store::queue::state::LOST {
+                        "failed".into()
+                    } else {
+                        q.state
+                    },
+                    id: q.id,
+                    source: q.source,
+                    mode: q.mode,
+                    target: String::new(),
+                    started_at: String::new(),
+                    expires_at: 0,
+                });
+            }
+        }
+        runs.extend(store.runs()?);
+        Ok(runs)
+    })
+    .await;
     let runs = match runs {
         Ok(r) => r,
         Err(e) => return error_page(&e),
@@ -451,7 +476,7 @@ async fn start_run(
         force: false,
         accept_policy: form.accept_policy.is_some(),
     };
-    match queue_run(&app, body) {
+    match submit_run(&app, body).await {
         Ok((run_id, _)) => Redirect::to(&format!("/runs/{run_id}")).into_response(),
         Err(e) => error_page(&e),
     }
@@ -494,6 +519,40 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
                 },
             );
         }
+    }
+    // A run the runners have not handed back yet: followed live, or why it ended without a record.
+    match queued_view(&app, &id).await {
+        Ok(Some(view)) if matches!(view.status.as_str(), "queued" | "running") => {
+            return page(
+                "Run",
+                html! {
+                    section #run data-run=(id) data-live="1" {
+                        h1 { "Run " (id) }
+                        p #state class={ "status " (view.status) } { (view.status)
+                            @if let Some(p) = view.position { " (place " (p) " in the queue)" }
+                            @if let Some(r) = &view.runner { " on runner " (shown(r)) } }
+                        h2 { "Live" }
+                        ol #live {}
+                        p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
+                    }
+                },
+            );
+        }
+        Ok(Some(view)) => {
+            return page(
+                "Run",
+                html! {
+                    section #run data-run=(id) {
+                        h1 { "Run " (id) }
+                        p #state class={ "status " (view.status) } { (view.status) }
+                        @if let Some(m) = &view.message { pre.error { (shown_block(m)) } }
+                        p { a href="/" { "Back" } }
+                    }
+                },
+            );
+        }
+        Ok(None) => {}
+        Err(e) => return error_page(&e),
     }
     let id2 = id.clone();
     let app2 = app.clone();

@@ -302,6 +302,14 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         b.call("GET", &format!("/api/runs/{slow_id}"), None).1["status"],
         "running"
     );
+    // The web UI of the other server follows it too.
+    let (code, page) = b.call("GET", &format!("/runs/{slow_id}"), None);
+    assert_eq!(code, 200);
+    let page = page.as_str().unwrap().to_owned();
+    assert!(
+        page.contains("data-live") && page.contains(&format!("on runner {holder}")),
+        "{page}"
+    );
 
     // Kill -9 the runner that holds it: the run ends `failed` (runner lost) within the lease, and no other
     // runner runs it again; the others go on.
@@ -326,6 +334,8 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
             .any(|(n, d)| n == "state" && d.contains("runner lost")),
         "{events:?}"
     );
+    let (_, page) = a.call("GET", &format!("/runs/{slow_id}"), None);
+    assert!(page.as_str().unwrap().contains("runner lost"), "{page}");
     let after_kill: Vec<String> = (0..6).map(|_| b.queue(quick_run.clone())).collect();
 
     // Restart PostgreSQL while those runs go: nothing is lost, servers and runners reconnect.
@@ -369,6 +379,22 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     assert_eq!(
         wait_final(&b, &last, Duration::from_secs(120))["status"],
         "succeeded"
+    );
+
+    // The CLI as a client: a local folder is uploaded, run by a runner, and printed like a local run.
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", "--server", &b.base, "--token-file"])
+        .arg(root.join("client-token"))
+        .arg(&quick)
+        .args(["--script", "scripts/go.sh", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "succeeded", "{record}");
+    assert!(
+        record["source"]["input"].as_str().unwrap().starts_with("upload:"),
+        "{record}"
     );
 
     // Revoke a runner that is left: it gets nothing more and stops.
