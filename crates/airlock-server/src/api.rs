@@ -36,9 +36,6 @@ const MAX_OBJECT: usize = 256 * 1024 * 1024;
 /// How a source names an uploaded archive.
 pub const UPLOAD_PREFIX: &str = "upload:";
 
-pub(crate) fn upload_path(data_dir: &std::path::Path, sha: &str) -> std::path::PathBuf {
-    data_dir.join("uploads").join(format!("{sha}.tar.gz"))
-}
 /// The longest time limit a run may ask for.
 const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// The most memory a run may ask for.
@@ -91,10 +88,12 @@ impl App {
         // An archive a client uploaded (`POST /api/uploads`), kept in the server's own folder.
         if let Some(sha) = input.strip_prefix(UPLOAD_PREFIX) {
             check_sha(sha)?;
-            let path = upload_path(&self.config.shared_root(), sha);
-            if !path.is_file() {
-                return Err(ApiError::not_found("upload"));
-            }
+            let path = self
+                .config
+                .store()?
+                .objects()
+                .upload_file(sha, &self.config.upload_cache())?
+                .ok_or_else(|| ApiError::not_found("upload"))?;
             return Ok(SourceSpec::Archive(path));
         }
         let spec = self.settings.parse(input)?;
@@ -655,21 +654,7 @@ async fn create_upload(AxState(app): AxState<Shared>, body: axum::body::Bytes) -
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let path = upload_path(&app.config.shared_root(), &sha);
-        if !path.is_file() {
-            let write = || -> std::io::Result<()> {
-                let dir = path
-                    .parent()
-                    .map(std::path::Path::to_path_buf)
-                    .unwrap_or_default();
-                fs_err::create_dir_all(&dir)?;
-                let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-                std::io::Write::write_all(&mut tmp, &body)?;
-                tmp.persist(&path).map_err(|e| e.error)?;
-                Ok(())
-            };
-            write().map_err(|e| ApiError::from(airlock_store::StoreError::from(e)))?;
-        }
+        app.config.store()?.objects().put_upload(&sha, &body)?;
         Ok(sha)
     })
     .await?;
@@ -1002,12 +987,15 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> 
 
 /// Checks a run and queues it, for this server's sandboxes or (with runners) for the runners: its id and place.
 pub(crate) async fn submit_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+    // (On a blocking thread: an uploaded archive may be fetched from a bucket.)
     if !app.config.dispatches() {
-        return queue_run(app, body);
+        let app = app.clone();
+        return blocking(move || queue_run(&app, body)).await;
     }
     // Checked here as this server would run it, then handed to the runners.
     let run_id = airlock_run::new_run_id();
-    let request = run_request(app, body.clone(), &run_id, Arc::default())?;
+    let (app2, body2, id2) = (app.clone(), body.clone(), run_id.clone());
+    let request = blocking(move || run_request(&app2, body2, &id2, Arc::default())).await?;
     let mode = airlock_types::wire_name(&request.mode);
     app.metrics.run_queued(&mode);
     let position = crate::dispatch::enqueue(app, &run_id, body, &mode).await?;

@@ -402,8 +402,11 @@ pub(crate) async fn get_source(
             .ok_or_else(|| ApiError::not_found("upload for this run"))?
             .to_owned();
         crate::api::check_sha(&sha)?;
-        fs_err::read(crate::api::upload_path(&app.config.shared_root(), &sha))
-            .map_err(|_| ApiError::not_found("upload"))
+        let path = store
+            .objects()
+            .upload_file(&sha, &app.config.upload_cache())?
+            .ok_or_else(|| ApiError::not_found("upload"))?;
+        fs_err::read(path).map_err(|_| ApiError::not_found("upload"))
     })
     .await?;
     Ok(([(axum::http::header::CONTENT_TYPE, "application/gzip")], bytes).into_response())
@@ -441,7 +444,7 @@ pub(crate) async fn finish(
     let record = blocking(move || {
         let mut store = app2.config.store()?;
         for a in &done.record.artifacts {
-            if !store.object_path(&a.sha256).is_file() {
+            if !store.has_object(&a.sha256)? {
                 return Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
                     "missing_object",

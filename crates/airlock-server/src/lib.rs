@@ -45,9 +45,9 @@ pub struct ServerConfig {
     pub policy: Option<airlock_types::policy::SourcedPolicy>,
     /// Where the store's rows live: a `postgres://` URL, or the data folder's SQLite when `None`.
     pub database: Option<String>,
-    /// A folder every API server of a deployment shares (content files, uploaded archives); the data folder when
-    /// `None`.
-    pub shared_dir: Option<PathBuf>,
+    /// Where content files and uploaded archives go: a folder every API server of a deployment shares, or an
+    /// `s3://bucket/prefix`; the data folder when `None`.
+    pub object_store: Option<String>,
     /// The runner tokens file: when given, runs go to the queue for runner machines (`airlock runner`) instead of
     /// this server's own sandboxes.
     pub runner_tokens: Option<PathBuf>,
@@ -59,15 +59,15 @@ impl ServerConfig {
     /// The store, in the configured database.
     pub fn store(&self) -> Result<airlock_store::Store, airlock_store::StoreError> {
         let store = airlock_store::Store::connect(&self.data_dir, self.database.as_deref())?;
-        match &self.shared_dir {
-            Some(dir) => store.with_objects(&dir.join("objects")),
+        match &self.object_store {
+            Some(location) => store.with_objects(location),
             None => Ok(store),
         }
     }
 
-    /// Where uploaded archives are kept: the shared folder, or the data folder.
-    pub fn shared_root(&self) -> PathBuf {
-        self.shared_dir.clone().unwrap_or_else(|| self.data_dir.clone())
+    /// Where this server keeps local copies of uploaded archives fetched from a bucket.
+    pub fn upload_cache(&self) -> PathBuf {
+        self.data_dir.join("cache").join("uploads")
     }
 
     /// Whether runs go to runner machines rather than this server's sandboxes.
@@ -90,7 +90,7 @@ impl ServerConfig {
             helper: None,
             policy: None,
             database: None,
-            shared_dir: None,
+            object_store: None,
             runner_tokens: None,
             lease: Duration::from_secs(30),
         }

@@ -6,7 +6,6 @@
 //! marks failed, and never half a record. Files are written to a temporary name and renamed into place before the
 //! row that names them is committed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use std::cell::RefCell;
@@ -14,6 +13,7 @@ use std::cell::RefCell;
 use sha2::{Digest, Sha256};
 
 pub mod db;
+pub mod objects;
 pub mod queue;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -31,6 +31,8 @@ pub enum StoreError {
     Database(String),
     #[error("store files: {0}")]
     Io(#[from] std::io::Error),
+    #[error("object store: {0}")]
+    Objects(String),
     #[error("store record: {0}")]
     Json(#[from] serde_json::Error),
     #[error("no run matches `{0}`")]
@@ -99,7 +101,7 @@ pub struct Store {
     db: RefCell<Db>,
     root: PathBuf,
     /// Where content files live: `root/objects`, or a folder the servers of a deployment share.
-    objects: PathBuf,
+    objects: objects::Objects,
     /// The PostgreSQL URL, to give the connection back to the pool when the store is dropped.
     database: Option<String>,
 }
@@ -192,7 +194,7 @@ impl Store {
         Ok(Self {
             db: RefCell::new(db),
             root: data_dir.to_path_buf(),
-            objects: data_dir.join("objects"),
+            objects: objects::Objects::Folder(data_dir.join("objects")),
             database: database.map(str::to_owned),
         })
     }
@@ -305,34 +307,22 @@ impl Store {
         }
     }
 
-    /// Keeps content files (records, reports, artifacts) in `dir` instead of the data folder: the folder the API
-    /// servers of a deployment share, so that every server serves every run's artifacts.
-    pub fn with_objects(mut self, dir: &Path) -> Result<Self> {
-        fs_err::create_dir_all(dir)?;
-        self.objects = dir.to_path_buf();
+    /// Keeps content files (records, reports, artifacts) and uploads in `location` instead of the data folder: a
+    /// folder the API servers of a deployment share, or an `s3://bucket/prefix` (see [`objects::Objects::open`]).
+    pub fn with_objects(mut self, location: &str) -> Result<Self> {
+        self.objects = objects::Objects::open(location)?;
         Ok(self)
     }
 
-    pub fn object_path(&self, sha: &str) -> PathBuf {
-        let sha: String = sha.chars().filter(char::is_ascii_hexdigit).collect();
-        self.objects.join(sha.get(..2).unwrap_or("00")).join(&sha)
+    /// Where content files live.
+    pub fn objects(&self) -> &objects::Objects {
+        &self.objects
     }
 
     /// Stores bytes by content; returns (sha256, size).
     pub fn put_bytes(&self, bytes: &[u8]) -> Result<(String, u64)> {
         let sha = sha_hex(bytes);
-        let path = self.object_path(&sha);
-        if !path.exists() {
-            let dir = path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| self.objects.clone());
-            fs_err::create_dir_all(&dir)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-            tmp.write_all(bytes)?;
-            tmp.as_file().sync_data()?;
-            tmp.persist(&path).map_err(|e| StoreError::Io(e.error))?;
-        }
+        self.objects.put(&sha, bytes)?;
         Ok((sha, bytes.len() as u64))
     }
 
@@ -348,7 +338,12 @@ impl Store {
     }
 
     pub fn read_object(&self, sha: &str) -> Result<Vec<u8>> {
-        Ok(fs_err::read(self.object_path(sha))?)
+        self.objects.get(sha)
+    }
+
+    /// Whether a content file is stored.
+    pub fn has_object(&self, sha: &str) -> Result<bool> {
+        self.objects.has(sha)
     }
 
     /// Saves a source (one row per id: the same source and commit share it) with its expiry.
@@ -666,7 +661,6 @@ impl Store {
             live.extend(self.texts(sql, vals![])?);
         }
         // A run in progress may have written files it has not named yet: keep young files.
-        let young = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         // (Runners upload a run's artifacts before its row is written: a run held in the queue counts.)
         let has_running = !self
             .query(
@@ -675,29 +669,8 @@ impl Store {
                 vals![],
             )?
             .is_empty();
-        let (mut n, mut bytes) = (0, 0);
-        let objects = self.objects.clone();
-        for dir in fs_err::read_dir(&objects)? {
-            let dir = dir?;
-            if !dir.file_type()?.is_dir() {
-                continue;
-            }
-            for f in fs_err::read_dir(dir.path())? {
-                let f = f?;
-                let name = f.file_name().to_string_lossy().into_owned();
-                if live.contains(&name) {
-                    continue;
-                }
-                let meta = f.metadata()?;
-                if has_running && meta.modified().is_ok_and(|m| m > young) {
-                    continue;
-                }
-                fs_err::remove_file(f.path())?;
-                n += 1;
-                bytes += meta.len();
-            }
-        }
-        Ok((n, bytes))
+        let keep_after = has_running.then(|| now_unix() - 3600);
+        self.objects.sweep(&live, keep_after)
     }
 }
 

@@ -182,3 +182,110 @@ pub fn report() -> airlock_types::ScanReport {
     }))
     .unwrap()
 }
+
+/// An S3-compatible server of a test's own on a loopback port (moto's `moto_server`), with one empty bucket,
+/// stopped when dropped. `AIRLOCK_TEST_MOTO` names the program (scripts/test installs it into its own virtual
+/// environment); without it, one is installed from PyPI into a temporary virtual environment once per process.
+pub struct S3 {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`
+    pub endpoint: String,
+    pub bucket: String,
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn moto_server() -> PathBuf {
+    if let Some(p) = std::env::var_os("AIRLOCK_TEST_MOTO") {
+        return PathBuf::from(p);
+    }
+    static INSTALLED: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    let (_, bin) = INSTALLED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv");
+        assert!(Command::new("python3")
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .status()
+            .unwrap()
+            .success());
+        let ok = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", "--disable-pip-version-check", "moto[server]"])
+            .status()
+            .unwrap();
+        assert!(
+            ok.success(),
+            "installing moto (an S3-compatible test server) from PyPI failed"
+        );
+        let bin = venv.join("bin/moto_server");
+        (dir, bin)
+    });
+    bin.clone()
+}
+
+impl S3 {
+    pub fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(moto_server())
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let s3 = Self {
+            child,
+            endpoint,
+            bucket: "airlock-test".into(),
+        };
+        // Up when it answers; then the bucket (moto takes an unsigned request).
+        let t0 = std::time::Instant::now();
+        loop {
+            if let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                use std::io::{Read, Write};
+                let req = format!(
+                    "PUT /{} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    s3.bucket
+                );
+                conn.write_all(req.as_bytes()).unwrap();
+                let mut answer = String::new();
+                let _ = conn.read_to_string(&mut answer);
+                if answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200") {
+                    break;
+                }
+            }
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(30),
+                "moto_server did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        s3
+    }
+
+    /// The variables a process needs to reach the bucket.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT", self.endpoint.clone()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+            ("AWS_ACCESS_KEY_ID", "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+            ("AWS_DEFAULT_REGION", "us-east-1".into()),
+        ]
+    }
+
+    /// The bucket's URL with a prefix.
+    pub fn url(&self, prefix: &str) -> String {
+        format!("s3://{}/{prefix}", self.bucket)
+    }
+}

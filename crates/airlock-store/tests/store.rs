@@ -204,3 +204,54 @@ fn the_store_on_postgres() {
     // A URL that is not PostgreSQL's is refused, not taken for a file.
     assert!(Store::connect(tmp.path(), Some("mysql://x@y/z")).is_err());
 }
+
+/// Content files in an S3-compatible bucket (a moto server of the test's own on loopback): stored, read back,
+/// found, swept when no row names them, and uploads fetched into a local cache.
+#[test]
+fn content_files_in_an_s3_bucket() {
+    let s3 = airlock_store::testing::S3::start();
+    for (k, v) in s3.env() {
+        std::env::set_var(k, v);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::connect(tmp.path(), None)
+        .unwrap()
+        .with_objects(&s3.url("team"))
+        .unwrap();
+    let (sha, size) = store.put_bytes(b"an artifact").unwrap();
+    assert_eq!(size, 11);
+    assert!(store.has_object(&sha).unwrap());
+    assert_eq!(store.read_object(&sha).unwrap(), b"an artifact");
+    // Nothing lands in the data folder.
+    assert!(!tmp.path().join("objects").join(&sha[..2]).exists());
+    // A run's record and report are named by rows; a file no row names goes at the sweep.
+    let now = airlock_store::now_unix();
+    let src = store.save_source(&source(3), now + 100).unwrap();
+    let rep = store.save_report(&src, &report(), now + 100).unwrap();
+    let run = run("r-s3", RunStatus::Succeeded);
+    store.begin_run(&run, &src, &rep, now + 100).unwrap();
+    store.finish_run(&run).unwrap();
+    let (record_sha, _) = store
+        .put_bytes(&serde_json::to_vec_pretty(&run).unwrap())
+        .unwrap();
+    let (swept, bytes) = store.sweep_objects().unwrap();
+    assert_eq!((swept, bytes), (1, 11));
+    assert!(!store.has_object(&sha).unwrap());
+    assert!(store.has_object(&record_sha).unwrap());
+    assert_eq!(store.run("r-s3").unwrap().1.unwrap().run_id, "r-s3");
+    // Uploads: kept in the bucket, fetched once into a local cache.
+    let upload = "ab".repeat(32);
+    store.objects().put_upload(&upload, b"\x1f\x8b archive").unwrap();
+    let cache = tmp.path().join("cache");
+    let local = store.objects().upload_file(&upload, &cache).unwrap().unwrap();
+    assert_eq!(fs_err::read(&local).unwrap(), b"\x1f\x8b archive");
+    assert_eq!(
+        store.objects().upload_file(&"cd".repeat(32), &cache).unwrap(),
+        None
+    );
+    // A location that is no object store is refused.
+    assert!(Store::connect(tmp.path(), None)
+        .unwrap()
+        .with_objects("ftp://x/y")
+        .is_err());
+}

@@ -56,10 +56,11 @@ pub struct ServeArgs {
     /// a line. Deleting a line revokes that runner at once; no restart needed.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_RUNNER_TOKENS")]
     pub runner_tokens: Option<PathBuf>,
-    /// A folder every API server of a deployment shares (a network file system, or a bucket mounted as one): the
-    /// runs' content files and uploaded archives go there instead of the data folder.
-    #[arg(long, value_name = "DIR", env = "AIRLOCK_SHARED_DIR")]
-    pub shared_dir: Option<PathBuf>,
+    /// Where the runs' content files (records, artifacts) and uploaded archives go instead of the data folder: a
+    /// folder every API server of a deployment shares, or an S3-compatible bucket (`s3://bucket/prefix`, with the
+    /// usual `AWS_*` variables; `AWS_ENDPOINT` and `AWS_ALLOW_HTTP=true` for a server of your own).
+    #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX", env = "AIRLOCK_OBJECT_STORE")]
+    pub object_store: Option<String>,
     /// How long a runner's lease on a run lasts without a renewal; a run whose runner stops renewing fails as
     /// `runner lost` (it is never run twice).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
@@ -86,7 +87,10 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
     config.egress_ca = args.egress_ca.clone();
     config.database = args.database.clone();
-    config.shared_dir = args.shared_dir.clone();
+    config.object_store = args.object_store.clone();
+    if let Some(location) = &config.object_store {
+        airlock_store::objects::Objects::open(location)?;
+    }
     config.lease = args.lease;
     if let Some(file) = &args.runner_tokens {
         let text = fs_err::read_to_string(file).context("read the runner tokens file")?;

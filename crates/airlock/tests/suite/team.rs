@@ -1,5 +1,5 @@
 //! A team deployment on one machine, each part its own process: one PostgreSQL cluster (the test's own, in a
-//! temporary folder), two API servers sharing it and a content folder, three runners each with its own data folder
+//! temporary folder), two API servers sharing it and an S3-compatible bucket, three runners each with its own data folder
 //! and token. Runs are submitted across both servers and must finish exactly once each; a runner killed mid-run
 //! loses only its run (`failed`, runner lost); a killed API server leaves the other serving every run and its events;
 //! a database restart mid-run loses nothing; a wrong, revoked or another runner's token gets nothing.
@@ -143,15 +143,20 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     for (i, t) in tokens.iter().enumerate() {
         write(root, &format!("runner-{}.token", i + 1), t);
     }
-    let shared = root.join("shared");
+    // Content files and uploads in an S3-compatible bucket (moto on loopback), which the servers share.
+    let s3 = airlock_store::testing::S3::start();
+    for (k, v) in s3.env() {
+        std::env::set_var(k, v);
+    }
+    let bucket = s3.url("team");
     let server_args = |_: &str| -> Vec<String> {
         [
             "--database",
             &cluster.url,
             "--runner-tokens",
             runner_tokens.to_str().unwrap(),
-            "--shared-dir",
-            shared.to_str().unwrap(),
+            "--object-store",
+            &bucket,
             "--lease",
             "3s",
             "--allow-local",
@@ -272,6 +277,13 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     );
     assert_eq!(code, 200);
     assert!(body.as_str().unwrap().contains("DONE.txt"), "{body}");
+
+    // The servers keep no content file of their own: records and artifacts are in the bucket.
+    for server in ["server-a", "server-b"] {
+        let objects = root.join(server).join("objects");
+        let files = walk(&objects);
+        assert!(files.is_empty(), "{server} kept {files:?}");
+    }
 
     // A runner cannot read or change another runner's run.
     let slow_id = a.queue(json!({"source": slow, "script": "scripts/go.sh", "timeout_secs": 120}));
@@ -458,4 +470,21 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(code, Some(0));
+}
+
+/// The files under a folder (none when it is missing).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                vec![e.path()]
+            }
+        })
+        .collect()
 }
