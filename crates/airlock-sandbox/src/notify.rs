@@ -140,6 +140,9 @@ impl Recording {
 
 struct Reader {
     mem: HashMap<u32, File>,
+    /// Whether `process_vm_readv` works here (one system call per read, no `/proc/PID/mem` to open for each
+    /// process); when the kernel refuses it, reads go through the memory file.
+    vm: bool,
 }
 
 impl Reader {
@@ -152,6 +155,23 @@ impl Reader {
 
     fn bytes(&mut self, pid: u32, addr: u64, len: usize) -> Option<Vec<u8>> {
         let mut buf = vec![0u8; len];
+        if self.vm {
+            let remote = [nix::sys::uio::RemoteIoVec {
+                base: usize::try_from(addr).ok()?,
+                len,
+            }];
+            let local = &mut [std::io::IoSliceMut::new(&mut buf)];
+            let pid_t = nix::unistd::Pid::from_raw(i32::try_from(pid).ok()?);
+            match nix::sys::uio::process_vm_readv(pid_t, local, &remote) {
+                Ok(n) => {
+                    buf.truncate(n);
+                    return Some(buf);
+                }
+                // The address is not mapped, or the process is gone: nothing to read, as with the memory file.
+                Err(nix::errno::Errno::EFAULT | nix::errno::Errno::ESRCH) => return None,
+                Err(_) => self.vm = false,
+            }
+        }
         let n = self.mem(pid)?.read_at(&mut buf, addr).ok()?;
         buf.truncate(n);
         Some(buf)
@@ -195,14 +215,26 @@ impl Reader {
     fn argv(&mut self, pid: u32, addr: u64) -> (Vec<String>, Option<u64>) {
         let mut out = Vec::new();
         let (mut kept, mut total, mut cut) = (0usize, 0u64, false);
+        // The pointers, read up to a page end at a time (one read for a usual command line).
+        let mut pointers: Vec<u64> = Vec::new();
         for i in 0..ARGV_MAX as u64 + 1 {
-            let Some(ptr) = self.bytes(pid, addr + i * 8, 8) else {
-                break;
-            };
-            let Ok(ptr) = <[u8; 8]>::try_from(ptr.as_slice()) else {
-                break;
-            };
-            let ptr = u64::from_ne_bytes(ptr);
+            if pointers.len() as u64 <= i {
+                let at = addr + i * 8;
+                let chunk = ((4096 - (at % 4096)) as usize).clamp(8, 512);
+                let Some(bytes) = self.bytes(pid, at, chunk) else {
+                    break;
+                };
+                pointers.extend(
+                    bytes
+                        .chunks_exact(8)
+                        .filter_map(|c| <[u8; 8]>::try_from(c).ok())
+                        .map(u64::from_ne_bytes),
+                );
+                if pointers.len() as u64 <= i {
+                    break;
+                }
+            }
+            let ptr = pointers[i as usize];
             if ptr == 0 {
                 break;
             }
@@ -729,7 +761,10 @@ pub fn record(
         events,
         ..Recording::default()
     };
-    let mut reader = Reader { mem: HashMap::new() };
+    let mut reader = Reader {
+        mem: HashMap::new(),
+        vm: true,
+    };
     let mut last_exec: HashMap<i32, usize> = HashMap::new();
     let mut root: Option<OwnedFd> = None;
     let mut seen_read = BTreeSet::new();
