@@ -1328,7 +1328,28 @@ async fn discard_run(
     let app2 = app.clone();
     let id2 = id.clone();
     blocking(move || {
-        app2.config.store()?.discard(&id2)?;
+        let mut store = app2.config.store()?;
+        // A run of the runners' queue: its row and events go too (a lost or cancelled one has nothing else).
+        let queued = store.queued_run(&id2)?;
+        if queued
+            .as_ref()
+            .is_some_and(|q| matches!(q.state.as_str(), "queued" | "running"))
+        {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "in_progress",
+                "cancel the run first",
+            ));
+        }
+        match store.discard(&id2) {
+            Err(airlock_store::StoreError::NotFound(_)) if queued.is_some() => {}
+            other => {
+                other?;
+            }
+        }
+        if queued.is_some() {
+            store.forget_queued(&id2)?;
+        }
         Ok(())
     })
     .await?;

@@ -302,6 +302,15 @@ impl Store {
         .collect()
     }
 
+    /// Deletes a run's row of the queue and its events.
+    pub fn forget_queued(&self, id: &str) -> Result<()> {
+        self.db.borrow_mut().batch(&[
+            ("DELETE FROM run_events WHERE run_id = ?1", vec![Val::from(id)]),
+            ("DELETE FROM run_queue WHERE id = ?1", vec![Val::from(id)]),
+        ])?;
+        Ok(())
+    }
+
     /// Adds a run's events (numbered by their sender; a number already stored is skipped, so a retried batch adds
     /// nothing twice).
     pub fn append_events(&self, id: &str, events: &[(i64, String, String)]) -> Result<()> {

@@ -171,6 +171,9 @@ fn exercise_queue(store: &Store) {
     let got = store.events_after("q1", 0, 10).unwrap();
     assert_eq!(got.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(got[1].2, "{\"n\":2}");
+    store.forget_queued("q1").unwrap();
+    assert_eq!(store.queued_run("q1").unwrap(), None);
+    assert!(store.events_after("q1", 0, 10).unwrap().is_empty());
 }
 
 #[test]
