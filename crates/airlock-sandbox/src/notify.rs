@@ -416,10 +416,35 @@ fn bind_loopback(sock: &OwnedFd, v6: bool) -> Option<u16> {
         .filter(|p| *p != 0)
 }
 
+/// `/proc/PID/status`, read with one system call into a buffer of its size (it is generated anew at each read, and
+/// reading it as a file of unknown size costs a size probe and several reads): on the path of every new process.
+fn proc_status(pid: u32) -> String {
+    use std::io::Read as _;
+    let Ok(mut file) = File::open(format!("/proc/{pid}/status")) else {
+        return String::new();
+    };
+    let mut buf = vec![0u8; 8192];
+    let mut len = 0;
+    // One read gives it all (it is a few kilobytes); more only if it ever outgrows the buffer.
+    while let Ok(n) = file.read(&mut buf[len..]) {
+        if n == 0 {
+            break;
+        }
+        len += n;
+        if len == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        } else {
+            break;
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 /// A process's ids as the sandbox sees them (its thread group's pid, its parent's pid) and its thread group leader's
 /// host pid, from `/proc`; a parent already known (in `known`) is not read again.
 fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
-    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let status = proc_status(pid);
     let field = |name: &str| {
         status
             .lines()
@@ -440,8 +465,7 @@ fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
     } else if let Some((parent, _, _)) = known.get(&ppid_host) {
         *parent
     } else {
-        fs_err::read_to_string(format!("/proc/{ppid_host}/status"))
-            .unwrap_or_default()
+        proc_status(ppid_host)
             .lines()
             .find_map(|l| l.strip_prefix("NSpid:"))
             .and_then(|v| v.split_whitespace().last().and_then(|p| p.parse().ok()))
@@ -736,6 +760,30 @@ fn address_call(
     }
 }
 
+/// Whether the listener has a notification within `timeout_ms` (false on a timeout, an error or a hang-up).
+fn wait_readable(fd: i32, timeout_ms: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+    n > 0 && pfd.revents & libc::POLLIN != 0
+}
+
+/// Whether no process is left on the listener's filter (and nothing is pending).
+fn hung_up(fd: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 && pfd.revents & libc::POLLIN == 0
+}
+
 /// Runs until the listener reports that no process is left, or `stop` is set.
 pub fn record(
     listener: OwnedFd,
@@ -755,7 +803,7 @@ pub fn record(
     // Ask the kernel to hand the CPU straight to the recorder and back (Linux 6.6+): with the recorder pinned next to
     // the command this keeps a notification to a few microseconds. Older kernels refuse it; recording still works.
     // SAFETY: the flag argument is passed by value as the kernel expects.
-    let _ = unsafe { libc::ioctl(fd, NOTIF_SET_FLAGS, FD_SYNC_WAKE_UP) };
+    let sync = unsafe { libc::ioctl(fd, NOTIF_SET_FLAGS, FD_SYNC_WAKE_UP) } == 0;
     let mut pids: HashMap<u32, (i32, i32, u32)> = HashMap::new();
     let mut rec = Recording {
         events,
@@ -773,27 +821,27 @@ pub fn record(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, 100) };
-        if n == 0 {
+        if !sync && !wait_readable(fd, 100) {
+            if stop.load(Ordering::Relaxed) || hung_up(fd) {
+                break;
+            }
             continue;
-        }
-        if n < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 && pfd.revents & libc::POLLIN == 0 {
-            break;
         }
         let mut notif = Notif::default();
         // SAFETY: a zeroed notification buffer of the kernel's layout.
         if unsafe { libc::ioctl(fd, NOTIF_RECV, &mut notif) } != 0 {
             let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EINTR) || err.raw_os_error() == Some(libc::ENOENT) {
-                continue;
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                // A notification withdrawn (its process died), or, waiting in the call itself, no process left.
+                Some(libc::ENOENT) => {
+                    if hung_up(fd) {
+                        break;
+                    }
+                    continue;
+                }
+                _ => break,
             }
-            break;
         }
         let t_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let pid = notif.pid;

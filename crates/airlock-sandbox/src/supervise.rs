@@ -347,7 +347,11 @@ fn run_inner(
         let listener = s.listener;
         let egress = egress.clone();
         let events = config.events.clone();
-        std::thread::spawn(move || record(listener, t0, stop, pin, egress, events))
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(record(listener, t0, stop, pin, egress, events));
+        });
+        rx
     };
     // A held sandbox's clock starts when its work arrives.
     let go = held.as_ref().map(|h| (h.go.clone(), h.hold));
@@ -430,7 +434,13 @@ fn run_inner(
         }
     };
     stop.store(true, Ordering::Relaxed);
-    let mut rec: Recording = recorder.join().unwrap_or_default();
+    // Every process of the sandbox is gone by now (its pid 1 has exited), which ends the recorder's wait. Should it
+    // not end, the run fails loudly rather than hang or hand back a record with events missing.
+    let mut rec: Recording = recorder.recv_timeout(Duration::from_secs(30)).map_err(|_| {
+        SandboxError::Setup(
+            "the recorder did not finish after the sandbox ended; the record would be incomplete".into(),
+        )
+    })?;
     if let Some(egress) = &egress {
         let (attempts, dropped) = egress.finish(Duration::from_secs(1));
         rec.network.extend(attempts);
