@@ -33,6 +33,8 @@ const MAX_BODY: usize = 64 * 1024;
 const MAX_UPLOAD: usize = 64 * 1024 * 1024;
 /// The most bytes of a content file a runner uploads (an artifact, a record).
 const MAX_OBJECT: usize = 256 * 1024 * 1024;
+/// The most bytes of one batch of a run's events from its runner.
+pub const MAX_EVENTS_BODY: usize = 8 * 1024 * 1024;
 /// How a source names an uploaded archive.
 pub const UPLOAD_PREFIX: &str = "upload:";
 
@@ -177,7 +179,12 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         )
         .routes(routes!(crate::dispatch::claim))
         .routes(routes!(crate::dispatch::renew))
-        .routes(routes!(crate::dispatch::events))
+        .merge(
+            // A batch of a run's events can hold long command lines (each up to 64 KiB).
+            OpenApiRouter::new()
+                .routes(routes!(crate::dispatch::events))
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_EVENTS_BODY)),
+        )
         .routes(routes!(crate::dispatch::fail))
         .routes(routes!(crate::dispatch::get_source))
         .merge(

@@ -18,7 +18,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use api::{build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, UPLOAD_PREFIX};
+pub use api::{
+    build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, MAX_EVENTS_BODY,
+    UPLOAD_PREFIX,
+};
 
 /// How a server is set up.
 #[derive(Debug, Clone)]

@@ -327,41 +327,64 @@ impl Outbox {
             .push(json!({"seq": *next, "name": name, "data": data}));
     }
 
-    /// Sends what is pending (a failed batch is kept for the next flush).
+    /// Sends what is pending, in batches well under the server's limit; a batch the servers could not be reached
+    /// for is kept for the next flush, one they refused is dropped (it would be refused again).
     fn flush(&self, client: &Client, run_id: &str, patience: Duration) -> bool {
         let _sending = self
             .sending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let batch: Vec<Value> = std::mem::take(
+        let mut pending: std::collections::VecDeque<Value> = std::mem::take(
             &mut *self
                 .pending
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        if batch.is_empty() {
-            return true;
-        }
-        let body = json!({"events": batch});
-        match client.call_retrying(
-            "POST",
-            &format!("/api/runner/runs/{run_id}/events"),
-            &Payload::Json(&body),
-            patience,
-        ) {
-            Ok(_) => true,
-            Err(CallError::Status(409 | 401 | 400, _)) => false,
-            Err(_) => {
-                let mut pending = self
-                    .pending
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let later = std::mem::take(&mut *pending);
-                *pending = batch;
-                pending.extend(later);
-                false
+        )
+        .into();
+        let budget = airlock_server::MAX_EVENTS_BODY / 4;
+        let mut all_sent = true;
+        while !pending.is_empty() {
+            let mut batch = Vec::new();
+            let mut size = 0;
+            while let Some(e) = pending.front() {
+                let len = e["data"].as_str().map_or(0, str::len) + 64;
+                if !batch.is_empty() && size + len > budget {
+                    break;
+                }
+                size += len;
+                batch.extend(pending.pop_front());
+            }
+            let body = json!({"events": batch});
+            match client.call_retrying(
+                "POST",
+                &format!("/api/runner/runs/{run_id}/events"),
+                &Payload::Json(&body),
+                patience,
+            ) {
+                Ok(_) => {}
+                Err(CallError::Status(code @ 400..=499, message)) => {
+                    all_sent = false;
+                    if code == 409 || code == 401 {
+                        // The run is not this runner's any more: nothing more goes.
+                        return false;
+                    }
+                    tracing::warn!("events of {run_id} refused ({code}): {message}");
+                }
+                Err(_) => {
+                    // Kept, in order, before whatever came meanwhile.
+                    let mut back = self
+                        .pending
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let later = std::mem::take(&mut *back);
+                    back.extend(batch);
+                    back.extend(pending);
+                    back.extend(later);
+                    return false;
+                }
             }
         }
+        all_sent
     }
 }
 

@@ -129,6 +129,12 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     let quick = skill(&skills, "quick", "echo done > DONE.txt\n");
     let slow = skill(&skills, "slow", "echo started\nsleep 60\n");
     let medium = skill(&skills, "medium", "sleep 2\necho done > DONE.txt\n");
+    // 40 commands with a 60,000-byte argument each: more events than one request carries.
+    let chatty = skill(
+        &skills,
+        "chatty",
+        "long=$(head -c 60000 /dev/zero | tr '\\0' a)\nfor i in $(seq 40); do /bin/echo \"$long\" > /dev/null; done\n",
+    );
     let client_token = "client-token-0123456789abcdef";
     let tokens: Vec<String> = (1..=3)
         .map(|i| format!("runner-{i}-token-0123456789abcdef"))
@@ -369,6 +375,19 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         .filter(|id| id == &slow_id)
         .count();
     assert_eq!(started_again, 1, "the lost run was started again");
+
+    // A run's long command lines reach every server's event stream whole, in several batches.
+    let chatty_run = b.queue(json!({"source": chatty, "script": "scripts/go.sh", "timeout_secs": 120}));
+    assert_eq!(
+        wait_final(&b, &chatty_run, Duration::from_secs(120))["status"],
+        "succeeded"
+    );
+    let events = a.events(&chatty_run);
+    let long_execs = events
+        .iter()
+        .filter(|(n, d)| n == "sandbox" && d.contains("/bin/echo") && d.contains(&"a".repeat(60_000)))
+        .count();
+    assert_eq!(long_execs, 40, "{} events", events.len());
 
     // Cancel reaches the runner at its next renewal: the run is stopped and recorded as killed.
     let cancelled = a.queue(json!({"source": slow, "script": "scripts/go.sh", "timeout_secs": 120}));
