@@ -760,8 +760,8 @@ fn address_call(
     }
 }
 
-/// Whether the listener has a notification within `timeout_ms` (false on a timeout, an error or a hang-up).
-fn wait_readable(fd: i32, timeout_ms: i32) -> bool {
+/// Polls the listener: the number of ready descriptors (negative on an error) and the events.
+fn poll_listener(fd: i32, timeout_ms: i32) -> (i32, i16) {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -769,19 +769,19 @@ fn wait_readable(fd: i32, timeout_ms: i32) -> bool {
     };
     // SAFETY: one valid pollfd.
     let n = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-    n > 0 && pfd.revents & libc::POLLIN != 0
+    (n, pfd.revents)
+}
+
+/// Whether the listener has a notification within `timeout_ms` (false on a timeout, an error or a hang-up).
+fn wait_readable(fd: i32, timeout_ms: i32) -> bool {
+    let (n, revents) = poll_listener(fd, timeout_ms);
+    n > 0 && revents & libc::POLLIN != 0
 }
 
 /// Whether no process is left on the listener's filter (and nothing is pending).
 fn hung_up(fd: i32) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-    n < 0 || pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 && pfd.revents & libc::POLLIN == 0
+    let (n, revents) = poll_listener(fd, 0);
+    n < 0 || revents & (libc::POLLHUP | libc::POLLERR) != 0 && revents & libc::POLLIN == 0
 }
 
 /// Runs until the listener reports that no process is left, or `stop` is set.

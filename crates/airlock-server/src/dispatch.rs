@@ -105,14 +105,24 @@ async fn held(app: &Shared, id: &str, key: &RunnerKey) -> Result<(), ApiError> {
 const SERVER_SEQ: i64 = 1_000_000_000;
 
 pub(crate) fn end_events(state: &str, message: &str) -> Vec<(i64, String, String)> {
-    vec![
-        (
-            SERVER_SEQ,
-            "state".into(),
-            serde_json::json!({"state": state, "message": message}).to_string(),
-        ),
-        (SERVER_SEQ + 1, "end".into(), "{}".into()),
-    ]
+    final_events(None, state, message)
+}
+
+/// A run's last events: its record when it has one, its final state, and the end.
+fn final_events(record: Option<String>, state: &str, message: &str) -> Vec<(i64, String, String)> {
+    let mut names: Vec<(&str, String)> = Vec::new();
+    if let Some(record) = record {
+        names.push(("record", record));
+    }
+    names.push((
+        "state",
+        serde_json::json!({"state": state, "message": message}).to_string(),
+    ));
+    names.push(("end", "{}".into()));
+    (SERVER_SEQ..)
+        .zip(names)
+        .map(|(seq, (name, data))| (seq, name.to_owned(), data))
+        .collect()
 }
 
 // ----- the client side: queueing, cancelling -----
@@ -466,22 +476,8 @@ pub(crate) async fn finish(
         store.finish_run(&done.record)?;
         store.end_queued(&id, &key.0, queue::state::DONE, None)?;
         let status = airlock_types::wire_name(&done.record.status);
-        store.append_events(
-            &id,
-            &[
-                (
-                    SERVER_SEQ,
-                    "record".into(),
-                    serde_json::to_string(&done.record).unwrap_or_default(),
-                ),
-                (
-                    SERVER_SEQ + 1,
-                    "state".into(),
-                    serde_json::json!({"state": status, "message": ""}).to_string(),
-                ),
-                (SERVER_SEQ + 2, "end".into(), "{}".into()),
-            ],
-        )?;
+        let record = serde_json::to_string(&done.record).unwrap_or_default();
+        store.append_events(&id, &final_events(Some(record), &status, ""))?;
         Ok(done.record)
     })
     .await?;
