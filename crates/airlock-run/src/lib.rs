@@ -130,6 +130,27 @@ impl Imported {
             skipped: &self.staged.skipped,
         })?)
     }
+
+    /// Scans the staged skill with what the saved trust decisions say about it in `trust`; also the status and the
+    /// decision it names, when there is one.
+    pub fn scan_trusted(
+        &self,
+        store: &Store,
+    ) -> Result<
+        (
+            ScanReport,
+            Option<(
+                airlock_types::policy::TrustStatus,
+                airlock_types::policy::TrustDecision,
+            )>,
+        ),
+        RunError,
+    > {
+        let mut report = self.scan()?;
+        let trusted = trust::status(store, &self.staged.source, &self.staged.scan_root(), &report)?;
+        report.trust = trusted.as_ref().map(|(s, _)| s.clone());
+        Ok((report, trusted))
+    }
 }
 
 /// Imports a source (safely staged, pinned to a commit).
@@ -315,10 +336,8 @@ fn execute_inner(
     if let Some(name) = &request.source_name {
         imported.rename(name);
     }
-    let mut report = imported.scan()?;
+    let (report, trusted) = imported.scan_trusted(store)?;
     let staged = &imported.staged;
-    let trusted = trust::status(store, &staged.source, &staged.scan_root(), &report)?;
-    report.trust = trusted.as_ref().map(|(s, _)| s.clone());
     phase(
         Phase::Scanned,
         format!(

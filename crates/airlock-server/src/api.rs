@@ -77,7 +77,7 @@ impl App {
             live: Mutex::new(HashMap::new()),
             queue: Mutex::new(VecDeque::new()),
             metrics: crate::metrics::Metrics::default(),
-            queued: crate::dispatch::new_notify(),
+            queued: Arc::default(),
         }
     }
 
@@ -92,8 +92,7 @@ impl App {
             check_sha(sha)?;
             let path = self
                 .config
-                .store()?
-                .objects()
+                .objects()?
                 .upload_file(sha, &self.config.upload_cache())?
                 .ok_or_else(|| ApiError::not_found("upload"))?;
             return Ok(SourceSpec::Archive(path));
@@ -402,13 +401,7 @@ async fn guard(AxState(app): AxState<Shared>, mut req: Request, next: Next) -> R
     let path = req.uri().path().to_owned();
     // The runner routes take a runner's token and nothing else (not the clients' token, not a cookie).
     if path.starts_with("/api/runner/") {
-        let bearer = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("")
-            .to_owned();
+        let bearer = bearer(req.headers()).unwrap_or("").to_owned();
         if !app.config.dispatches() {
             return ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -431,11 +424,7 @@ async fn guard(AxState(app): AxState<Shared>, mut req: Request, next: Next) -> R
     }
     let open = path == "/login" || path.starts_with("/static/");
     if let (Some(token), false) = (&app.config.token, open) {
-        let bearer = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let bearer = bearer(req.headers());
         let cookie = req
             .headers()
             .get_all(header::COOKIE)
@@ -466,6 +455,14 @@ async fn guard(AxState(app): AxState<Shared>, mut req: Request, next: Next) -> R
         .into_response();
     }
     next.run(req).await
+}
+
+/// The bearer token of a request, if it has one.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
 }
 
 /// Whether a token is the server's (constant time); `true` when the server has none.
@@ -600,15 +597,8 @@ fn import_and_store_inner(app: &App, input: &str) -> Result<SourceView, ApiError
     if input.starts_with(UPLOAD_PREFIX) {
         imported.rename(input);
     }
-    let mut report = imported.scan()?;
     let store = app.config.store()?;
-    report.trust = airlock_run::trust::status(
-        &store,
-        &imported.staged.source,
-        &imported.staged.scan_root(),
-        &report,
-    )?
-    .map(|(s, _)| s);
+    let (report, _) = imported.scan_trusted(&store)?;
     let expires =
         airlock_store::now_unix() + i64::try_from(app.config.retention.as_secs()).unwrap_or(i64::MAX / 4);
     let id = store.save_source(&imported.staged.source, expires)?;
@@ -656,12 +646,8 @@ async fn create_upload(AxState(app): AxState<Shared>, body: axum::body::Bytes) -
     }
     let size = body.len();
     let sha = blocking(move || {
-        use sha2::Digest as _;
-        let sha: String = sha2::Sha256::digest(&body)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        app.config.store()?.objects().put_upload(&sha, &body)?;
+        let sha = airlock_store::sha_hex(&body);
+        app.config.objects()?.put_upload(&sha, &body)?;
         Ok(sha)
     })
     .await?;
@@ -1123,31 +1109,25 @@ async fn list_runs(
     for r in &mut out {
         r.position = app.position(&r.run_id);
     }
-    if app.config.dispatches() {
-        let app2 = app.clone();
-        let queued = blocking(move || {
-            let store = app2.config.store()?;
-            store
-                .unfinished_runs()?
-                .into_iter()
-                .map(|r| {
-                    let position = store.queue_position(&r.id)?;
-                    Ok(RunSummary {
-                        status: queue_status(&r.state),
-                        source: Some(r.source),
-                        mode: Some(r.mode),
-                        started_at: None,
-                        position,
-                        run_id: r.id,
-                    })
-                })
-                .collect::<Result<Vec<_>, ApiError>>()
-        })
-        .await?;
-        out.extend(queued);
-    }
     let app2 = app.clone();
-    let stored = blocking(move || Ok(app2.config.store()?.runs()?)).await?;
+    let (queued, stored) = blocking(move || {
+        let store = app2.config.store()?;
+        let queued = if app2.config.dispatches() {
+            store.unfinished_runs()?
+        } else {
+            Vec::new()
+        };
+        Ok((queued, store.runs()?))
+    })
+    .await?;
+    out.extend(queued.into_iter().map(|r| RunSummary {
+        status: queue_status(&r.state),
+        source: Some(r.source),
+        mode: Some(r.mode),
+        started_at: None,
+        position: r.position,
+        run_id: r.id,
+    }));
     out.extend(
         stored
             .into_iter()
@@ -1174,23 +1154,24 @@ async fn list_runs(
 
 async fn stored_view(app: &Shared, id: String) -> Result<RunView, ApiError> {
     let app = app.clone();
-    blocking(move || {
-        let store = app.config.store()?;
-        let (row, record) = store.run(&id)?;
-        Ok(RunView {
-            run_id: row.id,
-            status: row.status,
-            position: None,
-            message: None,
-            runner: None,
-            record: record.map(|r| serde_json::to_value(r).unwrap_or_default()),
-        })
+    blocking(move || stored_view_in(&app.config.store()?, &id)).await
+}
+
+/// A stored run as the API shows it.
+fn stored_view_in(store: &airlock_store::Store, id: &str) -> Result<RunView, ApiError> {
+    let (row, record) = store.run(id)?;
+    Ok(RunView {
+        run_id: row.id,
+        status: row.status,
+        position: None,
+        message: None,
+        runner: None,
+        record: record.map(|r| serde_json::to_value(r).unwrap_or_default()),
     })
-    .await
 }
 
 /// The status the API shows for a run of the runners' queue that has no stored record.
-fn queue_status(state: &str) -> String {
+pub(crate) fn queue_status(state: &str) -> String {
     match state {
         airlock_store::queue::state::LOST => "failed".into(),
         other => other.into(),
@@ -1203,24 +1184,24 @@ pub(crate) async fn queued_view(app: &Shared, id: &str) -> Result<Option<RunView
         return Ok(None);
     }
     let (app, id) = (app.clone(), id.to_owned());
-    blocking(move || {
-        let store = app.config.store()?;
-        let Some(run) = store.queued_run(&id)? else {
-            return Ok(None);
-        };
-        if run.state == airlock_store::queue::state::DONE {
-            return Ok(None);
-        }
-        Ok(Some(RunView {
-            position: store.queue_position(&id)?,
-            status: queue_status(&run.state),
-            message: run.message,
-            runner: run.runner,
-            run_id: run.id,
-            record: None,
-        }))
-    })
-    .await
+    blocking(move || queued_view_in(&app.config.store()?, &id)).await
+}
+
+fn queued_view_in(store: &airlock_store::Store, id: &str) -> Result<Option<RunView>, ApiError> {
+    let Some(run) = store.queued_run(id)? else {
+        return Ok(None);
+    };
+    if run.state == airlock_store::queue::state::DONE {
+        return Ok(None);
+    }
+    Ok(Some(RunView {
+        position: store.queue_position(id)?,
+        status: queue_status(&run.state),
+        message: run.message,
+        runner: run.runner,
+        run_id: run.id,
+        record: None,
+    }))
 }
 
 /// One run: its place in the queue, or its record.
@@ -1247,17 +1228,20 @@ async fn get_run(
             }));
         }
     }
-    if let Some(view) = queued_view(&app, &id).await? {
-        return Ok(Json(view));
+    if !app.config.dispatches() {
+        return Ok(Json(stored_view(&app, id).await?));
     }
-    let mut view = stored_view(&app, id).await?;
-    if app.config.dispatches() {
-        let (app2, id2) = (app.clone(), view.run_id.clone());
-        view.runner = blocking(move || Ok(app2.config.store()?.queued_run(&id2)?))
-            .await?
-            .and_then(|r| r.runner);
-    }
-    Ok(Json(view))
+    // With runners: where the queue has it, else its record and the runner that made it, from one store.
+    blocking(move || {
+        let store = app.config.store()?;
+        if let Some(view) = queued_view_in(&store, &id)? {
+            return Ok(Json(view));
+        }
+        let mut view = stored_view_in(&store, &id)?;
+        view.runner = store.queued_run(&view.run_id)?.and_then(|r| r.runner);
+        Ok(Json(view))
+    })
+    .await
 }
 
 /// Cancel a run: a queued one never starts, a running one is killed and recorded as `killed`.

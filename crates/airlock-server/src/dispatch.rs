@@ -3,7 +3,6 @@
 //! events, upload their artifacts and hand back the record. Runner machines are where hostile code runs, so a
 //! runner's token opens these routes only, and each route only for the runs that runner holds.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Path as UrlPath, State as AxState};
@@ -11,7 +10,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 use utoipa::ToSchema;
 
 use airlock_store::queue::{self, Cancelled, Lease};
@@ -37,41 +35,44 @@ pub struct Job {
 pub struct RunnerKey(pub String);
 
 pub fn runner_key(token: &str) -> String {
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .take(12)
-        .map(|b| format!("{b:02x}"))
+    airlock_store::sha_hex(token.as_bytes())[..24].to_owned()
+}
+
+/// The shortest runner token taken.
+pub const MIN_TOKEN: usize = 16;
+
+/// The tokens of a runner tokens file: one a line, blank lines and `#` comments left out.
+pub fn read_runner_tokens(file: &std::path::Path) -> std::io::Result<Vec<String>> {
+    Ok(fs_err::read_to_string(file)?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The runner tokens in force, read at each request, so that deleting a line revokes a runner at once.
+fn runner_tokens(app: &Shared) -> Vec<String> {
+    app.config
+        .runner_tokens
+        .as_deref()
+        .and_then(|f| read_runner_tokens(f).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| t.len() >= MIN_TOKEN)
         .collect()
 }
 
-/// The runner tokens file's tokens, read at each request, so that deleting a line revokes a runner at once.
+/// Whether a bearer token is a runner token in force (every line compared in constant time).
 pub fn runner_token_ok(app: &Shared, given: &str) -> bool {
-    let Some(file) = &app.config.runner_tokens else {
-        return false;
-    };
-    let Ok(text) = fs_err::read_to_string(file) else {
-        return false;
-    };
-    let mut ok = false;
-    for line in text.lines().map(str::trim) {
-        if line.len() >= 16 && !line.starts_with('#') {
-            // Every line is compared (in constant time), whatever matched before.
-            ok |= crate::api::constant_time_eq(line.as_bytes(), given.as_bytes());
-        }
-    }
-    ok
+    runner_tokens(app).iter().fold(false, |ok, t| {
+        ok | crate::api::constant_time_eq(t.as_bytes(), given.as_bytes())
+    })
 }
 
-/// Whether a runner's key is still that of a token in the file (a revoked runner's wait ends).
+/// Whether a runner's key is still that of a token in force (a revoked runner's wait ends).
 fn key_listed(app: &Shared, key: &str) -> bool {
-    let Some(file) = &app.config.runner_tokens else {
-        return false;
-    };
-    fs_err::read_to_string(file).is_ok_and(|text| {
-        text.lines()
-            .map(str::trim)
-            .any(|l| l.len() >= 16 && !l.starts_with('#') && runner_key(l) == key)
-    })
+    runner_tokens(app).iter().any(|t| runner_key(t) == key)
 }
 
 fn not_held() -> ApiError {
@@ -86,16 +87,22 @@ fn lease_ms(app: &Shared) -> i64 {
     i64::try_from(app.config.lease.as_millis()).unwrap_or(60_000)
 }
 
-/// Checks that the runner holds the run.
-async fn held(app: &Shared, id: &str, key: &RunnerKey) -> Result<(), ApiError> {
+/// Runs `work` on a blocking thread with one store, once the store says the runner holds the run under a current
+/// lease (409 otherwise); `work` gets the store, the run's id and the runner's key.
+async fn holding<T: Send + 'static>(
+    app: &Shared,
+    id: &str,
+    key: &RunnerKey,
+    work: impl FnOnce(&mut airlock_store::Store, &str, &str) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     check_id(id)?;
     let (app, id, key) = (app.clone(), id.to_owned(), key.0.clone());
     blocking(move || {
-        if app.config.store()?.holds(&id, &key)? {
-            Ok(())
-        } else {
-            Err(not_held())
+        let mut store = app.config.store()?;
+        if !store.holds(&id, &key)? {
+            return Err(not_held());
         }
+        work(&mut store, &id, &key)
     })
     .await
 }
@@ -337,7 +344,7 @@ pub struct RunnerEvents {
     pub events: Vec<RunnerEvent>,
 }
 
-/// The most events kept of one run (the final ones always are: they come after the record is stored).
+/// The most events kept of one run from its runner (the server's final ones always are).
 const MAX_EVENTS: i64 = 20_000;
 
 /// Report a run's events (a retried batch adds nothing twice).
@@ -350,15 +357,18 @@ pub(crate) async fn events(
     UrlPath(id): UrlPath<String>,
     Body(batch): Body<RunnerEvents>,
 ) -> Result<Response, ApiError> {
-    held(&app, &id, &key).await?;
-    const NAMES: [&str; 5] = ["state", "phase", "sandbox", "record", "end"];
+    // A runner reports progress; the record and the end are the server's to add once the run is stored.
+    const NAMES: [&str; 3] = ["state", "phase", "sandbox"];
     let events: Vec<(i64, String, String)> = batch
         .events
         .into_iter()
         .filter(|e| (1..MAX_EVENTS).contains(&e.seq) && NAMES.contains(&e.name.as_str()))
         .map(|e| (e.seq, e.name, e.data))
         .collect();
-    blocking(move || Ok(app.config.store()?.append_events(&id, &events)?)).await?;
+    holding(&app, &id, &key, move |store, id, _| {
+        Ok(store.append_events(id, &events)?)
+    })
+    .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -372,21 +382,14 @@ pub(crate) async fn put_object(
     UrlPath((id, sha)): UrlPath<(String, String)>,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
-    held(&app, &id, &key).await?;
-    blocking(move || {
-        let store = app.config.store()?;
-        let got: String = sha2::Sha256::digest(&body)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        if got != sha {
+    holding(&app, &id, &key, move |store, _, _| {
+        if store.put_bytes(&body)?.0 != sha {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "bad_object",
                 "the content's SHA-256 is not the one named",
             ));
         }
-        store.put_bytes(&body)?;
         Ok(())
     })
     .await?;
@@ -402,10 +405,9 @@ pub(crate) async fn get_source(
     Extension(key): Extension<RunnerKey>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    held(&app, &id, &key).await?;
-    let bytes = blocking(move || {
-        let store = app.config.store()?;
-        let run = store.queued_run(&id)?.ok_or_else(|| ApiError::not_found("run"))?;
+    let cache = app.config.upload_cache();
+    let bytes = holding(&app, &id, &key, move |store, id, _| {
+        let run = store.queued_run(id)?.ok_or_else(|| ApiError::not_found("run"))?;
         let sha = run
             .source
             .strip_prefix(UPLOAD_PREFIX)
@@ -414,7 +416,7 @@ pub(crate) async fn get_source(
         crate::api::check_sha(&sha)?;
         let path = store
             .objects()
-            .upload_file(&sha, &app.config.upload_cache())?
+            .upload_file(&sha, &cache)?
             .ok_or_else(|| ApiError::not_found("upload"))?;
         fs_err::read(path).map_err(|_| ApiError::not_found("upload"))
     })
@@ -442,7 +444,6 @@ pub(crate) async fn finish(
     UrlPath(id): UrlPath<String>,
     Body(done): Body<Finished>,
 ) -> Result<Response, ApiError> {
-    held(&app, &id, &key).await?;
     if done.record.run_id != id {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -450,9 +451,8 @@ pub(crate) async fn finish(
             "the record is another run's",
         ));
     }
-    let app2 = app.clone();
-    let record = blocking(move || {
-        let mut store = app2.config.store()?;
+    let retention = app.config.retention;
+    let record = holding(&app, &id, &key, move |store, id, key| {
         for a in &done.record.artifacts {
             if !store.has_object(&a.sha256)? {
                 return Err(ApiError::new(
@@ -463,21 +463,21 @@ pub(crate) async fn finish(
             }
         }
         let expires = airlock_store::now_unix()
-            .saturating_add(i64::try_from(app2.config.retention.as_secs()).unwrap_or(i64::MAX / 4));
+            .saturating_add(i64::try_from(retention.as_secs()).unwrap_or(i64::MAX / 4));
         let source_id = store.save_source(&done.record.source, expires)?;
         let report_id = store.save_report(&source_id, &done.report, expires)?;
         // The run is stored under the lease: a runner that lost it meanwhile stores nothing.
-        if !store.holds(&id, &key.0)? {
+        if !store.holds(id, key)? {
             return Err(not_held());
         }
-        if store.run(&id).is_err() {
+        if store.run(id).is_err() {
             store.begin_run(&done.record, &source_id, &report_id, expires)?;
         }
         store.finish_run(&done.record)?;
-        store.end_queued(&id, &key.0, queue::state::DONE, None)?;
+        store.end_queued(id, key, queue::state::DONE, None)?;
         let status = airlock_types::wire_name(&done.record.status);
         let record = serde_json::to_string(&done.record).unwrap_or_default();
-        store.append_events(&id, &final_events(Some(record), &status, ""))?;
+        store.append_events(id, &final_events(Some(record), &status, ""))?;
         Ok(done.record)
     })
     .await?;
@@ -505,14 +505,12 @@ pub(crate) async fn fail(
     UrlPath(id): UrlPath<String>,
     Body(failed): Body<Failed>,
 ) -> Result<Response, ApiError> {
-    held(&app, &id, &key).await?;
     let message: String = failed.message.chars().take(4000).collect();
-    blocking(move || {
-        let store = app.config.store()?;
-        if !store.end_queued(&id, &key.0, queue::state::ERROR, Some(&message))? {
+    holding(&app, &id, &key, move |store, id, key| {
+        if !store.end_queued(id, key, queue::state::ERROR, Some(&message))? {
             return Err(not_held());
         }
-        store.append_events(&id, &end_events("error", &message))?;
+        store.append_events(id, &end_events("error", &message))?;
         Ok(())
     })
     .await?;
@@ -524,12 +522,18 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
     tokio::spawn(async move {
         let mut after = 0_i64;
         let mut idle_over = 0;
+        let mut told_state = false;
         loop {
             let (app2, id2) = (app.clone(), id.clone());
             let got = blocking(move || {
                 let store = app2.config.store()?;
                 let events = store.events_after(&id2, after, 500)?;
-                let state = store.queued_run(&id2)?.map(|r| r.state);
+                // The queue's state only matters while nothing new came.
+                let state = if events.is_empty() {
+                    store.queued_run(&id2)?.map(|r| r.state)
+                } else {
+                    None
+                };
                 Ok((events, state))
             })
             .await;
@@ -538,12 +542,12 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
             };
-            if after == 0 && events.is_empty() {
-                if let Some(state) = &state {
-                    let data = serde_json::json!({"state": state, "message": ""}).to_string();
-                    if tx.send(crate::live::Event { name: "state", data }).await.is_err() {
-                        return;
-                    }
+            // A run that has no event yet (it waits in the queue) is said to be where it is, once.
+            if let (Some(state), 0, false) = (&state, after, told_state) {
+                told_state = true;
+                let data = serde_json::json!({"state": state, "message": ""}).to_string();
+                if tx.send(crate::live::Event { name: "state", data }).await.is_err() {
+                    return;
                 }
             }
             let got_any = !events.is_empty();
@@ -561,11 +565,13 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
                     return;
                 }
             }
-            // A run whose runner stored it but never sent its end (it died just then) ends when nothing more comes.
-            let over = state
-                .as_deref()
-                .is_none_or(|s| s != queue::state::QUEUED && s != queue::state::RUNNING);
-            if over && !got_any {
+            // A run that is over without an end event (its server stopped between storing it and adding the end)
+            // ends when nothing more comes.
+            let over = !got_any
+                && state
+                    .as_deref()
+                    .is_none_or(|s| s != queue::state::QUEUED && s != queue::state::RUNNING);
+            if over {
                 idle_over += 1;
                 if idle_over >= 3 {
                     let _ = tx
@@ -583,9 +589,4 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     });
-}
-
-/// The runner routes' state: the queue's waiters.
-pub(crate) fn new_notify() -> Arc<tokio::sync::Notify> {
-    Arc::new(tokio::sync::Notify::new())
 }

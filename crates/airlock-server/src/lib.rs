@@ -68,6 +68,16 @@ impl ServerConfig {
         }
     }
 
+    /// Where content files and uploads live, without opening the database.
+    pub fn objects(&self) -> Result<airlock_store::objects::Objects, airlock_store::StoreError> {
+        match &self.object_store {
+            Some(location) => airlock_store::objects::Objects::open(location),
+            None => Ok(airlock_store::objects::Objects::Folder(
+                self.data_dir.join("objects"),
+            )),
+        }
+    }
+
     /// Where this server keeps local copies of uploaded archives fetched from a bucket.
     pub fn upload_cache(&self) -> PathBuf {
         self.data_dir.join("cache").join("uploads")

@@ -18,8 +18,8 @@ use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
 use crate::api::{
-    blocking, check_id, import_and_store, queued_view, submit_run, token_matches, ApiError, NewRun, Shared,
-    SESSION_COOKIE,
+    blocking, check_id, import_and_store, queue_status, queued_view, submit_run, token_matches, ApiError,
+    NewRun, Shared, SESSION_COOKIE,
 };
 use crate::live::State;
 
@@ -149,11 +149,7 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
         if app.config.dispatches() {
             for q in store.unfinished_runs()? {
                 runs.push(airlock_store::RunRow {
-                    status: if q.state == airlock_store::queue::state::LOST {
-                        "failed".into()
-                    } else {
-                        q.state
-                    },
+                    status: queue_status(&q.state),
                     id: q.id,
                     source: q.source,
                     mode: q.mode,

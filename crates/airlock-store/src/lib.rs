@@ -128,7 +128,8 @@ pub fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-fn sha_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of bytes in lowercase hex: the name content files and uploads go by.
+pub fn sha_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 

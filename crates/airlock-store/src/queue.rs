@@ -27,19 +27,16 @@ pub const RUNNER_LOST: &str = "runner lost";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedRun {
     pub id: String,
-    /// The job as the API server wrote it (JSON).
-    pub job: String,
     pub mode: String,
     pub source: String,
     pub state: String,
     /// The name the runner holding it gave.
     pub runner: Option<String>,
     pub message: Option<String>,
-    pub cancel: bool,
     /// Milliseconds since the epoch.
     pub created_at: i64,
-    pub claimed_at: Option<i64>,
-    pub finished_at: Option<i64>,
+    /// Its place in the queue while it waits (1 is next), where the caller asked for it.
+    pub position: Option<usize>,
 }
 
 /// What renewing a lease found.
@@ -68,29 +65,18 @@ pub fn now_ms() -> i64 {
     i64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
-const COLUMNS: &str =
-    "id, job, mode, source, state, runner, message, cancel, created_at, claimed_at, finished_at FROM run_queue";
-
-fn opt_int(row: &crate::db::Row, i: usize) -> Result<Option<i64>> {
-    Ok(match row.opt_text(i)? {
-        Some(_) => Some(row.int(i)?),
-        None => None,
-    })
-}
+const COLUMNS: &str = "id, mode, source, state, runner, message, created_at FROM run_queue";
 
 fn from_row(row: &crate::db::Row) -> Result<QueuedRun> {
     Ok(QueuedRun {
         id: row.text(0)?,
-        job: row.text(1)?,
-        mode: row.text(2)?,
-        source: row.text(3)?,
-        state: row.text(4)?,
-        runner: row.opt_text(5)?,
-        message: row.opt_text(6)?,
-        cancel: row.int(7)? != 0,
-        created_at: row.int(8)?,
-        claimed_at: opt_int(row, 9)?,
-        finished_at: opt_int(row, 10)?,
+        mode: row.text(1)?,
+        source: row.text(2)?,
+        state: row.text(3)?,
+        runner: row.opt_text(4)?,
+        message: row.opt_text(5)?,
+        created_at: row.int(6)?,
+        position: None,
     })
 }
 
@@ -125,15 +111,24 @@ impl Store {
     }
 
     /// Every run of the queue that has not handed back a record (queued, running, lost, cancelled, failed to
-    /// start), newest first.
+    /// start), newest first, the queued ones with their place.
     pub fn unfinished_runs(&self) -> Result<Vec<QueuedRun>> {
-        self.query(
-            &format!("SELECT {COLUMNS} WHERE state != 'done' ORDER BY created_at DESC, id DESC"),
-            vec![],
-        )?
-        .iter()
-        .map(from_row)
-        .collect()
+        let mut runs = self
+            .query(
+                &format!("SELECT {COLUMNS} WHERE state != 'done' ORDER BY created_at DESC, id DESC"),
+                vec![],
+            )?
+            .iter()
+            .map(from_row)
+            .collect::<Result<Vec<_>>>()?;
+        // Newest first: the last queued one is next.
+        let queued = runs.iter().filter(|r| r.state == state::QUEUED).count();
+        let mut place = queued;
+        for r in runs.iter_mut().filter(|r| r.state == state::QUEUED) {
+            r.position = Some(place);
+            place -= 1;
+        }
+        Ok(runs)
     }
 
     /// A queued run's place (1 is next).

@@ -116,6 +116,13 @@ fn exercise_queue(store: &Store) {
     std::thread::sleep(std::time::Duration::from_millis(2));
     store.enqueue("q2", "{}", "inspect", "s", 0).unwrap();
     assert_eq!(store.queue_position("q2").unwrap(), Some(2));
+    let places: Vec<_> = store
+        .unfinished_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.position))
+        .collect();
+    assert_eq!(places, [("q2".into(), Some(2)), ("q1".into(), Some(1))]);
     assert_eq!(store.queue_depth().unwrap(), (2, 0));
     // A runner that can only inspect skips the sandbox run.
     let got = store.claim("a", "ka", &["inspect"], 60_000).unwrap();

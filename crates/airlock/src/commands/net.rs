@@ -93,7 +93,7 @@ fn add_names_and_mirrors(
 
 /// The egress settings an operator gives every run, whatever it allows: the upstream proxy (from the flag or
 /// airlock's environment), trusted names and mirrors.
-pub fn base_policy(
+fn base_policy(
     upstream_proxy: Option<&str>,
     trust_name: &[String],
     mirror: &[String],
@@ -104,6 +104,31 @@ pub fn base_policy(
     };
     add_names_and_mirrors(&mut policy, trust_name, mirror)?;
     Ok(policy)
+}
+
+/// The egress settings an operator gives every run of a server or a runner machine, whatever the run allows.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OperatorNetArgs {
+    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
+    /// this process's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct.
+    #[arg(long, value_name = "URL|none")]
+    pub upstream_proxy: Option<String>,
+    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
+    #[arg(long, value_name = "NAME")]
+    pub trust_name: Vec<String>,
+    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
+    #[arg(long, value_name = "ECOSYSTEM=URL")]
+    pub mirror: Vec<String>,
+    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
+    #[arg(long, value_name = "FILE")]
+    pub egress_ca: Vec<PathBuf>,
+}
+
+impl OperatorNetArgs {
+    /// The egress policy these settings give (nothing allowed yet).
+    pub fn base_policy(&self) -> Result<Policy, UsageError> {
+        base_policy(self.upstream_proxy.as_deref(), &self.trust_name, &self.mirror)
+    }
 }
 
 impl NetArgs {

@@ -3,7 +3,7 @@
 //! the run's events, uploads its artifacts and hands back the record. It holds no database or object-store
 //! credentials: the token lets it claim runs and report on the runs it holds, nothing else.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
-use sha2::Digest as _;
 
 use crate::exit;
 use crate::settings::{data_dir, escape};
@@ -39,18 +38,8 @@ pub struct RunnerArgs {
     /// The name shown on the runs this runner holds (default: the host's name).
     #[arg(long)]
     pub name: Option<String>,
-    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`); `none` to go direct.
-    #[arg(long, value_name = "URL|none")]
-    pub upstream_proxy: Option<String>,
-    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
-    #[arg(long, value_name = "NAME")]
-    pub trust_name: Vec<String>,
-    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
-    #[arg(long, value_name = "ECOSYSTEM=URL")]
-    pub mirror: Vec<String>,
-    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
-    #[arg(long, value_name = "FILE")]
-    pub egress_ca: Vec<PathBuf>,
+    #[command(flatten)]
+    pub net: super::net::OperatorNetArgs,
     /// Base URL for GitHub sources.
     #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
     pub github_base: String,
@@ -225,8 +214,8 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
         modes,
         data,
         settings,
-        network: super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?,
-        egress_ca: args.egress_ca.clone(),
+        network: args.net.base_policy()?,
+        egress_ca: args.net.egress_ca.clone(),
         refused: AtomicBool::new(false),
         draining: AtomicBool::new(false),
     });
@@ -526,8 +515,10 @@ fn execute(
 
 /// The archive a client uploaded for this run, fetched once into this runner's data folder and checked.
 fn fetch_upload(runner: &Runner, run_id: &str, sha: &str) -> Result<PathBuf, String> {
-    let path = runner.data.join("uploads").join(format!("{sha}.tar.gz"));
-    if path.is_file() {
+    // Kept as the data folder keeps any upload (`uploads/<sha256>.tar.gz`).
+    let kept = airlock_store::objects::Objects::Folder(runner.data.join("objects"));
+    let keep_err = |e: airlock_store::StoreError| format!("keeping the uploaded archive: {e}");
+    if let Some(path) = kept.upload_file(sha, &runner.data).map_err(keep_err)? {
         return Ok(path);
     }
     let response = runner
@@ -545,24 +536,13 @@ fn fetch_upload(runner: &Runner, run_id: &str, sha: &str) -> Result<PathBuf, Str
         &mut bytes,
     )
     .map_err(|e| format!("fetching the uploaded archive: {e}"))?;
-    let got: String = sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    if got != sha {
+    if airlock_store::sha_hex(&bytes) != sha {
         return Err("the uploaded archive the server sent is not the one named".into());
     }
-    write_atomic(&path, &bytes).map_err(|e| format!("keeping the uploaded archive: {e}"))?;
-    Ok(path)
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs_err::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    kept.put_upload(sha, &bytes).map_err(keep_err)?;
+    kept.upload_file(sha, &runner.data)
+        .map_err(keep_err)?
+        .ok_or_else(|| "the uploaded archive was not kept".to_owned())
 }
 
 /// Hands the run back: its artifacts, then its record, then its last events; or why it could not be carried out.

@@ -100,17 +100,11 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         return scan_remote(args, &remote);
     }
     let imported = imported(&args.source)?;
-    let mut report = imported.scan()?;
     // What the saved trust decisions say about it (a store that cannot be opened only means no decisions).
-    if let Ok(store) = airlock_store::Store::open_shared(&args.source.import_settings()?.data_dir) {
-        report.trust = airlock_run::trust::status(
-            &store,
-            &imported.staged.source,
-            &imported.staged.scan_root(),
-            &report,
-        )?
-        .map(|(s, _)| s);
-    }
+    let mut report = match airlock_store::Store::open_shared(&args.source.import_settings()?.data_dir) {
+        Ok(store) => imported.scan_trusted(&store)?.0,
+        Err(_) => imported.scan()?,
+    };
     if let Some(t) = &report.trust {
         report.headline.push(t.note.clone());
         if let Some(c) = &t.changes {

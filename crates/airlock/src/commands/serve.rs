@@ -35,21 +35,10 @@ pub struct ServeArgs {
     /// A host a run may ask to reach (HOST[:PORT], `*.domain`); none by default.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub allow_net: Vec<String>,
-    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
-    /// the server's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct.
-    #[arg(long, value_name = "URL|none")]
-    pub upstream_proxy: Option<String>,
-    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
-    #[arg(long, value_name = "NAME")]
-    pub trust_name: Vec<String>,
-    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
-    #[arg(long, value_name = "ECOSYSTEM=URL")]
-    pub mirror: Vec<String>,
-    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
-    #[arg(long, value_name = "FILE")]
-    pub egress_ca: Vec<PathBuf>,
+    #[command(flatten)]
+    pub net: super::net::OperatorNetArgs,
     /// Keep the store's rows in PostgreSQL (`postgres://user@host/db`) instead of the data folder's SQLite; content
-    /// files stay in the data folder.
+    /// files stay in the data folder unless `--object-store` says otherwise.
     #[arg(long, value_name = "URL", env = "AIRLOCK_DATABASE")]
     pub database: Option<String>,
     /// Send runs to runner machines (`airlock runner`) instead of running them here: a file with one runner token
@@ -84,8 +73,8 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.retention = args.retention;
     config.allow_local = args.allow_local.clone();
     config.allow_net = args.allow_net.clone();
-    config.network = super::net::base_policy(args.upstream_proxy.as_deref(), &args.trust_name, &args.mirror)?;
-    config.egress_ca = args.egress_ca.clone();
+    config.network = args.net.base_policy()?;
+    config.egress_ca = args.net.egress_ca.clone();
     config.database = args.database.clone();
     config.object_store = args.object_store.clone();
     if let Some(location) = &config.object_store {
@@ -93,13 +82,15 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     }
     config.lease = args.lease;
     if let Some(file) = &args.runner_tokens {
-        let text = fs_err::read_to_string(file).context("read the runner tokens file")?;
-        let bad = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .any(|l| l.len() < 16);
-        anyhow::ensure!(!bad, "every runner token is at least 16 characters");
+        let tokens =
+            airlock_server::dispatch::read_runner_tokens(file).context("read the runner tokens file")?;
+        anyhow::ensure!(
+            tokens
+                .iter()
+                .all(|t| t.len() >= airlock_server::dispatch::MIN_TOKEN),
+            "every runner token is at least {} characters",
+            airlock_server::dispatch::MIN_TOKEN
+        );
         anyhow::ensure!(
             args.lease >= Duration::from_secs(1),
             "--lease must be at least 1s"
