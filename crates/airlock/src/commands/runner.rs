@@ -87,7 +87,8 @@ impl Client {
     ) -> Result<ureq::Response, CallError> {
         let mut last = String::new();
         for _ in 0..self.servers.len() {
-            let i = self.current.load(Ordering::Relaxed) % self.servers.len();
+            let current = self.current.load(Ordering::Relaxed);
+            let i = current % self.servers.len();
             let url = format!("{}{path}", self.servers[i]);
             let req = self
                 .agent
@@ -110,10 +111,11 @@ impl Client {
                 }
                 Err(e) => {
                     last = e.to_string();
-                    // The next server, for this call and the ones after it.
-                    let _ = self
-                        .current
-                        .compare_exchange(i, i + 1, Ordering::Relaxed, Ordering::Relaxed);
+                    // The next server, for this call and the ones after it (unless another slot moved on already).
+                    let next = (i + 1) % self.servers.len();
+                    let _ =
+                        self.current
+                            .compare_exchange(current, next, Ordering::Relaxed, Ordering::Relaxed);
                 }
             }
         }
@@ -614,6 +616,48 @@ fn report(
                 escape(&runner.name),
                 escape(&message)
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server on loopback that answers every request with 204, and a port where nothing listens.
+    fn live_and_dead() -> (String, String) {
+        let live = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let live_url = format!("http://{}", live.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for conn in live.incoming() {
+                let mut conn = conn.unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = std::io::Read::read(&mut conn, &mut buf);
+                let _ = std::io::Write::write_all(
+                    &mut conn,
+                    b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let dead_url = format!("http://{}", dead.local_addr().unwrap());
+        drop(dead);
+        (live_url, dead_url)
+    }
+
+    #[test]
+    fn a_call_moves_on_to_the_server_that_answers_however_often_it_moved_before() {
+        let (live, dead) = live_and_dead();
+        let client = Client {
+            servers: vec![dead, live],
+            // As after turning from server to server a few times.
+            current: AtomicUsize::new(4),
+            token: "t".into(),
+            agent: ureq::AgentBuilder::new().build(),
+        };
+        for _ in 0..3 {
+            let r = client.call("GET", "/", &Payload::None, Duration::from_secs(5));
+            assert_eq!(r.unwrap().status(), 204);
         }
     }
 }
