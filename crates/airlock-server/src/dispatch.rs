@@ -383,13 +383,14 @@ pub(crate) async fn put_object(
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     holding(&app, &id, &key, move |store, _, _| {
-        if store.put_bytes(&body)?.0 != sha {
+        if airlock_store::sha_hex(&body) != sha {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "bad_object",
                 "the content's SHA-256 is not the one named",
             ));
         }
+        store.put_bytes(&body)?;
         Ok(())
     })
     .await?;
