@@ -34,23 +34,9 @@ pub struct NetArgs {
     /// (the value is read from airlock's environment and never enters the sandbox or the record).
     #[arg(long, value_name = "HOST=HEADER:ENV_VAR")]
     pub secret: Vec<String>,
-    /// Trust this CA (PEM) for the TLS connections the proxy makes itself, and add it to the CA bundle programs
-    /// inside the sandbox see.
-    #[arg(long, value_name = "FILE")]
-    pub egress_ca: Vec<PathBuf>,
-    /// A name (or `*.domain`) whose private address is expected, such as an internal mirror or Git server: it
-    /// resolves normally while every other name keeps the DNS rebinding rule.
-    #[arg(long, value_name = "NAME")]
-    pub trust_name: Vec<String>,
-    /// The proxy allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
-    /// airlock's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct. Its credentials never
-    /// enter the sandbox.
-    #[arg(long, value_name = "URL|none")]
-    pub upstream_proxy: Option<String>,
-    /// Point an ecosystem's installs in the sandbox at a mirror, and allow and trust its host:
-    /// ECOSYSTEM=URL with ECOSYSTEM one of pypi, npm, cargo, apt.
-    #[arg(long, value_name = "ECOSYSTEM=URL")]
-    pub mirror: Vec<String>,
+    /// The egress settings an operator would give every run: upstream proxy, trusted names, mirrors, CAs.
+    #[command(flatten)]
+    pub operator: OperatorNetArgs,
 }
 
 /// The upstream proxy: the flag's (`none` to go direct), else the one in airlock's environment. A proxy variable
@@ -106,22 +92,27 @@ fn base_policy(
     Ok(policy)
 }
 
-/// The egress settings an operator gives every run of a server or a runner machine, whatever the run allows.
+/// The egress settings an operator gives every run (of `exec` and `run`, a server or a runner machine), whatever
+/// the run allows.
 #[derive(Debug, Clone, Default, Args)]
 pub struct OperatorNetArgs {
-    /// The proxy runs' allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
-    /// this process's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct.
-    #[arg(long, value_name = "URL|none")]
-    pub upstream_proxy: Option<String>,
-    /// A name (or `*.domain`) whose private address is expected (an internal mirror or Git server).
-    #[arg(long, value_name = "NAME")]
-    pub trust_name: Vec<String>,
-    /// Point an ecosystem's installs at a mirror: ECOSYSTEM=URL (pypi, npm, cargo, apt).
-    #[arg(long, value_name = "ECOSYSTEM=URL")]
-    pub mirror: Vec<String>,
-    /// An extra CA (PEM) trusted by the egress proxy and added to the sandbox's CA bundle.
+    /// Trust this CA (PEM) for the TLS connections the proxy makes itself, and add it to the CA bundle programs
+    /// inside the sandbox see.
     #[arg(long, value_name = "FILE")]
     pub egress_ca: Vec<PathBuf>,
+    /// A name (or `*.domain`) whose private address is expected, such as an internal mirror or Git server: it
+    /// resolves normally while every other name keeps the DNS rebinding rule.
+    #[arg(long, value_name = "NAME")]
+    pub trust_name: Vec<String>,
+    /// The proxy allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
+    /// airlock's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct. Its credentials never
+    /// enter the sandbox.
+    #[arg(long, value_name = "URL|none")]
+    pub upstream_proxy: Option<String>,
+    /// Point an ecosystem's installs in the sandbox at a mirror, and allow and trust its host:
+    /// ECOSYSTEM=URL with ECOSYSTEM one of pypi, npm, cargo, apt.
+    #[arg(long, value_name = "ECOSYSTEM=URL")]
+    pub mirror: Vec<String>,
 }
 
 impl OperatorNetArgs {
@@ -141,10 +132,10 @@ impl NetArgs {
         if let Some(file) = &self.net_policy {
             policy.add_file(file).map_err(|e| usage(&e))?;
         }
-        if let Some(flag) = &self.upstream_proxy {
+        if let Some(flag) = &self.operator.upstream_proxy {
             policy.upstream = upstream(Some(flag))?;
         }
-        add_names_and_mirrors(&mut policy, &self.trust_name, &self.mirror)?;
+        add_names_and_mirrors(&mut policy, &self.operator.trust_name, &self.operator.mirror)?;
         for p in &self.net_preset {
             policy.add_preset(p).map_err(|e| usage(&e))?;
         }
@@ -187,7 +178,7 @@ impl NetArgs {
             if policy.upstream.is_none()
                 && policy.mirrors.is_empty()
                 && policy.trusted.is_empty()
-                && self.egress_ca.is_empty()
+                && self.operator.egress_ca.is_empty()
             {
                 return Ok(None);
             }
@@ -195,7 +186,7 @@ impl NetArgs {
         Ok(Some(EgressConfig {
             policy,
             secrets,
-            extra_ca: self.egress_ca.clone(),
+            extra_ca: self.operator.egress_ca.clone(),
             events: None,
         }))
     }
