@@ -567,7 +567,7 @@ impl Store {
     pub fn gc(&mut self, now: i64) -> Result<GcStats> {
         let mut stats = GcStats::default();
         // Several servers share a PostgreSQL store: one sweeps at a time (a session advisory lock); the others skip.
-        let postgres = matches!(&*self.db.borrow(), Db::Postgres(_));
+        let postgres = self.backend() == "postgres";
         if postgres {
             let got = self.query("SELECT pg_try_advisory_lock(?1)", vals![GC_LOCK])?;
             if got.first().map(|r| r.int(0)).transpose()? != Some(1) {

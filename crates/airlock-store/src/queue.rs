@@ -4,7 +4,7 @@
 //! run goes to exactly one runner. A run whose lease runs out is `lost`, never queued again: a skill's run is not
 //! idempotent, so it must not silently run twice.
 
-use crate::db::{Db, Val};
+use crate::db::Val;
 use crate::{Result, Store};
 
 /// A run's place in the queue's life.
@@ -81,10 +81,6 @@ fn from_row(row: &crate::db::Row) -> Result<QueuedRun> {
 }
 
 impl Store {
-    fn is_postgres(&self) -> bool {
-        matches!(&*self.db.borrow(), Db::Postgres(_))
-    }
-
     /// Adds a run to the queue.
     pub fn enqueue(&self, id: &str, job: &str, mode: &str, source: &str, expires_at: i64) -> Result<()> {
         self.execute(
@@ -185,7 +181,7 @@ impl Store {
             .map(|i| format!("?{}", i + 5))
             .collect::<Vec<_>>()
             .join(", ");
-        let lock = if self.is_postgres() {
+        let lock = if self.backend() == "postgres" {
             " FOR UPDATE SKIP LOCKED"
         } else {
             ""
