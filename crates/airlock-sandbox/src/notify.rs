@@ -441,9 +441,25 @@ fn proc_status(pid: u32) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// What the recorder knows of a thread that made a call.
+#[derive(Clone, Copy, Debug, Default)]
+struct Proc {
+    /// Its process's pid inside the sandbox.
+    nspid: i32,
+    /// Its parent's pid inside the sandbox (0 when the parent is outside it).
+    ppid: i32,
+    /// Its thread group leader's host pid.
+    tgid: u32,
+    /// Its parent's host pid.
+    ppid_host: u32,
+    /// The thread's pidfs inode number (Linux 6.9+): unique for the system's life and handed out in creation order,
+    /// so it tells a process from a later one given the same pid, and which of two processes is older. 0: unknown.
+    ino: u64,
+}
+
 /// A process's ids as the sandbox sees them (its thread group's pid, its parent's pid) and its thread group leader's
 /// host pid, from `/proc`; a parent already known (in `known`) is not read again.
-fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
+fn ns_pid(pid: u32, known: &HashMap<u32, Proc>) -> Proc {
     let status = proc_status(pid);
     let field = |name: &str| {
         status
@@ -462,8 +478,8 @@ fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
         .unwrap_or(0);
     let ppid = if ppid_host == 0 {
         0
-    } else if let Some((parent, _, _)) = known.get(&ppid_host) {
-        *parent
+    } else if let Some(parent) = known.get(&ppid_host) {
+        parent.nspid
     } else {
         proc_status(ppid_host)
             .lines()
@@ -474,7 +490,227 @@ fn ns_pid(pid: u32, known: &HashMap<u32, (i32, i32, u32)>) -> (i32, i32, u32) {
     let tgid = field("Tgid:")
         .and_then(|v| v.first().and_then(|p| p.parse().ok()))
         .unwrap_or(pid);
-    (nspid, ppid, tgid)
+    Proc {
+        nspid,
+        ppid,
+        tgid,
+        ppid_host,
+        ino: 0,
+    }
+}
+
+/// `PIDFD_GET_INFO` (Linux 6.13): a process's pid, thread group and parent, in the caller's pid namespace.
+const PIDFD_GET_INFO: libc::c_ulong = 0xc040_ff0b;
+const PIDFD_INFO_PID: u64 = 1;
+/// `pidfd_open` of a thread rather than a process (Linux 6.9).
+const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+/// `NS_GET_TGID_IN_PIDNS` (Linux 6.11): the thread group id, in a pid namespace, of a pid of the caller's.
+const NS_GET_TGID_IN_PIDNS: libc::c_ulong = 0x8004_b709;
+
+#[repr(C)]
+#[derive(Default)]
+struct PidfdInfo {
+    mask: u64,
+    cgroupid: u64,
+    pid: u32,
+    tgid: u32,
+    ppid: u32,
+    creds: [u32; 8],
+    spare: u32,
+}
+
+/// Finds a process's ids as the sandbox sees them. On Linux 6.13 and later, with a few calls that build no text and
+/// touch no `/proc` entry (a new process's first `/proc` read allocates its directory and was most of the cost of
+/// recording an exec); on older kernels from `/proc/PID/status` ([`ns_pid`]).
+struct Ids {
+    /// The sandbox's pid namespace, once known; `None` after a kernel refused the calls (then `/proc` is read).
+    pidns: Option<OwnedFd>,
+    fast: bool,
+}
+
+impl Ids {
+    fn new() -> Ids {
+        Ids {
+            pidns: None,
+            fast: true,
+        }
+    }
+
+    /// What is known of thread `tid` (see [`Proc`]).
+    fn of(&mut self, tid: u32, known: &HashMap<u32, Proc>) -> Proc {
+        if self.fast {
+            if let Some(ids) = self.fast_ids(tid, known) {
+                return ids;
+            }
+        }
+        ns_pid(tid, known)
+    }
+
+    /// The pidfs inode number of thread `tid` (see [`Proc::ino`]), when the kernel gives one.
+    fn ino(&self, tid: u32) -> Option<u64> {
+        if !self.fast {
+            return None;
+        }
+        thread_ino(tid)
+    }
+
+    fn fast_ids(&mut self, tid: u32, known: &HashMap<u32, Proc>) -> Option<Proc> {
+        if self.pidns.is_none() {
+            match File::open(format!("/proc/{tid}/ns/pid")) {
+                Ok(f) => self.pidns = Some(OwnedFd::from(f)),
+                Err(_) => {
+                    self.fast = false;
+                    return None;
+                }
+            }
+        }
+        let ns = self.pidns.as_ref()?.as_raw_fd();
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) } as i32;
+        if pidfd < 0 {
+            // Gone, or a kernel without thread pidfds: `/proc` decides which.
+            self.fast = std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            return None;
+        }
+        // SAFETY: the descriptor was just opened and is owned here alone.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        let mut info = PidfdInfo {
+            mask: PIDFD_INFO_PID,
+            ..PidfdInfo::default()
+        };
+        // SAFETY: a pidfd_info of the kernel's first layout (64 bytes), which the ioctl number names.
+        if unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_INFO, &mut info) } != 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error();
+            self.fast = errno == Some(libc::ESRCH);
+            return None;
+        }
+        let in_ns = |host: u32| -> i32 {
+            // SAFETY: the namespace ioctl takes the pid by value and returns the translated one or -1.
+            let r = unsafe { libc::ioctl(ns, NS_GET_TGID_IN_PIDNS, libc::c_ulong::from(host)) };
+            r.max(0)
+        };
+        // SAFETY: as above.
+        let nspid = unsafe { libc::ioctl(ns, NS_GET_TGID_IN_PIDNS, libc::c_ulong::from(tid)) };
+        if nspid < 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error();
+            self.fast = errno == Some(libc::ESRCH);
+            return None;
+        }
+        let ppid = match known.get(&info.ppid) {
+            Some(parent) => parent.nspid,
+            None if info.ppid == 0 => 0,
+            None => in_ns(info.ppid),
+        };
+        let ino = nix::sys::stat::fstat(&pidfd).map_or(0, |st| st.st_ino);
+        Some(Proc {
+            nspid,
+            ppid,
+            tgid: info.tgid,
+            ppid_host: info.ppid,
+            ino,
+        })
+    }
+}
+
+/// The pidfs inode number of thread `tid` (Linux 6.9+).
+fn thread_ino(tid: u32) -> Option<u64> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) } as i32;
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor was just opened and is owned here alone.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    nix::sys::stat::fstat(&fd)
+        .ok()
+        .map(|st| st.st_ino)
+        .filter(|i| *i != 0)
+}
+
+/// The pidfs inode number of a thread started now: every process created after this call has a higher one.
+/// `u64::MAX` when it cannot be had (then no process counts as created after it).
+fn pid_counter_now() -> u64 {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (hold, wait) = std::sync::mpsc::channel::<()>();
+    let spawned = std::thread::Builder::new()
+        .name("airlock-mark".into())
+        .spawn(move || {
+            let _ = tx.send(nix::unistd::gettid().as_raw());
+            let _ = wait.recv();
+        });
+    let Ok(handle) = spawned else {
+        return u64::MAX;
+    };
+    let ino = rx
+        .recv()
+        .ok()
+        .and_then(|tid| u32::try_from(tid).ok())
+        .and_then(thread_ino);
+    drop(hold);
+    let _ = handle.join();
+    ino.unwrap_or(u64::MAX)
+}
+
+/// Working directories for the record, read from `/proc/PID/cwd` only when they cannot be known otherwise: the
+/// first read of a new process's `/proc` entry costs more than the rest of recording its exec. A process's working
+/// directory is its parent's at the moment it was created, and changes only by `chdir` or `fchdir` (`chroot`,
+/// `pivot_root`, `setns` and `unshare` are denied), which the recorder sees. So a new process takes its parent's
+/// known directory when no `chdir` has been seen since the parent's was learnt and the process was created after
+/// the last `chdir` (by pidfs inode numbers, which follow creation order). Every `chdir` forgets what was known,
+/// and until the caller's next call shows it returned, every directory is read from `/proc` and not kept.
+#[derive(Default)]
+struct Cwds {
+    /// By host pid of a thread group: its directory, and the `epoch` it was learnt in.
+    known: HashMap<u32, (String, u64)>,
+    /// Counts `chdir` calls seen and returned.
+    epoch: u64,
+    /// Processes with a pidfs inode number above this were created after the last `chdir` returned.
+    after_chdir: u64,
+    /// Threads whose `chdir` or `fchdir` may not have taken effect yet.
+    pending: BTreeSet<u32>,
+}
+
+impl Cwds {
+    /// The working directory of thread `tid`.
+    fn of(&mut self, tid: u32, proc_: &Proc) -> String {
+        if !self.pending.is_empty() {
+            return link(format!("/proc/{tid}/cwd"));
+        }
+        if let Some((cwd, epoch)) = self.known.get(&proc_.tgid) {
+            if *epoch == self.epoch {
+                return cwd.clone();
+            }
+        }
+        let inherited = (proc_.ino != 0 && proc_.ino > self.after_chdir)
+            .then(|| self.known.get(&proc_.ppid_host))
+            .flatten()
+            .filter(|(_, epoch)| *epoch == self.epoch)
+            .map(|(cwd, _)| cwd.clone());
+        let cwd = inherited.unwrap_or_else(|| link(format!("/proc/{tid}/cwd")));
+        self.known.insert(proc_.tgid, (cwd.clone(), self.epoch));
+        cwd
+    }
+
+    /// Thread `tid` calls `chdir` or `fchdir`.
+    fn chdir(&mut self, tid: u32) {
+        self.pending.insert(tid);
+        self.epoch += 1;
+        self.known.clear();
+    }
+
+    /// Thread `tid` makes a call: any `chdir` it made before has returned.
+    fn called(&mut self, tid: u32) {
+        if self.pending.remove(&tid) && self.pending.is_empty() {
+            self.epoch += 1;
+            self.known.clear();
+            self.after_chdir = pid_counter_now();
+        }
+    }
+
+    /// The process is gone (its pid may be given to another).
+    fn forget(&mut self, tgid: u32) {
+        self.known.remove(&tgid);
+    }
 }
 
 fn link(path: String) -> String {
@@ -483,12 +719,12 @@ fn link(path: String) -> String {
         .unwrap_or_default()
 }
 
-fn absolute(pid: u32, dirfd: i32, path: &str) -> String {
+fn absolute(pid: u32, dirfd: i32, path: &str, cwd: impl FnOnce() -> String) -> String {
     if path.starts_with('/') {
         return path.to_owned();
     }
     let base = if dirfd == libc::AT_FDCWD {
-        link(format!("/proc/{pid}/cwd"))
+        cwd()
     } else {
         link(format!("/proc/{pid}/fd/{dirfd}"))
     };
@@ -804,7 +1040,9 @@ pub fn record(
     // the command this keeps a notification to a few microseconds. Older kernels refuse it; recording still works.
     // SAFETY: the flag argument is passed by value as the kernel expects.
     let sync = unsafe { libc::ioctl(fd, NOTIF_SET_FLAGS, FD_SYNC_WAKE_UP) } == 0;
-    let mut pids: HashMap<u32, (i32, i32, u32)> = HashMap::new();
+    let mut pids: HashMap<u32, Proc> = HashMap::new();
+    let mut ids = Ids::new();
+    let mut cwds = Cwds::default();
     let mut rec = Recording {
         events,
         ..Recording::default()
@@ -847,25 +1085,41 @@ pub fn record(
         let pid = notif.pid;
         let args = notif.data.args;
         let nr = i64::from(notif.data.nr);
-        let (nspid, ppid, tgid) = match pids.get(&pid) {
-            Some(ids) => *ids,
+        let (mut known, fresh) = match pids.get(&pid) {
+            Some(known) => (*known, false),
             None => {
-                let ids = ns_pid(pid, &pids);
-                pids.insert(pid, ids);
-                ids
+                let known = ids.of(pid, &pids);
+                pids.insert(pid, known);
+                (known, true)
             }
         };
+        cwds.called(pid);
+        let nspid = known.nspid;
         let mut answer = Answer::Continue;
         match nr {
             libc::SYS_execve | libc::SYS_execveat => {
+                // A pid the kernel gave again to a new process (the earlier one was killed, or was a thread that
+                // ended) is known by its pidfs inode number: what was known of the earlier one is dropped.
+                if !fresh && known.ino != 0 && ids.ino(pid) != Some(known.ino) {
+                    cwds.forget(known.tgid);
+                    pids.remove(&pid);
+                    known = ids.of(pid, &pids);
+                    pids.insert(pid, known);
+                }
+                let Proc {
+                    nspid, ppid, tgid, ..
+                } = known;
                 let (path, argv_ptr) = if nr == libc::SYS_execve {
                     (reader.string(pid, args[0]).unwrap_or_default(), args[1])
                 } else {
                     let p = reader.string(pid, args[1]).unwrap_or_default();
-                    (absolute(pid, args[0] as i32, &p), args[2])
+                    (
+                        absolute(pid, args[0] as i32, &p, || cwds.of(pid, &known)),
+                        args[2],
+                    )
                 };
                 let (argv, argv_bytes) = reader.argv(pid, argv_ptr);
-                let cwd = link(format!("/proc/{pid}/cwd"));
+                let cwd = cwds.of(pid, &known);
                 // The process image is replaced: its memory handle is stale after this. Its ids stay (the next
                 // notification, often its exit, needs no /proc read), unless a thread made the exec and so became the
                 // process: then both the thread's and the old leader's are stale.
@@ -895,7 +1149,9 @@ pub fn record(
                     last_exec.insert(nspid, i);
                 }
             }
+            libc::SYS_chdir | libc::SYS_fchdir => cwds.chdir(pid),
             libc::SYS_exit_group => {
+                cwds.forget(known.tgid);
                 if let Some(i) = last_exec.get(&nspid) {
                     let exit_code = (args[0] & 0xff) as i32;
                     rec.timeline[*i].exit_code = Some(exit_code);
@@ -924,7 +1180,7 @@ pub fn record(
                     _ => (args[0] as i32, args[1], args[2]),
                 };
                 if let Some(p) = reader.string(pid, path_ptr) {
-                    let full = absolute(pid, dirfd, &p);
+                    let full = absolute(pid, dirfd, &p, || cwds.of(pid, &known));
                     let write =
                         flags as i32 & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0;
                     let seen = if write { &mut seen_written } else { &mut seen_read };

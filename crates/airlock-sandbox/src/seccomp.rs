@@ -80,9 +80,12 @@ pub const DENIED: &[i64] = &[
 ];
 
 /// System calls the recorder sees. (The command hands its listener over without `sendmsg`: the supervisor takes it
-/// with `pidfd_getfd`, so `sendmsg` can be recorded like the rest.)
+/// with `pidfd_getfd`, so `sendmsg` can be recorded like the rest.) `chdir` and `fchdir` tell it when a working
+/// directory it knows may have changed.
 pub const RECORDED_ALWAYS: &[i64] = &[
     libc::SYS_execve,
+    libc::SYS_chdir,
+    libc::SYS_fchdir,
     libc::SYS_execveat,
     libc::SYS_connect,
     libc::SYS_exit_group,

@@ -332,6 +332,46 @@ threading.Event().wait(5)
 }
 
 #[test]
+fn each_exec_is_recorded_in_the_folder_it_really_ran_in() {
+    // The recorder learns working directories from a process's parent where it can: a change of directory in a
+    // subshell, in the parent after it started a background job, or in another thread must still show.
+    let env = env();
+    let script = "mkdir -p /tmp/one /tmp/two\n\
+        (cd /tmp/one && /bin/echo in-one)\n\
+        cd /tmp/two\n\
+        (sleep 0.3; /bin/echo late-in-two) &\n\
+        cd /tmp/one\n\
+        /bin/echo back-in-one\n\
+        wait\n\
+        python3 /skill/scripts/c.py\n\
+        /bin/echo still-in-one\n";
+    let thread = "import os, subprocess, threading\n\
+        t = threading.Thread(target=lambda: os.chdir('/tmp/two'))\n\
+        t.start()\n\
+        t.join()\n\
+        subprocess.run(['/bin/echo', 'thread-moved'])\n";
+    let skill = env.skill(
+        "folders",
+        "Runs.\n\nRun `scripts/run.sh`.\n",
+        &[("scripts/run.sh", script), ("scripts/c.py", thread)],
+    );
+    let rec = env.run(&skill, &["--script", "scripts/run.sh"]);
+    let timeline = rec["timeline"].as_array().unwrap();
+    let cwd = |word: &str| {
+        timeline
+            .iter()
+            .find(|e| e["argv"].as_array().and_then(|a| a.last()) == Some(&Value::from(word)))
+            .unwrap_or_else(|| panic!("no {word} in {timeline:?}"))["cwd"]
+            .clone()
+    };
+    assert_eq!(cwd("in-one"), "/tmp/one");
+    assert_eq!(cwd("late-in-two"), "/tmp/two");
+    assert_eq!(cwd("back-in-one"), "/tmp/one");
+    assert_eq!(cwd("thread-moved"), "/tmp/two");
+    assert_eq!(cwd("still-in-one"), "/tmp/one");
+}
+
+#[test]
 fn text_a_skill_controls_never_reaches_the_screen_as_layout() {
     let env = env();
     let script = r#"import os, socket, subprocess
