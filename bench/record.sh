@@ -1,43 +1,41 @@
 #!/usr/bin/env bash
-# Exec-recording overhead, measured paired: 2,000 runs of /bin/true from a `sh` loop, plain and inside
-# `airlock exec` (recording execs and files, and execs only), and, when BEFORE names an earlier airlock build, the
-# same inside it. Each pair (plain, then each airlock) runs in turn, PAIRS times, while a busy loop holds the last
-# CPU; the script prints the median ratio of each airlock to plain and the machine's load average.
+# Exec-recording overhead, measured paired (bench/record.py): 2,000 runs of /bin/true from a `sh` loop, plain and
+# inside `airlock exec` with every layer and recording on, for this build and any earlier builds named in BEFORE.
+# Each row (plain, then each build) runs in turn, PAIRS times; the script prints the median of each and the median
+# of its per-row ratios to plain. It measures as this user and, when run as root, again as `nobody` (no cgroup, as
+# users run airlock), first with the other CPUs idle and then with a busy loop on the last CPU.
 #
-#   bench/record.sh                          # this checkout
-#   BEFORE=/path/to/old/airlock bench/record.sh
-#   AFTER=/path/to/airlock BEFORE=... bench/record.sh   # two builds made beforehand
+#   bench/record.sh                                          # this checkout
+#   BEFORE="old=/path/to/airlock older=/path/to/airlock" bench/record.sh
+#   AFTER=/path/to/airlock BEFORE=... PAIRS=11 bench/record.sh   # builds made beforehand
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 after=$(airlock_bin AFTER)
-before=${BEFORE:-}
-pairs=${PAIRS:-15}
-loop='i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'
-last=$(( $(nproc) - 1 ))
-taskset -c "$last" sh -c 'while :; do :; done' &
-load=$!
-trap 'kill $load 2>/dev/null' EXIT
-sleep 1
-t() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
-out=$(mktemp)
-for _ in $(seq "$pairs"); do
-  row="$(t /bin/sh -c "$loop") $(t "$after" exec -- /bin/sh -c "$loop") $(t "$after" exec --no-record-files -- /bin/sh -c "$loop")"
-  if [ -n "$before" ]; then
-    row="$row $(t "$before" exec -- /bin/sh -c "$loop") $(t "$before" exec --no-record-files -- /bin/sh -c "$loop")"
-  fi
-  echo "$row" >> "$out"
+work=$(mktemp -d)
+busy=
+trap '[ -n "$busy" ] && kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
+# nobody must reach the binaries and the script: copies in this script's own temporary folder.
+copy() {
+  mkdir "$work/$1"
+  cp "$2" "$(dirname "$2")/airlock-sandbox-helper" "$work/$1/"
+  echo "$1=$work/$1/airlock"
+}
+builds=("$(copy this "$after")")
+for spec in ${BEFORE:-}; do
+  builds+=("$(copy "${spec%%=*}" "${spec#*=}")")
 done
-echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs, a busy loop on CPU $last)"
-python3 - "$out" <<'PY'
-import statistics, sys
-rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
-names = ["this build, execs and files", "this build, execs only", "BEFORE, execs and files", "BEFORE, execs only"]
-print(f"plain: median {statistics.median(r[0] for r in rows) / 1e6:.3f} s over {len(rows)} pairs")
-for i, name in enumerate(names, start=1):
-    if len(rows[0]) > i:
-        ratios = [r[i] / r[0] for r in rows]
-        print(f"{name}: median {statistics.median(r[i] for r in rows) / 1e6:.3f} s, median ratio to plain "
-              f"{statistics.median(ratios):.2f}x (range {min(ratios):.2f} to {max(ratios):.2f})")
-PY
-rm -f "$out"
+cp bench/record.py "$work/"
+chmod -R a+rX "$work"
+run_all() {
+  python3 "$work/record.py" "${builds[@]}"
+  if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME="$work" BUSY="${BUSY:-no}" \
+      PAIRS="${PAIRS:-11}" python3 "$work/record.py" "${builds[@]}"
+  fi
+}
+run_all
+taskset -c "$(( $(nproc) - 1 ))" sh -c 'while :; do :; done' &
+busy=$!
+sleep 1
+BUSY=yes run_all
