@@ -455,6 +455,8 @@ struct Proc {
     /// The thread's pidfs inode number (Linux 6.9+): unique for the system's life and handed out in creation order,
     /// so it tells a process from a later one given the same pid, and which of two processes is older. 0: unknown.
     ino: u64,
+    /// The parent process's pidfs inode number (0: unknown).
+    ppid_ino: u64,
 }
 
 /// A process's ids as the sandbox sees them (its thread group's pid, its parent's pid) and its thread group leader's
@@ -496,6 +498,7 @@ fn ns_pid(pid: u32, known: &HashMap<u32, Proc>) -> Proc {
         tgid,
         ppid_host,
         ino: 0,
+        ppid_ino: 0,
     }
 }
 
@@ -526,13 +529,21 @@ struct Ids {
     /// The sandbox's pid namespace, once known; `None` after a kernel refused the calls (then `/proc` is read).
     pidns: Option<OwnedFd>,
     fast: bool,
+    /// Fewer pids than this handed out since a process was created, and its pid cannot have come round to another
+    /// process yet (the kernel hands pids out in a cycle up to `pid_max`): a quarter of `pid_max`.
+    reuse_gap: u64,
 }
 
 impl Ids {
     fn new() -> Ids {
+        let pid_max = fs_err::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(0);
         Ids {
             pidns: None,
             fast: true,
+            reuse_gap: pid_max / 4,
         }
     }
 
@@ -596,18 +607,27 @@ impl Ids {
             self.fast = errno == Some(libc::ESRCH);
             return None;
         }
-        let ppid = match known.get(&info.ppid) {
-            Some(parent) => parent.nspid,
-            None if info.ppid == 0 => 0,
-            None => in_ns(info.ppid),
-        };
         let ino = nix::sys::stat::fstat(&pidfd).map_or(0, |st| st.st_ino);
+        // The parent as it is now: what is known under its pid may be of an earlier process given the same pid,
+        // unless too few pids were handed out since that one was created (pidfs inode numbers count them).
+        let parent = known.get(&info.ppid);
+        let ppid_ino = match parent {
+            _ if info.ppid == 0 => 0,
+            Some(p) if p.ino != 0 && ino > p.ino && ino - p.ino < self.reuse_gap => p.ino,
+            _ => thread_ino(info.ppid).unwrap_or(0),
+        };
+        let ppid = match parent {
+            _ if info.ppid == 0 => 0,
+            Some(p) if p.ino != 0 && p.ino == ppid_ino => p.nspid,
+            _ => in_ns(info.ppid),
+        };
         Some(Proc {
             nspid,
             ppid,
             tgid: info.tgid,
             ppid_host: info.ppid,
             ino,
+            ppid_ino,
         })
     }
 }
@@ -657,11 +677,13 @@ fn pid_counter_now() -> u64 {
 /// `pivot_root`, `setns` and `unshare` are denied), which the recorder sees. So a new process takes its parent's
 /// known directory when no `chdir` has been seen since the parent's was learnt and the process was created after
 /// the last `chdir` (by pidfs inode numbers, which follow creation order). Every `chdir` forgets what was known,
-/// and until the caller's next call shows it returned, every directory is read from `/proc` and not kept.
+/// and until the caller's next call shows it returned, every directory is read from `/proc` and not kept. What is
+/// kept is a process's (its main thread's) and carries the process's pidfs inode number, so it is never taken for
+/// a later process given the same pid; other threads, and kernels without pidfs inode numbers, read `/proc`.
 #[derive(Default)]
 struct Cwds {
-    /// By host pid of a thread group: its directory, and the `epoch` it was learnt in.
-    known: HashMap<u32, (String, u64)>,
+    /// By host pid of a process: its directory, the `epoch` it was learnt in, and the process's pidfs inode number.
+    known: HashMap<u32, (String, u64, u64)>,
     /// Counts `chdir` calls seen and returned.
     epoch: u64,
     /// Processes with a pidfs inode number above this were created after the last `chdir` returned.
@@ -673,21 +695,22 @@ struct Cwds {
 impl Cwds {
     /// The working directory of thread `tid`.
     fn of(&mut self, tid: u32, proc_: &Proc) -> String {
-        if !self.pending.is_empty() {
+        if !self.pending.is_empty() || tid != proc_.tgid || proc_.ino == 0 {
             return link(format!("/proc/{tid}/cwd"));
         }
-        if let Some((cwd, epoch)) = self.known.get(&proc_.tgid) {
-            if *epoch == self.epoch {
+        if let Some((cwd, epoch, ino)) = self.known.get(&proc_.tgid) {
+            if *epoch == self.epoch && *ino == proc_.ino {
                 return cwd.clone();
             }
         }
-        let inherited = (proc_.ino != 0 && proc_.ino > self.after_chdir)
+        let inherited = (proc_.ino > self.after_chdir && proc_.ppid_ino != 0)
             .then(|| self.known.get(&proc_.ppid_host))
             .flatten()
-            .filter(|(_, epoch)| *epoch == self.epoch)
-            .map(|(cwd, _)| cwd.clone());
+            .filter(|(_, epoch, ino)| *epoch == self.epoch && *ino == proc_.ppid_ino)
+            .map(|(cwd, _, _)| cwd.clone());
         let cwd = inherited.unwrap_or_else(|| link(format!("/proc/{tid}/cwd")));
-        self.known.insert(proc_.tgid, (cwd.clone(), self.epoch));
+        self.known
+            .insert(proc_.tgid, (cwd.clone(), self.epoch, proc_.ino));
         cwd
     }
 
