@@ -366,29 +366,54 @@ fn egress_connect(
 pub(crate) fn get_fd(pid: u32, fd: i32) -> Option<OwnedFd> {
     // A notification names the thread that made the call; pidfd_open takes a process (its thread group leader),
     // and the descriptor table is the whole process's.
-    let open = |p: u32| {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        unsafe { libc::syscall(libc::SYS_pidfd_open, p, 0) as i32 }
-    };
-    let mut pidfd = open(pid);
-    if pidfd < 0 {
-        let tgid = fs_err::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Tgid:"))
-                    .and_then(|v| v.trim().parse::<u32>().ok())
-            })?;
-        pidfd = open(tgid);
+    let pidfd = pidfd_open(pid, 0)
+        .or_else(|_| {
+            let tgid = proc_status(pid)
+                .lines()
+                .find_map(|l| l.strip_prefix("Tgid:"))
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .ok_or(libc::ESRCH)?;
+            pidfd_open(tgid, 0)
+        })
+        .ok()?;
+    // SAFETY: plain syscall with integer arguments; the result is checked before use.
+    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) } as i32;
+    // SAFETY: a descriptor just received, owned here alone.
+    (got >= 0).then(|| unsafe { OwnedFd::from_raw_fd(got) })
+}
+
+/// The errno of the last failed system call.
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// `pidfd_open`: a pidfd of process `pid` (with [`PIDFD_THREAD`], of thread `pid`), or the errno.
+fn pidfd_open(pid: u32, flags: libc::c_uint) -> Result<OwnedFd, i32> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) } as i32;
+    if fd < 0 {
+        return Err(errno());
     }
-    // SAFETY: plain syscalls with integer arguments; each result is checked before use.
-    unsafe {
-        if pidfd < 0 {
-            return None;
-        }
-        let got = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as i32;
-        libc::close(pidfd);
-        (got >= 0).then(|| std::os::fd::FromRawFd::from_raw_fd(got))
+    // SAFETY: the descriptor was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The pidfs inode number of a pidfd's process or thread (Linux 6.9+; see [`Proc::ino`]).
+fn pidfd_ino(pidfd: &OwnedFd) -> Option<u64> {
+    nix::sys::stat::fstat(pidfd)
+        .ok()
+        .map(|st| st.st_ino)
+        .filter(|i| *i != 0)
+}
+
+/// The thread group id in pid namespace `ns` of host pid `pid` (`NS_GET_TGID_IN_PIDNS`), or the errno.
+fn tgid_in_ns(ns: &OwnedFd, pid: u32) -> Result<i32, i32> {
+    // SAFETY: the namespace ioctl takes the pid by value and returns the translated one or -1.
+    let r = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_TGID_IN_PIDNS, libc::c_ulong::from(pid)) };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r)
     }
 }
 
@@ -575,39 +600,21 @@ impl Ids {
                 }
             }
         }
-        let ns = self.pidns.as_ref()?.as_raw_fd();
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) } as i32;
-        if pidfd < 0 {
-            // Gone, or a kernel without thread pidfds: `/proc` decides which.
-            self.fast = std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            return None;
+        let ns = self.pidns.as_ref()?;
+        // A call refused for another reason than the thread being gone means a kernel without it: `/proc` from then.
+        fn fast<T>(flag: &mut bool, r: Result<T, i32>) -> Option<T> {
+            r.map_err(|errno| *flag = errno == libc::ESRCH).ok()
         }
-        // SAFETY: the descriptor was just opened and is owned here alone.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        let pidfd = fast(&mut self.fast, pidfd_open(tid, PIDFD_THREAD))?;
         let mut info = PidfdInfo {
             mask: PIDFD_INFO_PID,
             ..PidfdInfo::default()
         };
         // SAFETY: a pidfd_info of the kernel's first layout (64 bytes), which the ioctl number names.
-        if unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_INFO, &mut info) } != 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error();
-            self.fast = errno == Some(libc::ESRCH);
-            return None;
-        }
-        let in_ns = |host: u32| -> i32 {
-            // SAFETY: the namespace ioctl takes the pid by value and returns the translated one or -1.
-            let r = unsafe { libc::ioctl(ns, NS_GET_TGID_IN_PIDNS, libc::c_ulong::from(host)) };
-            r.max(0)
-        };
-        // SAFETY: as above.
-        let nspid = unsafe { libc::ioctl(ns, NS_GET_TGID_IN_PIDNS, libc::c_ulong::from(tid)) };
-        if nspid < 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error();
-            self.fast = errno == Some(libc::ESRCH);
-            return None;
-        }
-        let ino = nix::sys::stat::fstat(&pidfd).map_or(0, |st| st.st_ino);
+        let got = unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_INFO, &mut info) };
+        fast(&mut self.fast, if got == 0 { Ok(()) } else { Err(errno()) })?;
+        let nspid = fast(&mut self.fast, tgid_in_ns(ns, tid))?;
+        let ino = pidfd_ino(&pidfd).unwrap_or(0);
         // The parent as it is now: what is known under its pid may be of an earlier process given the same pid,
         // unless too few pids were handed out since that one was created (pidfs inode numbers count them).
         let parent = known.get(&info.ppid);
@@ -619,7 +626,7 @@ impl Ids {
         let ppid = match parent {
             _ if info.ppid == 0 => 0,
             Some(p) if p.ino != 0 && p.ino == ppid_ino => p.nspid,
-            _ => in_ns(info.ppid),
+            _ => tgid_in_ns(ns, info.ppid).unwrap_or(0),
         };
         Some(Proc {
             nspid,
@@ -634,17 +641,7 @@ impl Ids {
 
 /// The pidfs inode number of thread `tid` (Linux 6.9+).
 fn thread_ino(tid: u32) -> Option<u64> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) } as i32;
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: the descriptor was just opened and is owned here alone.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    nix::sys::stat::fstat(&fd)
-        .ok()
-        .map(|st| st.st_ino)
-        .filter(|i| *i != 0)
+    pidfd_ino(&pidfd_open(tid, PIDFD_THREAD).ok()?)
 }
 
 /// The pidfs inode number of a thread started now: every process created after this call has a higher one.
@@ -675,17 +672,16 @@ fn pid_counter_now() -> u64 {
 /// first read of a new process's `/proc` entry costs more than the rest of recording its exec. A process's working
 /// directory is its parent's at the moment it was created, and changes only by `chdir` or `fchdir` (`chroot`,
 /// `pivot_root`, `setns` and `unshare` are denied), which the recorder sees. So a new process takes its parent's
-/// known directory when no `chdir` has been seen since the parent's was learnt and the process was created after
-/// the last `chdir` (by pidfs inode numbers, which follow creation order). Every `chdir` forgets what was known,
+/// known directory (learnt since the last `chdir`) and the process was created after that `chdir` returned (by
+/// pidfs inode numbers, which follow creation order). Every `chdir` forgets what was known,
 /// and until the caller's next call shows it returned, every directory is read from `/proc` and not kept. What is
 /// kept is a process's (its main thread's) and carries the process's pidfs inode number, so it is never taken for
 /// a later process given the same pid; other threads, and kernels without pidfs inode numbers, read `/proc`.
 #[derive(Default)]
 struct Cwds {
-    /// By host pid of a process: its directory, the `epoch` it was learnt in, and the process's pidfs inode number.
-    known: HashMap<u32, (String, u64, u64)>,
-    /// Counts `chdir` calls seen and returned.
-    epoch: u64,
+    /// By host pid of a process: its directory, and the process's pidfs inode number; all learnt since the last
+    /// `chdir`.
+    known: HashMap<u32, (String, u64)>,
     /// Processes with a pidfs inode number above this were created after the last `chdir` returned.
     after_chdir: u64,
     /// Threads whose `chdir` or `fchdir` may not have taken effect yet.
@@ -698,33 +694,30 @@ impl Cwds {
         if !self.pending.is_empty() || tid != proc_.tgid || proc_.ino == 0 {
             return link(format!("/proc/{tid}/cwd"));
         }
-        if let Some((cwd, epoch, ino)) = self.known.get(&proc_.tgid) {
-            if *epoch == self.epoch && *ino == proc_.ino {
+        if let Some((cwd, ino)) = self.known.get(&proc_.tgid) {
+            if *ino == proc_.ino {
                 return cwd.clone();
             }
         }
         let inherited = (proc_.ino > self.after_chdir && proc_.ppid_ino != 0)
             .then(|| self.known.get(&proc_.ppid_host))
             .flatten()
-            .filter(|(_, epoch, ino)| *epoch == self.epoch && *ino == proc_.ppid_ino)
-            .map(|(cwd, _, _)| cwd.clone());
+            .filter(|(_, ino)| *ino == proc_.ppid_ino)
+            .map(|(cwd, _)| cwd.clone());
         let cwd = inherited.unwrap_or_else(|| link(format!("/proc/{tid}/cwd")));
-        self.known
-            .insert(proc_.tgid, (cwd.clone(), self.epoch, proc_.ino));
+        self.known.insert(proc_.tgid, (cwd.clone(), proc_.ino));
         cwd
     }
 
     /// Thread `tid` calls `chdir` or `fchdir`.
     fn chdir(&mut self, tid: u32) {
         self.pending.insert(tid);
-        self.epoch += 1;
         self.known.clear();
     }
 
     /// Thread `tid` makes a call: any `chdir` it made before has returned.
     fn called(&mut self, tid: u32) {
         if self.pending.remove(&tid) && self.pending.is_empty() {
-            self.epoch += 1;
             self.known.clear();
             self.after_chdir = pid_counter_now();
         }
