@@ -265,14 +265,6 @@ pub(crate) async fn claim(
         .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(claim.wait_secs.unwrap_or(20).min(25));
     loop {
-        // A token revoked while its runner waits stops the wait.
-        if !key_listed(&app, &key.0) {
-            return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "this runner's token was revoked",
-            ));
-        }
         // Registered before looking, so that a run queued meanwhile wakes this claim.
         let woken = app.queued.notified();
         tokio::pin!(woken);
@@ -297,6 +289,14 @@ pub(crate) async fn claim(
         }
         // Runs queued through another server are seen at the next look.
         let _ = tokio::time::timeout((deadline - now).min(Duration::from_millis(500)), woken).await;
+        // A token revoked while its runner waits stops the wait (the request's own check let it in).
+        if !key_listed(&app, &key.0) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "this runner's token was revoked",
+            ));
+        }
     }
 }
 

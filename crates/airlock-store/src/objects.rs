@@ -102,18 +102,25 @@ impl Objects {
         }
     }
 
-    fn object_rel(sha: &str) -> String {
+    /// A content file's place under `objects/`: `<first two hex digits>/<sha256>`.
+    fn shard(sha: &str) -> String {
         let sha = clean(sha);
-        format!("objects/{}/{sha}", sha.get(..2).unwrap_or("00"))
+        format!("{}/{sha}", sha.get(..2).unwrap_or("00"))
+    }
+
+    fn object_rel(sha: &str) -> String {
+        format!("objects/{}", Self::shard(sha))
+    }
+
+    /// An uploaded archive's name under `uploads/`.
+    fn upload_name(sha: &str) -> String {
+        format!("{}.tar.gz", clean(sha))
     }
 
     /// The file of an object in a folder (`None` for a bucket).
     pub fn path(&self, sha: &str) -> Option<PathBuf> {
         match self {
-            Self::Folder(dir) => {
-                let sha = clean(sha);
-                Some(dir.join(sha.get(..2).unwrap_or("00")).join(&sha))
-            }
+            Self::Folder(dir) => Some(dir.join(Self::shard(sha))),
             Self::Bucket(_) => None,
         }
     }
@@ -231,7 +238,7 @@ impl Objects {
         match self {
             Self::Folder(_) => write_new(&self.upload_path(sha).unwrap_or_default(), bytes),
             Self::Bucket(b) => {
-                let key = Self::key(b, &format!("uploads/{}.tar.gz", clean(sha)));
+                let key = Self::key(b, &format!("uploads/{}", Self::upload_name(sha)));
                 runtime()?
                     .block_on(b.store.put(&key, bytes.to_vec().into()))
                     .map(drop)
@@ -245,11 +252,11 @@ impl Objects {
         match self {
             Self::Folder(_) => Ok(self.upload_path(sha).filter(|p| p.is_file())),
             Self::Bucket(b) => {
-                let local = cache.join(format!("{}.tar.gz", clean(sha)));
+                let local = cache.join(Self::upload_name(sha));
                 if local.is_file() {
                     return Ok(Some(local));
                 }
-                let key = Self::key(b, &format!("uploads/{}.tar.gz", clean(sha)));
+                let key = Self::key(b, &format!("uploads/{}", Self::upload_name(sha)));
                 match get(b, &key) {
                     Ok(bytes) => {
                         write_new(&local, &bytes)?;
@@ -269,7 +276,7 @@ impl Objects {
                     .parent()
                     .unwrap_or(objects)
                     .join("uploads")
-                    .join(format!("{}.tar.gz", clean(sha))),
+                    .join(Self::upload_name(sha)),
             ),
             Self::Bucket(_) => None,
         }

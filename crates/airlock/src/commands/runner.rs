@@ -292,9 +292,10 @@ fn slot(runner: &Runner) {
 }
 
 /// A run's events on their way to the servers, numbered from 1.
+#[derive(Default)]
 struct Outbox {
-    pending: Mutex<Vec<Value>>,
-    next: Mutex<i64>,
+    /// The events not sent yet, and the number the last one pushed got.
+    pending: Mutex<(Vec<Value>, i64)>,
     /// Held while a batch is on its way, so that batches arrive in order (a follower reads them by number).
     sending: Mutex<()>,
 }
@@ -304,18 +305,19 @@ const MAX_EVENTS: i64 = 19_000;
 
 impl Outbox {
     fn push(&self, name: &str, data: String) {
-        let mut next = self
-            .next
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *next >= MAX_EVENTS && name != "state" {
+        let mut pending = self.lock();
+        let (events, last) = &mut *pending;
+        if *last >= MAX_EVENTS && name != "state" {
             return;
         }
-        *next += 1;
+        *last += 1;
+        events.push(json!({"seq": *last, "name": name, "data": data}));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Value>, i64)> {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(json!({"seq": *next, "name": name, "data": data}));
     }
 
     /// Sends what is pending, in batches well under the server's limit; a batch the servers could not be reached
@@ -325,13 +327,7 @@ impl Outbox {
             .sending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut pending: std::collections::VecDeque<Value> = std::mem::take(
-            &mut *self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-        .into();
+        let mut pending: std::collections::VecDeque<Value> = std::mem::take(&mut self.lock().0).into();
         let budget = airlock_server::MAX_EVENTS_BODY / 4;
         let mut all_sent = true;
         while !pending.is_empty() {
@@ -363,11 +359,8 @@ impl Outbox {
                 }
                 Err(_) => {
                     // Kept, in order, before whatever came meanwhile.
-                    let mut back = self
-                        .pending
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let later = std::mem::take(&mut *back);
+                    let back = &mut self.lock().0;
+                    let later = std::mem::take(back);
                     back.extend(batch);
                     back.extend(pending);
                     back.extend(later);
@@ -386,11 +379,7 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
     let cancel = Arc::new(AtomicBool::new(false));
     let lost = AtomicBool::new(false);
     let done = Stop::default();
-    let outbox = Arc::new(Outbox {
-        pending: Mutex::new(Vec::new()),
-        next: Mutex::new(0),
-        sending: Mutex::new(()),
-    });
+    let outbox = Arc::new(Outbox::default());
     outbox.push(
         "state",
         json!({"state": "running", "message": format!("on runner {}", runner.name)}).to_string(),
