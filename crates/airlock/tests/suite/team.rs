@@ -93,6 +93,18 @@ fn wait_final(server: &Server, id: &str, limit: Duration) -> Value {
     }
 }
 
+/// Waits up to 30 s for a runner process to exit: its exit code.
+fn exit_code(runner: &mut Runner, what: &str) -> Option<i32> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = runner.child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn wait_running(server: &Server, id: &str) -> String {
     let t0 = Instant::now();
     loop {
@@ -214,17 +226,7 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
     let bad = root.join("bad.token");
     write(root, "bad.token", "not-a-runner-token-0123456789");
     let mut intruder = runner("intruder", &[&a], &bad, &root.join("intruder"));
-    let t0 = Instant::now();
-    let code = loop {
-        if let Some(status) = intruder.child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "a runner with a wrong token kept going"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let code = exit_code(&mut intruder, "a runner with a wrong token kept going");
     assert_eq!(
         code,
         Some(125),
@@ -464,17 +466,7 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         "runner-tokens",
         &kept.iter().map(|t| format!("{t}\n")).collect::<String>(),
     );
-    let t0 = Instant::now();
-    let code = loop {
-        if let Some(status) = runners[revoked].child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "a revoked runner kept claiming"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let code = exit_code(&mut runners[revoked], "a revoked runner kept claiming");
     assert_eq!(code, Some(125));
     assert_eq!(
         call_as(&b, &tokens[revoked], "POST", "/api/runner/claim", Some(claim)),
@@ -499,17 +491,7 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         .success());
     let v = wait_final(&b, &in_hand, Duration::from_secs(60));
     assert_eq!(v["status"], "succeeded", "{v}");
-    let t0 = Instant::now();
-    let code = loop {
-        if let Some(status) = runners[last_runner].child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "a stopped runner kept going"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let code = exit_code(&mut runners[last_runner], "a stopped runner kept going");
     assert_eq!(code, Some(0));
 }
 
