@@ -30,7 +30,7 @@ use crate::ServerConfig;
 /// Request bodies larger than this are refused (413).
 const MAX_BODY: usize = 64 * 1024;
 /// The most bytes of an uploaded archive (`POST /api/uploads`).
-const MAX_UPLOAD: usize = 64 * 1024 * 1024;
+pub const MAX_UPLOAD: usize = 64 * 1024 * 1024;
 /// The most bytes of a content file a runner uploads (an artifact, a record).
 const MAX_OBJECT: usize = 256 * 1024 * 1024;
 /// The most bytes of one batch of a run's events from its runner.

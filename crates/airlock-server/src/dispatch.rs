@@ -345,7 +345,7 @@ pub struct RunnerEvents {
 }
 
 /// The most events kept of one run from its runner (the server's final ones always are).
-const MAX_EVENTS: i64 = 20_000;
+pub const MAX_EVENTS: i64 = 20_000;
 
 /// Report a run's events (a retried batch adds nothing twice).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/events", params(("id" = String, Path)), tag = "runner",

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use api::{
-    build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, MAX_EVENTS_BODY,
+    build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, MAX_EVENTS_BODY, MAX_UPLOAD,
     UPLOAD_PREFIX,
 };
 

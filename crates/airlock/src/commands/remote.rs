@@ -28,8 +28,8 @@ pub struct Remote {
     token: Option<String>,
 }
 
-/// The most bytes of a folder a client uploads (the server takes 64 MiB).
-const MAX_UPLOAD: u64 = 64 * 1024 * 1024;
+/// The most bytes of a folder a client uploads: what the server takes.
+const MAX_UPLOAD: u64 = airlock_server::MAX_UPLOAD as u64;
 
 impl ServerArgs {
     /// The server to work through, when one is named.

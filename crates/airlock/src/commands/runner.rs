@@ -300,8 +300,9 @@ struct Outbox {
     sending: Mutex<()>,
 }
 
-/// Events of one run sent at most (the server adds the final ones).
-const MAX_EVENTS: i64 = 19_000;
+/// Events of one run sent at most, short of the server's cap so that state events still fit (the server adds the
+/// final ones).
+const MAX_EVENTS: i64 = airlock_server::dispatch::MAX_EVENTS - 1_000;
 
 impl Outbox {
     fn push(&self, name: &str, data: String) {
@@ -523,7 +524,7 @@ fn fetch_upload(runner: &Runner, run_id: &str, sha: &str) -> Result<PathBuf, Str
         .map_err(|e| format!("fetching the uploaded archive: {e}"))?;
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(
-        &mut std::io::Read::take(response.into_reader(), 65 * 1024 * 1024),
+        &mut std::io::Read::take(response.into_reader(), airlock_server::MAX_UPLOAD as u64 + 1),
         &mut bytes,
     )
     .map_err(|e| format!("fetching the uploaded archive: {e}"))?;
