@@ -71,11 +71,13 @@ impl Limits {
     }
 }
 
-/// Hex of `n` random bytes (from the kernel), for ids.
+/// Hex of `n` random bytes (from the kernel's generator), for ids, tokens and session ids. Without a working
+/// generator the process stops rather than hand out a predictable value.
 pub fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut f, &mut bytes);
+    if getrandom::fill(&mut bytes).is_err() {
+        eprintln!("airlock: the kernel's random number generator is not available");
+        std::process::abort();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

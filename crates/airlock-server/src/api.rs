@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path as UrlPath, Query, Request, State as AxState};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -64,6 +64,8 @@ pub struct App {
     pub(crate) metrics: crate::metrics::Metrics,
     /// Woken when a run is queued for the runners (their claims wait on it).
     pub(crate) queued: Arc<tokio::sync::Notify>,
+    /// Login sessions of the web UI.
+    pub(crate) sessions: crate::access::Sessions,
 }
 
 impl App {
@@ -78,6 +80,7 @@ impl App {
             queue: Mutex::new(VecDeque::new()),
             metrics: crate::metrics::Metrics::default(),
             queued: Arc::default(),
+            sessions: crate::access::Sessions::default(),
         }
     }
 
@@ -241,7 +244,10 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
             }),
         )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route") })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::access::guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), track))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
@@ -389,90 +395,6 @@ pub(crate) fn check_id(id: &str) -> Result<(), ApiError> {
     }
 }
 
-// ----- authentication and cross-site requests -----
-
-/// The cookie the login page sets: the token itself, sent back only to this server (HttpOnly, SameSite=Strict).
-pub(crate) const SESSION_COOKIE: &str = "airlock_session";
-
-/// Every API call and page needs the token when the server has one, as a bearer header or the login page's cookie
-/// (compared in constant time); without it an API call is a 401 and a page goes to the login page. A state-changing
-/// request that a browser sent from another origin is refused.
-async fn guard(AxState(app): AxState<Shared>, mut req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_owned();
-    // The runner routes take a runner's token and nothing else (not the clients' token, not a cookie).
-    if path.starts_with("/api/runner/") {
-        let bearer = bearer(req.headers()).unwrap_or("").to_owned();
-        if !app.config.dispatches() {
-            return ApiError::new(
-                StatusCode::NOT_FOUND,
-                "no_runners",
-                "this server runs its runs itself (start it with --runner-tokens for runner machines)",
-            )
-            .into_response();
-        }
-        if !crate::dispatch::runner_token_ok(&app, &bearer) {
-            return ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "give a runner token from the server's runner tokens file",
-            )
-            .into_response();
-        }
-        req.extensions_mut()
-            .insert(crate::dispatch::RunnerKey(crate::dispatch::runner_key(&bearer)));
-        return next.run(req).await;
-    }
-    let open = path == "/login" || path.starts_with("/static/");
-    if let (Some(token), false) = (&app.config.token, open) {
-        let bearer = bearer(req.headers());
-        let cookie = req
-            .headers()
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|c| c.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('='))
-            .next();
-        let given = bearer.or(cookie).unwrap_or("");
-        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-            if path.starts_with("/api/") || path == "/metrics" {
-                return ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "give the server's token as a bearer token",
-                )
-                .into_response();
-            }
-            return axum::response::Redirect::to("/login").into_response();
-        }
-    }
-    if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) && cross_origin(req.headers()) {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "cross_origin",
-            "state-changing requests from another origin are refused",
-        )
-        .into_response();
-    }
-    next.run(req).await
-}
-
-/// The bearer token of a request, if it has one.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-}
-
-/// Whether a token is the server's (constant time); `true` when the server has none.
-pub(crate) fn token_matches(app: &App, given: &str) -> bool {
-    app.config
-        .token
-        .as_ref()
-        .is_none_or(|t| constant_time_eq(given.as_bytes(), t.as_bytes()))
-}
-
 /// Counts every request by its route (the template, not the concrete path), method and status, with its latency.
 async fn track(AxState(app): AxState<Shared>, req: Request, next: Next) -> Response {
     let route = req
@@ -485,25 +407,6 @@ async fn track(AxState(app): AxState<Shared>, req: Request, next: Next) -> Respo
     app.metrics
         .request(&route, &method, response.status().as_u16(), t0.elapsed());
     response
-}
-
-fn cross_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let origin_host = origin.split_once("://").map_or(origin, |(_, h)| h);
-    origin_host != host
-}
-
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 // ----- sources -----
@@ -1578,16 +1481,5 @@ mod tests {
         assert_eq!(safe_file_name("../../etc/passwd"), "passwd");
         assert_eq!(safe_file_name("a\"; evil=1.txt"), "a___evil_1.txt");
         assert_eq!(safe_file_name("..."), "artifact");
-    }
-
-    #[test]
-    fn a_different_origin_is_cross_site() {
-        let mut h = HeaderMap::new();
-        h.insert(header::HOST, "127.0.0.1:7878".parse().unwrap());
-        assert!(!cross_origin(&h));
-        h.insert(header::ORIGIN, "http://127.0.0.1:7878".parse().unwrap());
-        assert!(!cross_origin(&h));
-        h.insert(header::ORIGIN, "https://evil.example".parse().unwrap());
-        assert!(cross_origin(&h));
     }
 }

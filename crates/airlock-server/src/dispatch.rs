@@ -66,7 +66,7 @@ fn runner_tokens(app: &Shared) -> Vec<String> {
 /// Whether a bearer token is a runner token in force (every line compared in constant time).
 pub fn runner_token_ok(app: &Shared, given: &str) -> bool {
     runner_tokens(app).iter().fold(false, |ok, t| {
-        ok | crate::api::constant_time_eq(t.as_bytes(), given.as_bytes())
+        ok | crate::access::constant_time_eq(t.as_bytes(), given.as_bytes())
     })
 }
 

@@ -7,6 +7,7 @@
 //! Everything is stored in the same data folder as the CLI's, so `airlock runs` and `airlock show` see the server's
 //! runs and a restart loses nothing that was stored (a run that was going is marked failed when the store reopens).
 
+mod access;
 mod api;
 pub mod dispatch;
 mod live;
@@ -18,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use access::PublicUrl;
 pub use api::{
     build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, MAX_EVENTS_BODY, MAX_UPLOAD,
     UPLOAD_PREFIX,
@@ -56,6 +58,9 @@ pub struct ServerConfig {
     pub runner_tokens: Option<PathBuf>,
     /// How long a runner's lease on a run lasts without a renewal.
     pub lease: Duration,
+    /// Where browsers reach the server besides loopback and its own address (`--public-url`); a request sent to
+    /// any other name is refused (DNS rebinding).
+    pub public_urls: Vec<PublicUrl>,
 }
 
 impl ServerConfig {
@@ -106,6 +111,7 @@ impl ServerConfig {
             object_store: None,
             runner_tokens: None,
             lease: Duration::from_secs(30),
+            public_urls: Vec::new(),
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Form, Path as UrlPath, State as AxState};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -17,9 +17,9 @@ use serde::Deserialize;
 use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
+use crate::access::{session_cookie, session_set_cookie, token_matches};
 use crate::api::{
-    blocking, check_id, import_and_store, queue_status, queued_view, submit_run, token_matches, ApiError,
-    NewRun, Shared, SESSION_COOKIE,
+    blocking, check_id, import_and_store, queue_status, queued_view, submit_run, ApiError, NewRun, Shared,
 };
 use crate::live::State;
 
@@ -41,6 +41,7 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/discard", post(discard))
         .route("/login", get(login_page).post(login))
+        .route("/logout", post(logout))
         .route(
             "/static/app.js",
             get(|| async { asset("text/javascript", APP_JS) }),
@@ -121,8 +122,8 @@ struct LoginForm {
     token: String,
 }
 
-async fn login(AxState(app): AxState<Shared>, Form(form): Form<LoginForm>) -> Response {
-    if !token_matches(&app, form.token.trim()) {
+async fn login(AxState(app): AxState<Shared>, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
+    if app.config.token.is_none() || !token_matches(&app, form.token.trim()) {
         let mut r = page(
             "Log in",
             html! { section.error { h1 { "Wrong token" } p { a href="/login" { "Try again" } } } },
@@ -130,17 +131,29 @@ async fn login(AxState(app): AxState<Shared>, Form(form): Form<LoginForm>) -> Re
         *r.status_mut() = StatusCode::UNAUTHORIZED;
         return r;
     }
-    let cookie = format!(
-        "{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200",
-        form.token.trim()
-    );
+    let id = app.sessions.start();
+    let cookie = session_set_cookie(&app, host_header(&headers), Some(&id));
     ([(header::SET_COOKIE, cookie)], Redirect::to("/")).into_response()
+}
+
+/// Ends the browser's session (the cookie is cleared and the id forgotten by the server).
+async fn logout(AxState(app): AxState<Shared>, headers: HeaderMap) -> Response {
+    if let Some(id) = session_cookie(&headers) {
+        app.sessions.end(id);
+    }
+    let cookie = session_set_cookie(&app, host_header(&headers), None);
+    ([(header::SET_COOKIE, cookie)], Redirect::to("/login")).into_response()
+}
+
+fn host_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::HOST).and_then(|v| v.to_str().ok())
 }
 
 // ----- import and history -----
 
 async fn home(AxState(app): AxState<Shared>) -> Response {
     let hours = app.config.retention.as_secs() / 3600;
+    let logged_in = app.config.token.is_some();
     let example = crate::example_dir(&app.config.data_dir).display().to_string();
     let runs = blocking(move || {
         let store = app.config.store()?;
@@ -200,6 +213,11 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
                         }
                     }
                     p.note { "Runs and reports are kept for " (hours) " hours, then deleted with everything they produced." }
+                }
+            }
+            @if logged_in {
+                form #logout method="post" action="/logout" {
+                    button type="submit" { "Log out" }
                 }
             }
         },

@@ -57,6 +57,12 @@ pub struct ServeArgs {
     /// The operator's policy (docs/policy.md): the most any run gets, whatever its skill declares.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY")]
     pub policy: Option<PathBuf>,
+    /// A URL browsers and clients reach this server at besides loopback and its own address (behind a reverse
+    /// proxy, or under a name on your network), such as `https://airlock.example.com`. Requests sent to any other
+    /// name are refused, so that a web page whose name points at this machine cannot use the server (DNS
+    /// rebinding). With `https`, session cookies are `Secure`.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_PUBLIC_URL", value_delimiter = ',')]
+    pub public_url: Vec<String>,
     /// Base URL for GitHub sources.
     #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
     pub github_base: String,
@@ -103,6 +109,12 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
         .map(super::net::operator_policy)
         .transpose()?;
     config.github_base = args.github_base.clone();
+    config.public_urls = args
+        .public_url
+        .iter()
+        .map(|u| airlock_server::PublicUrl::parse(u))
+        .collect::<Result<_, _>>()
+        .map_err(super::net::UsageError)?;
     config.token = match &args.token_file {
         Some(file) => Some(
             fs_err::read_to_string(file)

@@ -9,5 +9,6 @@ mod run_cli;
 mod run_library;
 mod scan_cli;
 mod serve;
+mod serve_access;
 mod team;
 mod util;
