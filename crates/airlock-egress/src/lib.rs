@@ -198,6 +198,13 @@ impl Egress {
         std::thread::spawn(move || me.dns_loop(&dns));
     }
 
+    /// Serves only the HTTP proxy, on a listener of the host's own (a server's imports go through it), on a
+    /// background thread; [`Egress::finish`] stops it.
+    pub fn serve_proxy(&self, listener: TcpListener) {
+        let me = self.clone();
+        std::thread::spawn(move || me.accept_loop(&listener));
+    }
+
     /// Called by the runner for a connect to `ip:port` from sandbox process `pid`: decides from the policy and the
     /// DNS stub's names whether the proxy takes the connection. A refusal is recorded here.
     pub fn decide_connect(&self, pid: i32, ip: IpAddr, port: u16, stream: bool) -> ConnectDecision {

@@ -77,6 +77,8 @@ pub struct ImportSettings {
     pub github_base: String,
     pub max_files: usize,
     pub max_bytes: u64,
+    /// Where network fetches may go (a shared server's guard); `None` for anywhere this machine reaches.
+    pub guard: Option<airlock_source::FetchGuard>,
 }
 
 impl ImportSettings {
@@ -86,6 +88,7 @@ impl ImportSettings {
             github_base: "https://github.com".into(),
             max_files: 20_000,
             max_bytes: 200 * 1024 * 1024,
+            guard: None,
         }
     }
 
@@ -95,6 +98,7 @@ impl ImportSettings {
         options.limits.max_files = self.max_files;
         options.limits.max_total_bytes = self.max_bytes;
         options.limits.max_file_bytes = options.limits.max_file_bytes.min(self.max_bytes);
+        options.guard = self.guard.clone();
         options
     }
 

@@ -72,6 +72,7 @@ impl App {
     pub fn new(config: ServerConfig) -> Self {
         let mut settings = ImportSettings::new(&config.data_dir);
         settings.github_base = config.github_base.clone();
+        settings.guard = Some(config.fetch_guard.clone());
         Self {
             slots: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             settings,
@@ -340,6 +341,10 @@ impl From<RunError> for ApiError {
                 error: airlock_source::SourceError::BadInput { .. },
                 ..
             } => Self::bad("bad_source", message),
+            RunError::Import {
+                error: airlock_source::SourceError::Refused { .. },
+                ..
+            } => Self::new(StatusCode::FORBIDDEN, "fetch_refused", message),
             RunError::Import { .. } => Self::new(StatusCode::UNPROCESSABLE_ENTITY, "import_failed", message),
             RunError::Sandbox(_) => Self::new(StatusCode::SERVICE_UNAVAILABLE, "sandbox", message),
             _ => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),

@@ -61,6 +61,9 @@ pub struct ServerConfig {
     /// Where browsers reach the server besides loopback and its own address (`--public-url`); a request sent to
     /// any other name is refused (DNS rebinding).
     pub public_urls: Vec<PublicUrl>,
+    /// Where imports and git targets may be fetched from: public addresses, and the internal hosts and ranges the
+    /// operator allows (`--allow-import`), through the operator's upstream proxy.
+    pub fetch_guard: airlock_source::FetchGuard,
 }
 
 impl ServerConfig {
@@ -112,6 +115,7 @@ impl ServerConfig {
             runner_tokens: None,
             lease: Duration::from_secs(30),
             public_urls: Vec::new(),
+            fetch_guard: airlock_source::FetchGuard::default(),
         }
     }
 }

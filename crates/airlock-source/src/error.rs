@@ -9,6 +9,8 @@ pub enum SourceError {
     NotFound { path: PathBuf },
     #[error("could not fetch {url}: {reason}")]
     Fetch { url: String, reason: String },
+    #[error("refused to fetch {url}: {reason}")]
+    Refused { url: String, reason: String },
     #[error("{url} has no branch, tag or commit `{reference}`")]
     UnknownRef { url: String, reference: String },
     #[error("path `{subpath}` does not exist at commit {commit}")]

@@ -221,6 +221,21 @@ fn clone(url: &str, options: &ImportOptions) -> Result<gix::Repository, SourceEr
         interrupt.clone(),
         done.clone(),
     );
+    let guarded = match &options.guard {
+        Some(guard) if !crate::guard::is_http(url) && !url.starts_with("file://") => {
+            return Err(SourceError::Refused {
+                url: redact(url),
+                reason: "this server fetches git repositories over HTTPS only".into(),
+            })
+        }
+        Some(guard) if crate::guard::is_http(url) => Some(guard.start()?),
+        _ => None,
+    };
+    let proxy = guarded
+        .as_ref()
+        .map(|g| reqwest::Proxy::all(&g.url))
+        .transpose()
+        .map_err(|e| fetch_err(url, e))?;
     let result = (|| {
         let mut prepare = gix::clone::PrepareFetch::new(
             url,
@@ -236,12 +251,19 @@ fn clone(url: &str, options: &ImportOptions) -> Result<gix::Repository, SourceEr
                 gix::remote::Direction::Fetch,
             )
         });
+        if let Some(proxy) = proxy {
+            prepare = prepare.configure_connection(move |connection| {
+                connection.set_transport_options(Box::new(through_proxy(proxy.clone())));
+                Ok(())
+            });
+        }
         let (repo, _outcome) = prepare
             .fetch_only(gix::progress::Discard, &interrupt)
             .map_err(|e| fetch_err(url, e))?;
         Ok::<_, SourceError>(repo)
     })();
     done.store(true, Ordering::SeqCst);
+    let refused = guarded.and_then(crate::guard::Guarded::finish);
     let exceeded = watcher.join().unwrap_or(false);
     if exceeded {
         return Err(SourceError::TooLarge {
@@ -250,13 +272,35 @@ fn clone(url: &str, options: &ImportOptions) -> Result<gix::Repository, SourceEr
             hint: "the clone was stopped; point at a smaller repository or raise --max-bytes",
         });
     }
-    let repo = result?;
+    let repo = match (result, refused) {
+        (Err(_), Some(reason)) => {
+            return Err(SourceError::Refused {
+                url: redact(url),
+                reason,
+            })
+        }
+        (result, _) => result?,
+    };
     drop(repo);
     if cache.exists() {
         fs_err::remove_dir_all(&cache)?;
     }
     publish(&dir, &cache)?;
     gix::open_opts(&cache, gix::open::Options::isolated()).map_err(|e| fetch_err(url, e))
+}
+
+/// HTTP transport options that send every request of a clone, redirects included, through `proxy`.
+fn through_proxy(proxy: reqwest::Proxy) -> gix::protocol::transport::client::blocking_io::http::Options {
+    use gix::protocol::transport::client::blocking_io::http;
+    let backend = http::reqwest::Options {
+        // `proxy` also turns off the proxies of the environment: nothing bypasses the guard.
+        configure_client: Some(Box::new(move |builder| Ok(builder.proxy(proxy.clone())))),
+        configure_request: None,
+    };
+    http::Options {
+        backend: Some(Arc::new(std::sync::Mutex::new(backend))),
+        ..http::Options::default()
+    }
 }
 
 /// Watches the size of a folder while a clone fills it, and interrupts the clone past `limit` bytes.

@@ -10,12 +10,14 @@
 mod archive;
 mod error;
 mod git;
+mod guard;
 mod spec;
 mod stage;
 
 use std::path::{Path, PathBuf};
 
 pub use error::SourceError;
+pub use guard::FetchGuard;
 pub use spec::{GitHubTarget, RedactedUrl, SourceSpec};
 pub use stage::{discover_skills, Limits, StagedSource};
 
@@ -29,6 +31,9 @@ pub struct ImportOptions {
     /// Base URL that GitHub `owner/repo` paths are appended to (`https://github.com` unless overridden).
     pub github_base: String,
     pub limits: Limits,
+    /// Where network fetches may go: `None` for anywhere this machine reaches (the CLI, run by its user); a shared
+    /// server's guard refuses internal addresses its operator did not allow, and transports other than HTTP(S).
+    pub guard: Option<FetchGuard>,
 }
 
 impl ImportOptions {
@@ -37,6 +42,7 @@ impl ImportOptions {
             data_dir: data_dir.into(),
             github_base: "https://github.com".to_owned(),
             limits: Limits::default(),
+            guard: None,
         }
     }
 }

@@ -38,6 +38,11 @@ pub struct RunnerArgs {
     /// The name shown on the runs this runner holds (default: the host's name).
     #[arg(long)]
     pub name: Option<String>,
+    /// A host (`git.corp.example`, `*.corp.example`) or range (`10.1.0.0/16`) on this machine's own networks that
+    /// git targets may be fetched from. Without it, a URL whose host is or resolves to a loopback, private,
+    /// link-local or unique-local address is refused, on the first request and on every redirect.
+    #[arg(long, value_name = "HOST|CIDR")]
+    pub allow_import: Vec<String>,
     #[command(flatten)]
     pub net: super::net::OperatorNetArgs,
     /// Base URL for GitHub sources.
@@ -205,6 +210,11 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
     }
     let mut settings = airlock_run::ImportSettings::new(&data);
     settings.github_base = args.github_base.clone();
+    let network = args.net.base_policy()?;
+    settings.guard = Some(
+        airlock_source::FetchGuard::new(&network, &args.allow_import)
+            .map_err(|e| super::net::UsageError(format!("--allow-import: {e}")))?,
+    );
     let runner = Arc::new(Runner {
         client: Client {
             servers,
@@ -216,7 +226,7 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
         modes,
         data,
         settings,
-        network: args.net.base_policy()?,
+        network,
         egress_ca: args.net.egress_ca.clone(),
         refused: AtomicBool::new(false),
         draining: AtomicBool::new(false),

@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// A host a run may ask to reach (HOST[:PORT], `*.domain`); none by default.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub allow_net: Vec<String>,
+    /// A host (`git.corp.example`, `*.corp.example`) or range (`10.1.0.0/16`) on this machine's own networks that
+    /// imports and git targets may be fetched from. Without it, a URL whose host is or resolves to a loopback,
+    /// private, link-local or unique-local address is refused, on the first request and on every redirect.
+    #[arg(long, value_name = "HOST|CIDR")]
+    pub allow_import: Vec<String>,
     #[command(flatten)]
     pub net: super::net::OperatorNetArgs,
     /// Keep the store's rows in PostgreSQL (`postgres://user@host/db`) instead of the data folder's SQLite; content
@@ -80,6 +85,8 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.allow_local = args.allow_local.clone();
     config.allow_net = args.allow_net.clone();
     config.network = args.net.base_policy()?;
+    config.fetch_guard = airlock_source::FetchGuard::new(&config.network, &args.allow_import)
+        .map_err(|e| super::net::UsageError(format!("--allow-import: {e}")))?;
     config.egress_ca = args.net.egress_ca.clone();
     config.database = args.database.clone();
     config.object_store = args.object_store.clone();

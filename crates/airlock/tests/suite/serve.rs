@@ -25,7 +25,20 @@ impl Drop for Server {
 }
 
 pub(super) fn start(data: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    start_in(&[], data, extra)
+}
+
+/// [`start`] under a wrapper command (`unshare ...`) that ends by running its arguments.
+pub(super) fn start_in(wrapper: &[&str], data: &Path, extra: &[&str]) -> Server {
+    let mut command = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(env!("CARGO_BIN_EXE_airlock"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_airlock")),
+    };
+    let mut child = command
         .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
         .arg(data)
         .args(extra)

@@ -36,7 +36,7 @@ fn raw(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &st
     (status, head.to_owned(), body.to_owned())
 }
 
-fn port(base: &str) -> &str {
+pub(super) fn port(base: &str) -> &str {
     base.rsplit(':').next().unwrap()
 }
 
@@ -270,4 +270,326 @@ fn a_public_url_names_the_host_and_makes_the_session_cookie_secure() {
         );
         assert_eq!(code, 200, "{scheme}");
     }
+}
+
+/// A loopback listener that counts the connections it sees (it must see none), answering each with `answer`.
+struct Listener {
+    base: String,
+    seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+fn listener(answer: impl Fn(&str) -> String + Send + 'static) -> Listener {
+    use std::sync::atomic::Ordering;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            seen2.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let _ = s.write_all(answer(&path).as_bytes());
+        }
+    });
+    Listener { base, seen }
+}
+
+impl Listener {
+    fn seen(&self) -> usize {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Serves the git repositories under `root` over smart HTTP on loopback (`git http-backend` as a CGI program),
+/// as a company's git server would.
+fn git_http_server(root: &std::path::Path) -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let root = root.to_path_buf();
+    let backend = {
+        let exec = super::util::git(&root, &["--exec-path"]);
+        std::path::Path::new(exec.trim()).join("git-http-backend")
+    };
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let (root, backend) = (root.clone(), backend.clone());
+            std::thread::spawn(move || {
+                let _ = serve_git(s, &root, &backend);
+            });
+        }
+    });
+    format!("{port}")
+}
+
+fn serve_git(
+    mut s: std::net::TcpStream,
+    root: &std::path::Path,
+    backend: &std::path::Path,
+) -> std::io::Result<()> {
+    let mut reader = std::io::BufReader::new(s.try_clone()?);
+    loop {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut reader, &mut line)? == 0 {
+            return Ok(());
+        }
+        let mut parts = line.split_whitespace();
+        let (method, target) = (
+            parts.next().unwrap_or("").to_owned(),
+            parts.next().unwrap_or("").to_owned(),
+        );
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            std::io::BufRead::read_line(&mut reader, &mut h)?;
+            let h = h.trim_end().to_owned();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+            }
+        }
+        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let mut body = Vec::new();
+        if let Some(len) = header("content-length").and_then(|l| l.parse::<usize>().ok()) {
+            body.resize(len, 0);
+            reader.read_exact(&mut body)?;
+        } else if header("transfer-encoding").is_some_and(|t| t.eq_ignore_ascii_case("chunked")) {
+            loop {
+                let mut size = String::new();
+                std::io::BufRead::read_line(&mut reader, &mut size)?;
+                let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
+                let mut chunk = vec![0u8; n + 2];
+                reader.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        }
+        let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+        let mut cgi = std::process::Command::new(backend)
+            .env_clear()
+            .env("GIT_PROJECT_ROOT", root)
+            .env("GIT_HTTP_EXPORT_ALL", "1")
+            .env("REQUEST_METHOD", &method)
+            .env("PATH_INFO", path)
+            .env("QUERY_STRING", query)
+            .env("CONTENT_TYPE", header("content-type").unwrap_or_default())
+            .env("CONTENT_LENGTH", body.len().to_string())
+            .env("GIT_PROTOCOL", header("git-protocol").unwrap_or_default())
+            .env(
+                "HTTP_CONTENT_ENCODING",
+                header("content-encoding").unwrap_or_default(),
+            )
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        cgi.stdin.take().unwrap().write_all(&body)?;
+        let out = cgi.wait_with_output()?.stdout;
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4));
+        let split = split.or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
+        let (end, skip) = split.unwrap_or((0, 0));
+        let cgi_head = String::from_utf8_lossy(&out[..end]).into_owned();
+        let payload = &out[end + skip..];
+        let mut status = "200 OK".to_owned();
+        let mut response = String::new();
+        for h in cgi_head.lines() {
+            match h.split_once(':') {
+                Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_owned(),
+                Some(_) => response.push_str(&format!("{}\r\n", h.trim_end())),
+                None => {}
+            }
+        }
+        // Like a real server, it honours `Connection: close` (which airlock's proxy sends).
+        let close = header("connection").is_some_and(|c| c.eq_ignore_ascii_case("close"));
+        if close {
+            response.push_str("Connection: close\r\n");
+        }
+        s.write_all(
+            format!(
+                "HTTP/1.1 {status}\r\n{response}Content-Length: {}\r\n\r\n",
+                payload.len()
+            )
+            .as_bytes(),
+        )?;
+        s.write_all(payload)?;
+        if close {
+            return Ok(());
+        }
+    }
+}
+
+/// An error body's code.
+fn code_of(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text).unwrap_or_default()["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn imports_never_reach_internal_addresses_the_operator_did_not_allow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // The internal service a forged request would be aimed at: it must see nothing.
+    let internal = listener(|_| "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret".into());
+    // A server the operator allows, which redirects every request inward.
+    let inward = internal.base.clone();
+    let redirector = listener(move |path| {
+        format!("HTTP/1.1 302 Found\r\nLocation: {inward}{path}\r\nContent-Length: 0\r\n\r\n")
+    });
+    let redirector_addr = redirector.base.trim_start_matches("http://").to_owned();
+    let skills = tmp.path().join("skills");
+    let dir = skills.join("plain");
+    write(&dir, "SKILL.md", &skill_md("plain", "Says hello.\n"));
+    write(&dir, "s.sh", "echo hello\n");
+    let server = start(
+        &data,
+        &[
+            "--allow-import",
+            &redirector_addr,
+            "--allow-local",
+            skills.to_str().unwrap(),
+        ],
+    );
+    let own = format!("127.0.0.1:{}", port(&server.base));
+    let import = |url: &str| {
+        raw(
+            &server.base,
+            "POST",
+            "/api/sources",
+            &[("Host", &own), ("Content-Type", "application/json")],
+            &serde_json::json!({ "url": url }).to_string(),
+        )
+    };
+    let p = port(&internal.base);
+    for url in [
+        format!("http://localhost:{p}/admin.git"),
+        format!("http://127.0.0.1:{p}/admin.git"),
+        format!("http://[::1]:{p}/admin.git"),
+        format!("http://0x7f000001:{p}/admin.git"),
+        format!("https://localhost:{p}/admin.git"),
+    ] {
+        let (code, _, text) = import(&url);
+        assert_eq!(
+            (code, code_of(&text).as_str()),
+            (403, "fetch_refused"),
+            "{url}: {text}"
+        );
+        assert!(
+            text.contains("private or local") || text.contains("not a valid host"),
+            "{url}: {text}"
+        );
+    }
+    // Transports the guard cannot watch are refused outright.
+    for url in [
+        format!("ssh://git@localhost:{p}/admin.git"),
+        format!("git://localhost:{p}/admin.git"),
+    ] {
+        let (code, _, text) = import(&url);
+        assert_eq!(
+            (code, code_of(&text).as_str()),
+            (403, "fetch_refused"),
+            "{url}: {text}"
+        );
+    }
+    // An allowed server's redirect inward is refused too.
+    let (code, _, text) = import(&format!("{}/repo.git", redirector.base));
+    assert!(redirector.seen() > 0, "the allowed server was not asked");
+    assert_eq!((code, code_of(&text).as_str()), (403, "fetch_refused"), "{text}");
+    // A run's git target goes through the same guard: the run fails and says why.
+    let (code, _, text) = raw(
+        &server.base,
+        "POST",
+        "/api/runs",
+        &[("Host", &own), ("Content-Type", "application/json")],
+        &serde_json::json!({ "source": dir, "script": "s.sh", "target": format!("http://localhost:{p}/app.git") })
+            .to_string(),
+    );
+    assert_eq!(code, 202, "{text}");
+    let run = serde_json::from_str::<serde_json::Value>(&text).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let t0 = std::time::Instant::now();
+    let view = loop {
+        let (_, _, text) = raw(
+            &server.base,
+            "GET",
+            &format!("/api/runs/{run}"),
+            &[("Host", &own)],
+            "",
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        if !matches!(v["status"].as_str(), Some("queued" | "running")) {
+            break v;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "{v}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        matches!(view["status"].as_str(), Some("failed" | "error")),
+        "{view}"
+    );
+    assert!(view.to_string().contains("refused to fetch"), "{view}");
+    assert_eq!(internal.seen(), 0, "an internal address was reached");
+}
+
+#[test]
+fn an_internal_git_server_the_operator_allows_by_name_imports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // A company git server under a name of its own: in a mount namespace of this test's, `git.corp.example`
+    // resolves (by its own /etc/hosts) to the loopback listener serving the repository.
+    let repos = tmp.path().join("repos");
+    let work = super::util::init_repo(&repos.join("work"));
+    write(
+        &work,
+        "skills/corp/SKILL.md",
+        &skill_md("corp", "Formats things.\n"),
+    );
+    super::util::commit_all(&work, "skill");
+    super::util::git(&repos, &["clone", "-q", "--bare", "work", "corp.git"]);
+    let port = git_http_server(&repos);
+    let hosts = tmp.path().join("hosts");
+    fs_err::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 git.corp.example\n").unwrap();
+    let script = format!("mount --bind {} /etc/hosts && exec \"$@\"", hosts.display());
+    let wrapper = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+    ];
+    let url = format!("http://git.corp.example:{port}/corp.git#:skills/corp");
+
+    // Not allowed: the name resolves to a loopback address, so it is refused.
+    let server = super::serve::start_in(&wrapper, &data, &[]);
+    let own = format!("127.0.0.1:{}", super::serve_access::port(&server.base));
+    let body = serde_json::json!({ "url": url }).to_string();
+    let headers = [("Host", own.as_str()), ("Content-Type", "application/json")];
+    let (code, _, text) = raw(&server.base, "POST", "/api/sources", &headers, &body);
+    assert_eq!((code, code_of(&text).as_str()), (403, "fetch_refused"), "{text}");
+    assert!(text.contains("git.corp.example resolved to 127.0.0.1"), "{text}");
+    assert!(
+        text.contains("--allow-import") || text.contains("--trust-name"),
+        "{text}"
+    );
+    drop(server);
+
+    // Allowed by name: the import goes through and is pinned.
+    let server = super::serve::start_in(&wrapper, &data, &["--allow-import", "git.corp.example"]);
+    let own = format!("127.0.0.1:{}", super::serve_access::port(&server.base));
+    let headers = [("Host", own.as_str()), ("Content-Type", "application/json")];
+    let (code, _, text) = raw(&server.base, "POST", "/api/sources", &headers, &body);
+    assert_eq!(code, 201, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["commit"].as_str().map(str::len), Some(40), "{v}");
 }
