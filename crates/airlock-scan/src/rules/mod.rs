@@ -1,6 +1,7 @@
 //! The rules engine: files are split into segments by the parsers, then each rule of [`table::RULES`] is matched
 //! line by line, weighted by where the line sits.
 
+mod context;
 pub mod table;
 
 use std::collections::HashSet;
@@ -17,6 +18,7 @@ use crate::skillmd::split_frontmatter;
 use crate::text::{is_hidden_char, visible};
 use crate::verdict::Facts;
 use crate::ScanError;
+use context::{describing_cue, describing_label, only_placeholder_hosts};
 use table::{Prose, RuleDef, Scope, RULES};
 
 /// Bytes of a file that are analysed; the rest is ignored (and said so).
@@ -27,14 +29,9 @@ const MAX_PER_RULE_AND_FILE: usize = 10;
 struct Compiled {
     set: RegexSet,
     each: Vec<Regex>,
-    describing: Regex,
     action: Regex,
     /// A destination on this machine.
     local: Regex,
-    /// A checklist item or a list item that documents a command-line option.
-    listing: Regex,
-    /// A documentation placeholder for a host or a credential (`api.example.com`, `<host>`, `YOUR_TOKEN`).
-    placeholder: Regex,
     /// A command or call that reads a `.env` file's contents (or sends the file somewhere).
     dotenv_read: Regex,
     /// Loading a `.env` file into a program's environment (what an app does with its own configuration).
@@ -63,17 +60,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
     set: RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("rule patterns compile"),
     each: RULES.iter().map(|r| Regex::new(r.pattern).expect("rule pattern compiles")).collect(),
-    describing: Regex::new(
-        r"(?i)\b(never|don't|do not|must not|should not|shouldn't|avoid|refuse|warn|warns|warning|flag|flags|detect|detects|check|checks|verify|audit|audits|scan|scans|look for|block|blocks|prevent|protect|forbid|forbidden|not allowed|dangerous|danger|risk|risks|risky|malicious|attack|attacks|attacker|attackers|example|e\.g\.|suspicious|beware|caution|report|reports)\b",
-    )
-    .expect("describing pattern compiles"),
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
-    listing: Regex::new(r"^\s*[-*+]\s+(\[[ xX]\]\s|\x60--?[A-Za-z][\w-]*(=[^\x60]*)?\x60)")
-        .expect("listing pattern compiles"),
-    placeholder: Regex::new(
-        r"(?i)(https?://|\s|^|@)([\w-]+\.)*example\.(com|org|net)\b|https?://<[^>\s]*>|https?://\{[^}\s]*\}|https?://(your|my)[-_.]?[\w-]*\.|https?://\.\.\.|/YOUR[/_-]|<your[-_ ][^>]*>",
-    )
-    .expect("placeholder pattern compiles"),
     dotenv_read: Regex::new(
         r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
     )
@@ -162,13 +149,7 @@ impl FileScan<'_> {
         if !matches.matched_any() {
             return;
         }
-        // A checklist item (`- [ ] …`) and a list item documenting a command-line option (`- \`--force\`: …`)
-        // describe; they tell the agent nothing to do.
         let list_item = LIST_ITEM.is_match(text);
-        let describing = place != Place::Code
-            && (compiled.describing.is_match(text)
-                || compiled.listing.is_match(text)
-                || self.describing_list && list_item);
         for index in matches.iter() {
             let rule = &RULES[index];
             if !self.applies(rule, place) {
@@ -177,6 +158,15 @@ impl FileScan<'_> {
             let Some(m) = compiled.each[index].find(text) else {
                 continue;
             };
+            // What makes the matched text a description rather than an instruction, read only from what governs
+            // it: a word after it, or anywhere else on the line, costs a hostile skill nothing and counts for
+            // nothing (see `describing_cue`).
+            let cue = if place == Place::Code {
+                None
+            } else {
+                describing_cue(text, m.start(), m.end(), self.describing_list && list_item)
+            };
+            let describing = cue.is_some();
             let (context, severity) = match place {
                 // A pattern in a list of things to detect (a regular expression in a string) describes the danger.
                 Place::Code if in_pattern_literal(text, m.start()) => {
@@ -231,7 +221,7 @@ impl FileScan<'_> {
             // it reaches nothing as written.
             let placeholder = (rule.id == "net/http-client" || rule.id == "net/exfil-endpoint")
                 && !local
-                && compiled.placeholder.is_match(text);
+                && only_placeholder_hosts(text);
             if placeholder {
                 severity = severity.min(Severity::Medium);
             }
@@ -248,8 +238,12 @@ impl FileScan<'_> {
             let message = if let Some((_, why)) = lesser {
                 why.to_owned()
             } else if context == FindingContext::Prose || context == FindingContext::Comment {
+                let why = match &cue {
+                    Some(cue) => format!(" ({cue})"),
+                    None => String::new(),
+                };
                 format!(
-                    "Mentioned only, not an instruction: {}",
+                    "Mentioned only, not an instruction{why}: {}",
                     lowercase_first(rule.message)
                 )
             } else {
@@ -365,8 +359,7 @@ impl FileScan<'_> {
                     // list of things described; any line that is not an item of that list ends it.
                     let label = text.trim().trim_end_matches('*').trim_end();
                     if label.ends_with(':') && !LIST_ITEM.is_match(&text) {
-                        self.describing_list =
-                            COMPILED.describing.is_match(label) || DESCRIBING_LABEL.is_match(label);
+                        self.describing_list = describing_label(label);
                     } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
                         self.describing_list = false;
                     }
@@ -671,13 +664,6 @@ static BAD_EXAMPLE: LazyLock<Regex> = LazyLock::new(|| {
 static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
     #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
     Regex::new(r"^\s*([-*+]|\d+[.)])\s").expect("list item pattern compiles")
-});
-
-/// Labels of lists of things a skill looks for or stops.
-static DESCRIBING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\b(blocked|blocks|denied|denies|catches|red flags|signs|indicators|patterns|anti-patterns|look for|watch for|bad|wrong|don'ts)\b")
-        .expect("describing label pattern compiles")
 });
 
 /// A file whose name says it is an example or a template (`api-store-example.ts`, `config.sample.py`).
