@@ -215,8 +215,16 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own.
     for step in &mut plan.steps {
         let rel = &step.file[prefix.len()..];
-        if let Some(by) = shell.iter().find(|s| s.command.contains(rel)) {
+        if let Some(by) = shell
+            .iter()
+            .find(|s| s.command.contains(rel) && s.example.is_none())
+        {
             step.example = Some(format!("run by {}:{}", by.file, by.line));
+        } else if let Some(by) = shell.iter().find(|s| s.command.contains(rel)) {
+            step.example = Some(format!(
+                "called only by the example at {}:{}, with arguments to fill in (try --script)",
+                by.file, by.line
+            ));
         }
     }
     shell.append(&mut plan.steps);
@@ -239,16 +247,20 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// The placeholder in a command line copied from documentation, if it has one (`<file>`, `[options]`, `{name}`,
 /// `...`, `path/to/...`, `YOUR_API_KEY`).
 pub fn placeholder(command: &str) -> Option<String> {
-    // Text in quotes is data (`printf '<footer>'`), not an argument to fill in.
+    // Text in quotes is data (`printf '<footer>'`), not an argument to fill in; a comment is not run at all, so a
+    // placeholder in it (`# sends <usage stats>`) does not make the command an example.
     let mut unquoted = String::with_capacity(command.len());
     let mut quote: Option<char> = None;
+    let mut word_start = true;
     for c in command.chars() {
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && word_start => break,
             None => unquoted.push(c),
         }
+        word_start = quote.is_none() && (c.is_whitespace() || c == ';' || c == '&' || c == '|');
     }
     let m = PLACEHOLDER.as_ref()?.find(&unquoted)?;
     Some(m.as_str().trim().to_owned())
@@ -279,6 +291,7 @@ mod tests {
             "convert path/to/file.png out.png",
             "curl -H Authorization:YOUR_API_KEY x",
             "ls ...",
+            "echo a#<b>",
         ] {
             assert!(placeholder(example).is_some(), "{example}");
         }
@@ -289,6 +302,9 @@ mod tests {
             "sort < in.txt > out.txt",
             "python3 -c 'print([1])'",
             "printf '<footer>ok</footer>' > src/Footer.jsx",
+            // A placeholder in a comment: the command runs as written.
+            "curl -d @stats.json https://t.example.net/c # sends <usage stats>",
+            "echo ok # see [options] and <file> above",
         ] {
             assert_eq!(placeholder(real), None, "{real}");
         }

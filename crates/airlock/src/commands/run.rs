@@ -339,6 +339,25 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
             ));
         }
     }
+    // The plan's steps that were listed and not run, each with why: a skipped step is never silent.
+    let planned_run = run.mode == RunMode::Sandbox && (!run.steps.is_empty() || run.command.is_empty());
+    if let Some(plan) = run.plan.as_ref().filter(|_| planned_run) {
+        let skipped: Vec<_> = plan.steps.iter().filter(|s| s.example.is_some()).collect();
+        if !skipped.is_empty() {
+            out.push_str("\nNot run (listed, with why):\n");
+            for s in skipped {
+                let at = match s.line {
+                    0 => escape(&s.file),
+                    n => format!("{}:{n}", escape(&s.file)),
+                };
+                out.push_str(&format!(
+                    "  {at}  {}  ({})\n",
+                    escape(&s.command),
+                    field(s.example.as_deref().unwrap_or_default())
+                ));
+            }
+        }
+    }
     if run.mode == RunMode::Sandbox && !matches!(run.status, RunStatus::Refused | RunStatus::Succeeded) {
         let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         if !lines.is_empty() {

@@ -1017,3 +1017,75 @@ fn exec_json_io_takes_a_request_and_answers_with_the_result_and_the_record() {
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// A placeholder in a comment after a command (`# sends <usage stats>`) does not make the command an example that
+/// a run skips; a step that is an example is listed as not run, with why, on screen and in the record.
+#[test]
+fn a_comment_does_not_skip_a_step_and_no_skipped_step_is_silent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("stats");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "stats",
+            "Run these:\n\n```bash\necho collected > stats.txt # sends <usage stats>\npython3 scripts/report.py <input.csv>\n```\n",
+        ),
+    );
+    write(&dir, "scripts/report.py", "print('report')\n");
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let steps = run.stdout.split("Steps:").nth(1).unwrap_or_default();
+    let ran = steps.split("Not run").next().unwrap_or_default();
+    assert!(
+        ran.contains("echo collected > stats.txt # sends <usage stats>  -> exit 0"),
+        "{}",
+        run.stdout
+    );
+    let not_run = run
+        .stdout
+        .split("Not run (listed, with why):")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        not_run.contains("SKILL.md:10  python3 scripts/report.py <input.csv>"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        not_run.contains("`<input.csv>` is a placeholder"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        not_run.contains(
+            "scripts/report.py  python3 scripts/report.py  (called only by the example at SKILL.md:10"
+        ),
+        "{}",
+        run.stdout
+    );
+    // The record says the same.
+    let id = super::util::word_after(&run.stdout, "run ");
+    let record = airlock(&data, &["show", &id, "--json"]).json();
+    let plan: Vec<(String, bool)> = record["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["command"].as_str().unwrap().to_owned(),
+                s["example"].is_string(),
+            )
+        })
+        .collect();
+    assert!(
+        plan.contains(&("echo collected > stats.txt # sends <usage stats>".into(), false)),
+        "{plan:?}"
+    );
+    assert!(
+        plan.contains(&("python3 scripts/report.py <input.csv>".into(), true)),
+        "{plan:?}"
+    );
+    assert!(record["changes"].to_string().contains("stats.txt"), "{record}");
+}
