@@ -1,7 +1,10 @@
 //! The rules engine: files are split into segments by the parsers, then each rule of [`table::RULES`] is matched
 //! line by line, weighted by where the line sits.
 
+mod combine;
 mod context;
+mod decode;
+mod flow;
 pub mod table;
 
 use std::collections::HashSet;
@@ -115,6 +118,10 @@ struct FileScan<'a> {
     /// Inside a markdown list introduced by a line that describes (`**Blocks**:`, `Red flags:`): its items are
     /// what is looked for, not what to do.
     describing_list: bool,
+    /// The code being scanned starts programs or evaluates code somewhere (a decoded payload may be run).
+    runs_code: bool,
+    /// How many decodings deep the line being scanned is.
+    depth: u8,
     out: &'a mut Vec<Finding>,
 }
 
@@ -144,6 +151,9 @@ impl FileScan<'_> {
         if text.trim().is_empty() {
             return;
         }
+        if place != Place::Decoded {
+            self.hidden(line_no, text, place);
+        }
         let compiled = &*COMPILED;
         let matches = compiled.set.matches(text);
         if !matches.matched_any() {
@@ -164,7 +174,14 @@ impl FileScan<'_> {
             let cue = if place == Place::Code {
                 None
             } else {
-                describing_cue(text, m.start(), m.end(), self.describing_list && list_item)
+                describing_cue(
+                    text,
+                    m.start(),
+                    m.end(),
+                    self.describing_list && list_item,
+                    // "Do not tell the user" is what the rule is about, not a negation of it.
+                    rule.id == "prompt/conceal",
+                )
             };
             let describing = cue.is_some();
             let (context, severity) = match place {
@@ -188,14 +205,10 @@ impl FileScan<'_> {
                     let one_word =
                         span.is_some_and(|t| !t.trim_matches('`').trim().contains(char::is_whitespace));
                     let in_inline = span.is_some() && !one_word;
-                    // A table row lists and sorts things; its code cells are not commands.
-                    let table_row = text.trim_start().starts_with('|');
                     let instruction = !describing
                         && !one_word
                         && (rule.prose == Prose::Always
-                            || place == Place::ProseLine
-                                && !table_row
-                                && (in_inline || compiled.action.is_match(text)));
+                            || place == Place::ProseLine && (in_inline || compiled.action.is_match(text)));
                     if instruction {
                         (FindingContext::Instruction, rule.severity)
                     } else if place == Place::Comment {
@@ -209,6 +222,7 @@ impl FileScan<'_> {
             // step less than SKILL.md's own commands and the skill's code. Imperative prose counts in full anywhere,
             // except network use, which reference material describes as a matter of course (how an API is called).
             let reference = (self.kind == FileKind::Markdown || self.example)
+                && rule.severity < Severity::Critical
                 && (context == FindingContext::Code
                     || context == FindingContext::Instruction && rule.id.starts_with("net/"));
             let mut severity = if reference { one_less(severity) } else { severity };
@@ -219,9 +233,12 @@ impl FileScan<'_> {
             }
             // A call to a documentation placeholder (`api.example.com`, `https://<host>`) shows the shape of a call;
             // it reaches nothing as written.
+            // For a collection endpoint (a webhook catcher), the path is the address: a placeholder there reaches
+            // nothing.
             let placeholder = (rule.id == "net/http-client" || rule.id == "net/exfil-endpoint")
                 && !local
-                && only_placeholder_hosts(text);
+                && (only_placeholder_hosts(text)
+                    || rule.id == "net/exfil-endpoint" && PLACEHOLDER_PATH.is_match(text));
             if placeholder {
                 severity = severity.min(Severity::Medium);
             }
@@ -267,18 +284,81 @@ impl FileScan<'_> {
                 message,
                 context,
             });
-            // What an encoded payload that is run says is scanned as the instruction it is.
-            if rule.id == "obfusc/encoded-exec" && place != Place::Decoded && severity > Severity::Info {
-                for decoded in decoded_payloads(text) {
-                    self.line(line_no, &decoded, Place::Decoded, &[]);
-                }
+        }
+    }
+
+    /// Scans what a line hides in its literals (base64, hex, escapes, character codes, rot13, reversed or joined
+    /// strings) as code at the literal's line, the decoded text in the evidence. A payload that the line or its
+    /// code runs counts one step higher (hiding a command counts against it), and any hidden text that a rule
+    /// finds risky is itself a finding.
+    fn hidden(&mut self, line_no: u32, text: &str, place: Where) {
+        if self.depth >= 2 || place == Place::ProseLine && !text.contains('`') {
+            return;
+        }
+        for hidden in decode::hidden_texts(text) {
+            let runs = EXEC_SINK.is_match(text) || self.runs_code && place == Place::Code;
+            let inner = if runs { Place::Decoded } else { Place::Code };
+            let start = self.out.len();
+            self.depth += 1;
+            for decoded_line in hidden.text.lines() {
+                self.line(line_no, decoded_line, inner, &[]);
+            }
+            self.depth -= 1;
+            let shown = visible(&hidden.text, 120);
+            for f in &mut self.out[start..] {
+                f.evidence = visible(
+                    &format!("{} [decoded from {}: {shown}]", text.trim(), hidden.how),
+                    240,
+                );
+                f.message = format!("{} (hidden as {})", f.message, hidden.how);
+            }
+            let worst = self.out[start..].iter().map(|f| f.severity).max();
+            if hidden.how != "joined literals" && worst.is_some_and(|w| w >= Severity::Medium) {
+                self.out.push(Finding {
+                    rule: "obfusc/hidden-payload".to_owned(),
+                    severity: if runs { Severity::Critical } else { Severity::High },
+                    file: self.file.to_owned(),
+                    line: line_no,
+                    evidence: visible(
+                        &format!("{} [decoded from {}: {shown}]", text.trim(), hidden.how),
+                        240,
+                    ),
+                    message: format!(
+                        "Hides a risky command or path as {}{}.",
+                        hidden.how,
+                        if runs { " and runs it" } else { "" }
+                    ),
+                    context: FindingContext::Code,
+                });
             }
         }
     }
 
+    /// Matches every line of `text`; a line that ends in `\` goes on in the next (one command split for reading, or
+    /// to split a pattern), and is matched whole at its first line.
     fn lines(&mut self, first_line: u32, text: &str, place: Where) {
+        let mut joined = String::new();
+        let mut start = 0;
         for (i, line) in text.lines().enumerate() {
-            self.line(first_line + u32::try_from(i).unwrap_or(0), line, place, &[]);
+            if joined.is_empty() {
+                start = i;
+            }
+            if let Some(head) = line.strip_suffix('\\').filter(|_| place != Place::ProseLine) {
+                joined.push_str(head);
+                joined.push(' ');
+                continue;
+            }
+            joined.push_str(line);
+            let whole = std::mem::take(&mut joined);
+            self.line(first_line + u32::try_from(start).unwrap_or(0), &whole, place, &[]);
+        }
+        if !joined.is_empty() {
+            self.line(
+                first_line + u32::try_from(start).unwrap_or(0),
+                &joined,
+                place,
+                &[],
+            );
         }
     }
 
@@ -286,7 +366,11 @@ impl FileScan<'_> {
     fn code(&mut self, grammar: Option<Grammar>, text: &str, first_line: u32, facts: &mut Facts) {
         let info = analyze(grammar, text, first_line);
         let start = self.out.len();
+        let outer_runs = self.runs_code;
+        self.runs_code = !info.exec_sites.is_empty() || grammar == Some(Grammar::Shell);
         self.lines(first_line, &info.code, Place::Code);
+        self.runs_code = outer_runs;
+        self.flows(&info.code, first_line, text);
         // The line after a comment that marks it as what not to do (`# ❌ Bad: hardcoded secret`) is shown as a
         // bad example, not run.
         let bad: HashSet<u32> = info
@@ -330,6 +414,53 @@ impl FileScan<'_> {
             });
         }
         facts.add(self.file, info.exec_sites.len(), info.command_count);
+    }
+
+    /// Secrets that reach a network send, and downloads run later, in one piece of code.
+    fn flows(&mut self, code: &str, first_line: u32, text: &str) {
+        let line_text = |n: u32| {
+            text.lines()
+                .nth(n.saturating_sub(first_line) as usize)
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        };
+        for (from, what, to) in flow::secret_flows(code, first_line) {
+            self.out.push(Finding {
+                rule: "flow/secret-to-network".to_owned(),
+                severity: Severity::Critical,
+                file: self.file.to_owned(),
+                line: to,
+                evidence: visible(
+                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
+                    240,
+                ),
+                message: format!("Reads {what} (line {from}) and sends it over the network (line {to})."),
+                context: FindingContext::Code,
+            });
+        }
+        if let Some((download, run)) = flow::download_then_run(code, first_line) {
+            // A project's own release page is how many tools are installed: a binary from it is reviewed, not a lure.
+            let release = flow::from_release_host(&line_text(download));
+            self.out.push(Finding {
+                rule: "campaign/download-and-run".to_owned(),
+                severity: if release {
+                    Severity::High
+                } else {
+                    Severity::Critical
+                },
+                file: self.file.to_owned(),
+                line: download,
+                evidence: visible(
+                    &format!("{} -> line {run}: {}", line_text(download), line_text(run)),
+                    240,
+                ),
+                message: format!(
+                    "Downloads a file (line {download}) that line {run} makes executable or runs."
+                ),
+                context: FindingContext::Code,
+            });
+        }
     }
 
     fn markdown(&mut self, body: &str, first_line: u32, facts: &mut Facts) {
@@ -447,19 +578,111 @@ fn lowercase_first(text: &str) -> String {
     }
 }
 
-/// An unlabeled code block whose lines look like commands (`$ cmd`, or a known program first).
+/// A code block whose language has no grammar here but whose lines are commands: a shell of another name
+/// (`console`, `zsh`, `fish`, `powershell`, `cmd`), a block with no language or labelled as text. What a block is
+/// labelled costs a hostile skill nothing, so a block of commands is read as commands whatever its label says; only
+/// data formats (JSON, YAML, TOML, XML, CSV, diffs) are left as data.
 fn guess_shell(lang: &str, text: &str) -> Option<Grammar> {
-    if !lang.is_empty() {
+    let lang = lang.to_ascii_lowercase();
+    let data = [
+        "json", "jsonc", "json5", "yaml", "yml", "toml", "xml", "html", "css", "csv", "tsv", "diff", "patch",
+        "markdown", "md", "ini", "sql", "graphql", "svg", "mermaid", "dot", "latex", "tex", "http",
+    ];
+    if data.contains(&lang.as_str()) {
         return None;
     }
-    let first = text.lines().find(|l| !l.trim().is_empty())?.trim_start();
-    let word = first.trim_start_matches("$ ").split_whitespace().next()?;
-    let known = [
-        "curl", "wget", "pip", "pip3", "npm", "npx", "yarn", "pnpm", "python", "python3", "node", "bash",
-        "sh", "git", "cd", "ls", "cat", "echo", "export", "sudo", "apt", "apt-get", "brew", "cargo", "make",
-        "chmod", "rm", "mkdir",
+    let shells = [
+        "console",
+        "terminal",
+        "shell-session",
+        "sh-session",
+        "shellsession",
+        "zsh",
+        "fish",
+        "ksh",
+        "csh",
+        "tcsh",
+        "powershell",
+        "ps1",
+        "pwsh",
+        "ps",
+        "cmd",
+        "bat",
+        "batch",
+        "dos",
+        "command",
+        "commands",
+        "cli",
     ];
-    (first.starts_with("$ ") || known.contains(&word)).then_some(Grammar::Shell)
+    let first = text.lines().find(|l| !l.trim().is_empty())?.trim_start();
+    let first = first
+        .trim_start_matches("$ ")
+        .trim_start_matches("% ")
+        .trim_start_matches("> ")
+        .trim_start_matches("PS> ");
+    let word = first.split_whitespace().next()?.to_ascii_lowercase();
+    let known = [
+        "curl",
+        "wget",
+        "pip",
+        "pip3",
+        "npm",
+        "npx",
+        "yarn",
+        "pnpm",
+        "python",
+        "python3",
+        "node",
+        "bash",
+        "sh",
+        "zsh",
+        "git",
+        "cd",
+        "ls",
+        "cat",
+        "echo",
+        "export",
+        "sudo",
+        "apt",
+        "apt-get",
+        "brew",
+        "cargo",
+        "make",
+        "chmod",
+        "rm",
+        "mkdir",
+        "iwr",
+        "iex",
+        "invoke-webrequest",
+        "invoke-expression",
+        "powershell",
+        "pwsh",
+        "7z",
+        "unzip",
+        "tar",
+        "open",
+        "osascript",
+        "uv",
+        "uvx",
+        "go",
+        "docker",
+        "source",
+        "eval",
+        "nc",
+        "ncat",
+        "base64",
+        "xattr",
+        "start-process",
+        "set",
+        "cp",
+        "mv",
+        "scp",
+        "rsync",
+        "crontab",
+        "launchctl",
+    ];
+    (shells.contains(&lang.as_str()) || known.contains(&word.as_str()) || text.trim_start().starts_with("$ "))
+        .then_some(Grammar::Shell)
 }
 
 /// Removes `$ ` prompts from a shell transcript so the parser sees commands.
@@ -493,6 +716,7 @@ pub fn scan_file(
         return Ok(());
     }
     let text = String::from_utf8_lossy(&bytes);
+    let start = findings.len();
     let grammar = entry.language.as_deref().and_then(Grammar::for_language);
     let mut scan = FileScan {
         file: &entry.path,
@@ -506,6 +730,8 @@ pub fn scan_file(
             )
         }) || is_example_name(&entry.path),
         describing_list: false,
+        runs_code: false,
+        depth: 0,
         out: findings,
     };
     scan.hidden_characters(&text);
@@ -531,6 +757,9 @@ pub fn scan_file(
         FileKind::Asset | FileKind::Other => scan.lines(1, &text, Place::Comment),
         FileKind::Binary | FileKind::Symlink => {}
     }
+    combine::within_file(&entry.path, &mut findings[start..])
+        .into_iter()
+        .for_each(|f| findings.push(f));
     Ok(())
 }
 
@@ -588,6 +817,21 @@ fn lesser_class(rule: &str, index: usize, text: &str, at: usize) -> Option<(Seve
         {
             (Severity::Medium, "Printed as advice to the user (a message), not run.")
         }
+        "persist/shell-rc"
+            if SETTING_ONLY.is_match(text)
+                && !c.reads_after_all.is_match(text)
+                && !FETCHES.is_match(text)
+                && !hijacking_alias(text) =>
+        {
+            (
+            Severity::Medium,
+            "Adds a setting (an environment variable, an alias, PATH) to a shell start-up file.",
+            )
+        }
+        "secrets/keychain" if KEYCHAIN_HOUSEKEEPING.is_match(text) && !KEYCHAIN_READ.is_match(text) => (
+            Severity::Medium,
+            "Unlocks or lists a keychain without reading a password from it.",
+        ),
         "priv/sudo" if c.sudo_install.is_match(text) => (
             Severity::Medium,
             "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
@@ -660,6 +904,56 @@ static BAD_EXAMPLE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("bad example pattern compiles")
 });
 
+/// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
+static SETTING_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\b|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#)
+        .expect("setting pattern compiles")
+});
+
+/// Whether a line defines an alias that takes over a command people trust (`alias sudo=…`, `alias ssh=…`).
+fn hijacking_alias(text: &str) -> bool {
+    const TRUSTED: &[&str] = &[
+        "sudo", "su", "ssh", "scp", "git", "cd", "ls", "cat", "curl", "wget", "python", "python3", "pip",
+        "pip3", "npm", "npx", "node", "bash", "sh", "zsh", "login", "passwd", "gpg", "security", "op", "aws",
+        "gh", "docker", "kubectl",
+    ];
+    text.split("alias ").skip(1).any(|rest| {
+        let name = rest.split('=').next().unwrap_or_default().trim();
+        TRUSTED.contains(&name)
+    })
+}
+
+static PLACEHOLDER_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)https?://[^\s'\x22]*/(YOUR[/_-]|<[^>\s]*>|\{[^}\s]*\}|X{3,}|\.\.\.)")
+        .expect("placeholder path pattern compiles")
+});
+
+/// Something that fetches from the network.
+static FETCHES: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)\b(curl|wget|nc|ncat|iwr|fetch)\b|https?://|/dev/tcp").expect("fetch pattern compiles")
+});
+
+static KEYCHAIN_HOUSEKEEPING: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)\bsecurity\s+(unlock-keychain|list-keychains|default-keychain|set-keychain-settings|lock-keychain|show-keychain-info)\b").expect("keychain pattern compiles")
+});
+
+static KEYCHAIN_READ: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)find-(generic|internet)-password|dump-keychain|export\s+-k")
+        .expect("keychain read pattern compiles")
+});
+
+/// A line that runs what it decodes: an evaluation, a program started, a pipe into a shell.
+static EXEC_SINK: LazyLock<Regex> = LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    Regex::new(r"(?i)\b(exec|eval|system|popen|call|run|check_output|execSync|exec_command|spawn|spawnSync|Function|iex|Invoke-Expression)\s*\(|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\|\s*(python3?|node|perl|ruby|iex)\b|\s-e(nc|ncodedcommand)?\s|\$\(|\b(ba)?sh\s+-c\b")
+        .expect("exec sink pattern compiles")
+});
+
 /// A markdown list item.
 static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
     #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
@@ -710,17 +1004,6 @@ fn strings_only(line: &str) -> bool {
         };
         rest = after;
     }
-}
-
-/// The base64 payloads of a line that decode to text (at least 16 characters of base64).
-fn decoded_payloads(text: &str) -> Vec<String> {
-    use base64::Engine as _;
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
-        .filter(|t| t.len() >= 16)
-        .filter_map(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
-        .filter_map(|b| String::from_utf8(b).ok())
-        .filter(|s| !s.trim().is_empty())
-        .collect()
 }
 
 /// A severity one step higher.
@@ -793,6 +1076,8 @@ mod tests {
             grammar_exec: false,
             example: false,
             describing_list: false,
+            runs_code: false,
+            depth: 0,
             out: &mut out,
         };
         match kind {

@@ -259,7 +259,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/archive-password",
         High,
         Always,
-        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpassword\b|\bpassword\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-p\S",
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpassword\b|\bpassword\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+password\b|password[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(",
         "Has an archive opened with a password, which keeps its content from being scanned.",
     ),
     rule(
@@ -329,9 +329,9 @@ pub const RULES: &[RuleDef] = &[
     // Obfuscation.
     rule(
         "obfusc/encoded-exec",
-        High,
+        Critical,
         Instruction,
-        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|eval\s+[\x22']?\$\(\s*echo|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
+        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
@@ -340,6 +340,56 @@ pub const RULES: &[RuleDef] = &[
         Never,
         r"[A-Za-z0-9+/]{200,}={0,2}|(\\x[0-9a-fA-F]{2}){24,}",
         "Holds a long encoded blob whose content cannot be read as is.",
+    ),
+    // Intent: what only an attack asks for.
+    rule(
+        "exec/reverse-shell",
+        Critical,
+        Instruction,
+        r"(?i)/dev/(tcp|udp)/[\w.-]+/\d+|\bn(et)?cat?\b[^\n|;]*\s-[ec]\s+\S*(sh|cmd)\b|\bncat\b[^\n]*\s-e\s|mkfifo[^\n]*\|\s*(/bin/)?(ba)?sh\s+-i|os\.dup2\(\s*\w+\.fileno\(\)|pty\.spawn\(\s*['\x22]/bin/(ba)?sh|\bsocat\b[^\n]*\bexec:|\.pipe\(\s*\w+\.stdin\s*\)|spawn\(\s*['\x22](/bin/)?(ba)?sh['\x22]\s*,\s*\[\s*['\x22]?-?i?['\x22]?\s*\]|subprocess\.(call|Popen|run)\(\s*\[\s*['\x22]/bin/(ba)?sh['\x22]\s*,\s*['\x22]-i['\x22]|New-Object\s+System\.Net\.Sockets\.TCPClient",
+        "Opens a reverse shell: gives a remote host a shell on this machine.",
+    ),
+    rule(
+        "intent/agent-config",
+        High,
+        Always,
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*",
+        "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
+    ),
+    rule(
+        "intent/widen-permissions",
+        Critical,
+        Always,
+        r"(?i)['\x22]?allow['\x22]?\s*:\s*\[[^\]\n]*Bash\(\s*\*?\s*\)|Bash\(\*\)|pre-?approved\s+(all|every|any)\s+(shell\s+)?commands|never\s+ask\s+(the\s+user\s+)?(for\s+)?(permission|confirmation|approval)|(disable|turn\s+off|skip)\s+(any|all|every)\s+(confirmations?|permission\s+prompts?|approvals?)|defaultMode['\x22]?\s*:\s*['\x22]bypassPermissions",
+        "Widens what the agent may do without asking the user (every shell command approved).",
+    ),
+    rule(
+        "intent/send-conversation",
+        Critical,
+        Always,
+        r"(?i)\b(send|post|upload|forward|copy|mirror|log|sync)\b[^\n]{0,60}\b(the\s+)?(conversation|chat\s+history|transcript|session\s+log|messages\s+so\s+far|every\s+file|each\s+file|all\s+files|files\s+you\s+(edit|read|open|change))\b[^\n]{0,80}(https?://|to\s+(a|the|our)\s+(server|endpoint|webhook))",
+        "Sends the conversation or the user's files to a remote host.",
+    ),
+    rule(
+        "campaign/paste-command",
+        High,
+        Always,
+        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type)\b|\bwin\s*\+\s*r\b",
+        "Asks the user to paste a command into a terminal (the lure of paste-a-command campaigns).",
+    ),
+    rule(
+        "campaign/fake-prerequisite",
+        High,
+        Always,
+        r"(?i)\b(prerequisites?|requires?|required|needs?|only\s+works\s+with|before\s+(using|anything|first\s+use))\b[^\n]{0,120}\b(download|get|install|fetch|curl|wget|npm\s+i|pip\s+install)\b[^\n]{0,120}(https?://|--index-url|--extra-index-url|--registry)",
+        "Has a \"prerequisite\" fetched from a host of its own before the skill works (the lure of fake-CLI campaigns).",
+    ),
+    rule(
+        "install/custom-source",
+        High,
+        Instruction,
+        r"(?i)\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)\s+https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry\s+https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://",
+        "Installs a package from an index or address of its own instead of the public registry.",
     ),
     // Prompt injection.
     rule(
@@ -353,7 +403,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?user|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?user|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bwithout\s+(logging|showing|displaying)\b|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
@@ -426,6 +476,21 @@ pub const RULES: &[RuleDef] = &[
 
 /// Rule ids that are written by code rather than the table (inventory, validation, parsers).
 pub const BUILTIN: &[(&str, Severity, &str)] = &[
+    (
+        "campaign/lure",
+        Critical,
+        "The parts of a published skill-malware lure found together (a prerequisite, a paste into a terminal or an archive password, with what makes it a campaign).",
+    ),
+    (
+        "flow/secret-to-network",
+        Critical,
+        "Reads a secret (the environment, a credential file, the clipboard, the agent's memory) and sends it over the network.",
+    ),
+    (
+        "obfusc/hidden-payload",
+        High,
+        "Hides a risky command or path in an encoded literal (critical when it is run).",
+    ),
     ("file/helper-script", Medium, "Repo contains a helper script."),
     (
         "file/binary",

