@@ -6,6 +6,18 @@
 
 use airlock_types::{Finding, FindingContext, Severity};
 
+static CREDENTIAL_USE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    regex::Regex::new(r"(?i)authorization|bearer|x-api-key|header|auth\s*=|-u\s")
+        .expect("credential use pattern compiles")
+});
+
+static SENT_TO_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
+    regex::Regex::new(r"(?i)\b(send|post|include|upload|submit|forward|put)\b[^\n]{0,120}https?://")
+        .expect("sent pattern compiles")
+});
+
 /// How many lines apart two pieces of evidence may be and still be one act.
 const NEAR: u32 = 6;
 
@@ -21,8 +33,13 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         .filter(|f| {
             // A secret-named variable sent with a request is how an API is called; what counts is a secret
             // file, a keychain, a browser profile, the whole environment.
+            // An instruction to put a secret's value in what is sent (not as the request's credential) counts.
+            let told_to_send_a_key = f.rule == "secrets/env-secret"
+                && f.context == FindingContext::Instruction
+                && !CREDENTIAL_USE.is_match(&f.evidence);
             f.rule.starts_with("secrets/")
-                && !matches!(f.rule.as_str(), "secrets/env-read" | "secrets/env-secret")
+                && (!matches!(f.rule.as_str(), "secrets/env-read" | "secrets/env-secret")
+                    || told_to_send_a_key)
                 && counts(f)
         })
         .collect();
@@ -35,6 +52,20 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             ) && counts(f)
         })
         .collect();
+    // An instruction that sends a secret's value itself (`include $API_KEY in a request to https://…`).
+    for f in &secrets {
+        if f.rule == "secrets/env-secret" && SENT_TO_URL.is_match(&f.evidence) {
+            out.push(Finding {
+                rule: "flow/secret-to-network".to_owned(),
+                severity: Severity::Critical,
+                file: file.to_owned(),
+                line: f.line,
+                evidence: f.evidence.clone(),
+                message: "Tells the agent to send a secret's value to a remote address.".to_owned(),
+                context: f.context,
+            });
+        }
+    }
     let flows: Vec<u32> = found
         .iter()
         .filter(|f| f.rule == "flow/secret-to-network")

