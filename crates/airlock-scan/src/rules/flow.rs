@@ -108,7 +108,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         };
         if SEND.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
-            let credential = what == "a secret environment variable" && as_credential(line);
+            // A single secret (a key from a variable or a file) in a request's credential position is an API call.
+            let credential = what != "the whole environment" && as_credential(line);
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -123,28 +124,35 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
     out
 }
 
-/// The code's statements, a call or literal that spans lines joined into one, each with the offset of its first
-/// line.
+/// The code's statements, a call whose arguments span lines joined into one (at most 20 lines), each with the
+/// offset of its first line. Brackets inside quotes do not count.
 fn statements(code: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut start = 0;
     let mut depth: i32 = 0;
+    let mut joined = 0;
     for (i, line) in code.lines().enumerate() {
         if current.is_empty() {
             start = u32::try_from(i).unwrap_or(0);
+            joined = 0;
         } else {
             current.push(' ');
         }
         current.push_str(line.trim());
+        joined += 1;
+        let mut quote: Option<char> = None;
         for c in line.chars() {
-            match c {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"' | '`') => quote = Some(c),
+                (None, '(') => depth += 1,
+                (None, ')') => depth -= 1,
                 _ => {}
             }
         }
-        if depth <= 0 || current.len() > 4000 {
+        if depth <= 0 || joined >= 20 {
             out.push((start, std::mem::take(&mut current)));
             depth = 0;
         }

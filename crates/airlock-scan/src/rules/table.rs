@@ -331,7 +331,7 @@ pub const RULES: &[RuleDef] = &[
         "obfusc/encoded-exec",
         Critical,
         Instruction,
-        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
+        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
