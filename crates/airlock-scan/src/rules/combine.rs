@@ -125,6 +125,25 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         .iter()
         .filter(|f| f.severity >= Severity::Low && f.context != FindingContext::Prose)
         .collect();
+    // An archive with a password downloaded from an address on the same line is the lure whole.
+    let whole = lures.iter().find(|l| {
+        l.rule == "campaign/archive-password"
+            && (l.evidence.contains("http://") || l.evidence.contains("https://"))
+    });
+    if let Some(l) = whole {
+        out.push(Finding {
+            rule: "campaign/lure".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: l.line,
+            evidence: l.evidence.clone(),
+            message: "A lure of the published skill-malware campaigns: an archive downloaded from an address and opened \
+                      with a password."
+                .to_owned(),
+            context: l.context,
+        });
+        return out;
+    }
     if let Some((l, m)) = lures
         .iter()
         .find_map(|l| makers.iter().find(|m| makes(l, m)).map(|m| (*l, *m)))

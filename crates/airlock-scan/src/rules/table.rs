@@ -381,7 +381,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/fake-prerequisite",
         High,
         Always,
-        r"(?i)\b(prerequisites?|requires?|required|needs?|only\s+works\s+with|before\s+(using|anything|first\s+use))\b[^\n]{0,120}\b(download|get|install|fetch|curl|wget|npm\s+i|pip\s+install)\b[^\n]{0,120}(https?://|--index-url|--extra-index-url|--registry)",
+        r"(?i)\b(prerequisites?|requires?|required|only\s+works\s+with|before\s+(using|anything|first\s+use))\b[^\n]{0,120}\b(download|get|install|fetch|curl|wget|npm\s+i|pip\s+install)\b[^\n]{0,120}(https?://|--index-url|--extra-index-url|--registry)",
         "Has a \"prerequisite\" fetched from a host of its own before the skill works (the lure of fake-CLI campaigns).",
     ),
     rule(
