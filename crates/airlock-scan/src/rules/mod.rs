@@ -439,6 +439,20 @@ impl FileScan<'_> {
                 context: FindingContext::Code,
             });
         }
+        if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
+            self.out.push(Finding {
+                rule: "persist/startup-write".to_owned(),
+                severity: Severity::Critical,
+                file: self.file.to_owned(),
+                line: written,
+                evidence: visible(&format!("{} <- line {named}: {}", line_text(written), line_text(named)), 240),
+                message: format!(
+                    "Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a user \
+                     service or a crontab), named on line {named}."
+                ),
+                context: FindingContext::Code,
+            });
+        }
         if let Some((download, run)) = flow::download_then_run(code, first_line) {
             // A project's own release page is how many tools are installed: a binary from it is reviewed, not a lure.
             let release = flow::from_release_host(&line_text(download));

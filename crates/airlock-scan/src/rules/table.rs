@@ -477,6 +477,11 @@ pub const RULES: &[RuleDef] = &[
 /// Rule ids that are written by code rather than the table (inventory, validation, parsers).
 pub const BUILTIN: &[(&str, Severity, &str)] = &[
     (
+        "persist/startup-write",
+        Critical,
+        "Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a crontab), however its name is built.",
+    ),
+    (
         "campaign/lure",
         Critical,
         "The parts of a published skill-malware lure found together (a prerequisite, a paste into a terminal or an archive password, with what makes it a campaign).",
