@@ -196,11 +196,11 @@ pub(super) fn from_release_host(line: &str) -> bool {
 
 re!(
     STARTUP,
-    r"(?i)\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config"
+    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config"
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|>>|\btee\b|\.write\(|copyfile\(|shutil\.copy"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy"#
 );
 re!(
     CRONTAB_FROM_FILE,

@@ -239,7 +239,10 @@ subprocess.run(["pip3", "--quiet", "install", "--no-index", "nothing-here"], cap
         &[("scripts/flood.py", flood)],
     );
     // Reading .env and then connecting out is what the scan blocks; the run is forced to watch the recorder.
-    let rec = env.run(&skill, &["--script", "scripts/flood.py", "--timeout", "120s", "--force"]);
+    let rec = env.run(
+        &skill,
+        &["--script", "scripts/flood.py", "--timeout", "120s", "--force"],
+    );
     let read: Vec<&str> = rec["files_read"]
         .as_array()
         .unwrap()
