@@ -3,27 +3,13 @@
 //! text is scanned again as code at the literal's line, with the decoded text in the evidence.
 
 use std::io::Read;
-use std::sync::LazyLock;
 
 use base64::Engine as _;
-use regex::Regex;
 
 /// Decoded texts shorter than this are not worth a finding.
 const MIN_TEXT: usize = 6;
 /// Most bytes a decompressed literal may give.
 const MAX_INFLATED: u64 = 256 * 1024;
-
-/// Compiles one of this module's constant patterns.
-#[expect(clippy::expect_used, reason = "constant patterns, each covered by the tests")]
-fn compile(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("a constant pattern compiles")
-}
-
-macro_rules! re {
-    ($name:ident, $pattern:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| compile($pattern));
-    };
-}
 
 re!(
     CANDIDATE,

@@ -6,21 +6,8 @@
 //! `auth=`) is how an API is called, not a flow out.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
 use regex::Regex;
-
-/// Compiles one of this module's constant patterns.
-#[expect(clippy::expect_used, reason = "constant patterns, each covered by the tests")]
-fn compile(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("a constant pattern compiles")
-}
-
-macro_rules! re {
-    ($name:ident, $pattern:expr) => {
-        static $name: LazyLock<Regex> = LazyLock::new(|| compile($pattern));
-    };
-}
 
 re!(
     ENVIRONMENT,
