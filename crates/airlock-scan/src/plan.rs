@@ -192,7 +192,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 continue;
             }
             continued.push_str(l);
-            let command = std::mem::take(&mut continued);
+            let command = skill_dir_placeholders(&std::mem::take(&mut continued));
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -232,6 +232,29 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     Ok(plan)
 }
 
+/// The names agents give the skill's own folder in the commands they are shown (`{baseDir}` and the like): they
+/// fill it in, so the plan does too, with the sandbox's `$SKILL_DIR`.
+const SKILL_DIR_PLACEHOLDERS: &[&str] = &[
+    "${baseDir}",
+    "{baseDir}",
+    "${skillDir}",
+    "{skillDir}",
+    "${SKILL_DIR}",
+    "{SKILL_DIR}",
+    "{skill_dir}",
+    "${CLAUDE_SKILL_DIR}",
+    "$CLAUDE_SKILL_DIR",
+    "${CLAUDE_PLUGIN_ROOT}",
+    "$CLAUDE_PLUGIN_ROOT",
+];
+
+/// A command with the skill-folder placeholders agents fill in replaced by `$SKILL_DIR`.
+pub fn skill_dir_placeholders(command: &str) -> String {
+    SKILL_DIR_PLACEHOLDERS
+        .iter()
+        .fold(command.to_owned(), |c, p| c.replace(p, "$SKILL_DIR"))
+}
+
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?x)
@@ -269,6 +292,23 @@ pub fn placeholder(command: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
+        assert_eq!(
+            skill_dir_placeholders("python3 {baseDir}/scripts/x.py a.pdf"),
+            "python3 $SKILL_DIR/scripts/x.py a.pdf"
+        );
+        assert_eq!(
+            skill_dir_placeholders("node ${CLAUDE_PLUGIN_ROOT}/run.js"),
+            "node $SKILL_DIR/run.js"
+        );
+        assert_eq!(
+            placeholder(&skill_dir_placeholders("bash {skill_dir}/go.sh")),
+            None
+        );
+        assert_eq!(skill_dir_placeholders("echo {name}"), "echo {name}");
+    }
 
     #[test]
     fn recognises_installs_and_interpreters() {

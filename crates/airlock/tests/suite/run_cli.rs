@@ -1089,3 +1089,44 @@ fn a_comment_does_not_skip_a_step_and_no_skipped_step_is_silent() {
     );
     assert!(record["changes"].to_string().contains("stats.txt"), "{record}");
 }
+
+/// `{baseDir}` (and the other names agents give the skill's folder) is filled in, not run literally: the plan shows
+/// `$SKILL_DIR`, which the sandbox defines, and the script runs.
+#[test]
+fn the_skill_folder_placeholder_is_filled_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("based");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "based",
+            "Run it:\n\n```bash\npython3 {baseDir}/scripts/hello.py\n```\n",
+        ),
+    );
+    write(&dir, "scripts/hello.py", "print('hello from the skill')\n");
+    let dry = airlock(&data, &["run", "--mode", "dry-run", dir.to_str().unwrap()]);
+    assert!(
+        dry.stdout.contains("python3 $SKILL_DIR/scripts/hello.py"),
+        "{}",
+        dry.stdout
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("python3 $SKILL_DIR/scripts/hello.py  -> exit 0"),
+        "{}",
+        run.stdout
+    );
+    let id = super::util::word_after(&run.stdout, "run ");
+    let record = airlock(&data, &["show", &id, "--json"]).json();
+    assert!(
+        record["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the skill"),
+        "{record}"
+    );
+}
