@@ -249,6 +249,7 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
             state.clone(),
             crate::access::guard,
         ))
+        .layer(axum::middleware::from_fn(json_errors))
         .layer(axum::middleware::from_fn_with_state(state.clone(), track))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
@@ -398,6 +399,41 @@ pub(crate) fn check_id(id: &str) -> Result<(), ApiError> {
     } else {
         Err(ApiError::bad("bad_id", "ids are letters, digits and dashes"))
     }
+}
+
+/// Every error under `/api/` is the JSON error shape, whoever made it (the router's own 405 for a method a route does
+/// not take, a body limit's 413): a client never has to parse text. Headers such as `Allow` are kept.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let api = req.uri().path().starts_with("/api/");
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !api || is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (code, message) = match status {
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "method_not_allowed",
+            "this route does not take that method (see Allow)",
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => ("too_large", "the request body is over this route's limit"),
+        StatusCode::NOT_FOUND => ("not_found", "no such route"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("content_type", "this route takes another content type"),
+        s if s.is_server_error() => ("internal", "the server failed to answer this request"),
+        _ => ("bad_request", "the request was refused"),
+    };
+    let (mut parts, _) = response.into_parts();
+    let (_, body) = ApiError::new(status, code, message).into_response().into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, body)
 }
 
 /// Counts every request by its route (the template, not the concrete path), method and status, with its latency.

@@ -593,3 +593,53 @@ fn an_internal_git_server_the_operator_allows_by_name_imports() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["commit"].as_str().map(str::len), Some(40), "{v}");
 }
+
+/// Errors under `/api/` are JSON whoever makes them: a method a route does not take (405, with `Allow`) and an upload
+/// over its limit (413).
+#[test]
+fn every_api_error_is_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = start(&tmp.path().join("data"), &[]);
+    let own = format!("127.0.0.1:{}", port(&server.base));
+    for method in ["TRACE", "PUT", "PATCH"] {
+        let (code, head, body) = raw(&server.base, method, "/api/runs", &[("Host", &own)], "");
+        assert_eq!(code, 405, "{method}: {head}");
+        assert!(head.to_ascii_lowercase().contains("allow:"), "{head}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{head}"
+        );
+        assert_eq!(code_of(&body), "method_not_allowed", "{body}");
+    }
+    // An upload over 64 MiB: refused as JSON (the client may stop sending once refused).
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let size = 65 * 1024 * 1024;
+    let head = format!(
+        "POST /api/uploads HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/gzip\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut chunk = vec![0u8; 1 << 20];
+    chunk[0] = 0x1f;
+    chunk[1] = 0x8b;
+    for _ in 0..65 {
+        if s.write_all(&chunk).is_err() {
+            break;
+        }
+        chunk[0] = 0;
+        chunk[1] = 0;
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    assert_eq!(code_of(body), "too_large", "{body}");
+}
