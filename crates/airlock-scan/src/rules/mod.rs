@@ -860,6 +860,11 @@ fn lesser_class(rule: &str, index: usize, text: &str, at: usize) -> Option<(Seve
             Severity::Medium,
             "Unlocks or lists a keychain without reading a password from it.",
         ),
+        // The same whether the download, chmod and run sit on one line or several (`flow::download_then_run`).
+        "campaign/download-and-run" if flow::from_release_host(text) => (
+            Severity::High,
+            "Downloads a program from a project's release page and runs it (how many tools install: review it).",
+        ),
         "priv/sudo" if c.sudo_install.is_match(text) => (
             Severity::Medium,
             "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
