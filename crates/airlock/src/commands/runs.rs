@@ -166,7 +166,7 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
                 text(&r["run_id"]),
                 text(&r["mode"]),
                 text(&r["status"]),
-                text(&r["started_at"]),
+                field(&to_seconds(r["started_at"].as_str().unwrap_or("-"))),
                 text(&r["source"])
             );
         }
@@ -201,12 +201,22 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
             r.id,
             r.mode,
             r.status,
-            field(&r.started_at),
+            field(&to_seconds(&r.started_at)),
             airlock_types::rfc3339(r.expires_at),
             field(&r.source)
         );
     }
     Ok(exit::OK)
+}
+
+/// An RFC 3339 time to the second (`…T20:57:36.936836356Z` is shown `…T20:57:36Z`), so the table's columns line up.
+fn to_seconds(ts: &str) -> String {
+    match (ts.find('.'), ts.rfind(['Z', '+'])) {
+        (Some(dot), Some(zone)) if dot < zone && ts[dot + 1..zone].bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{}{}", &ts[..dot], &ts[zone..])
+        }
+        _ => ts.to_owned(),
+    }
 }
 
 pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
@@ -472,4 +482,23 @@ pub fn gc(args: &GcArgs) -> anyhow::Result<u8> {
         cache_bytes
     );
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_seconds;
+
+    #[test]
+    fn started_times_are_shown_to_the_second() {
+        assert_eq!(
+            to_seconds("2026-11-24T20:57:36.936836356Z"),
+            "2026-11-24T20:57:36Z"
+        );
+        assert_eq!(
+            to_seconds("2026-11-24T20:57:36.5+01:00"),
+            "2026-11-24T20:57:36+01:00"
+        );
+        assert_eq!(to_seconds("2026-11-24T20:57:36Z"), "2026-11-24T20:57:36Z");
+        assert_eq!(to_seconds("-"), "-");
+    }
 }
