@@ -222,7 +222,7 @@ fn clone(url: &str, options: &ImportOptions) -> Result<gix::Repository, SourceEr
         done.clone(),
     );
     let guarded = match &options.guard {
-        Some(guard) if !crate::guard::is_http(url) && !url.starts_with("file://") => {
+        Some(_) if !crate::guard::is_http(url) && !url.starts_with("file://") => {
             return Err(SourceError::Refused {
                 url: redact(url),
                 reason: "this server fetches git repositories over HTTPS only".into(),

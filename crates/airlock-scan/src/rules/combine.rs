@@ -6,17 +6,15 @@
 
 use airlock_types::{Finding, FindingContext, Severity};
 
-static CREDENTIAL_USE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    regex::Regex::new(r"(?i)authorization|bearer|x-api-key|header|auth\s*=|-u\s")
-        .expect("credential use pattern compiles")
-});
+re!(
+    CREDENTIAL_USE,
+    r"(?i)authorization|bearer|x-api-key|header|auth\s*=|-u\s"
+);
 
-static SENT_TO_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    regex::Regex::new(r"(?i)\b(send|post|include|upload|submit|forward|put)\b[^\n]{0,120}https?://")
-        .expect("sent pattern compiles")
-});
+re!(
+    SENT_TO_URL,
+    r"(?i)\b(send|post|include|upload|submit|forward|put)\b[^\n]{0,120}https?://"
+);
 
 /// How many lines apart two pieces of evidence may be and still be one act.
 const NEAR: u32 = 6;

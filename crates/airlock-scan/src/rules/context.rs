@@ -14,91 +14,53 @@
 //! Only the clause that holds the match counts (a sentence boundary, a colon, or a comma before a new order starts
 //! a new one), and any order to do what was described (`…, then run it`, `Do the same.`) undoes the description.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 /// What the agent is asked to do, as verb stems (`run`, `running`, `uploads`…).
 const VERBS: &str = r"(run|execut|read|cat|cop(y|ies|ied|ying)|send|sent|upload|post|pip(e|es|ed|ing)|download|install|writ|wrote|past(e|es|ed|ing)|open|load|fetch|sourc|sav(e|es|ed|ing)|commit|shar(e|es|ed|ing)|expos|leak|hardcod|print|log|includ|add|append|put|stor(e|es|ed|ing)|us(e|es|ed|ing)|call|invok|eval|curl|wget|exfiltrat|transmit|forward|push|sync|email|mail|collect|gather|dump|extract|zip|archiv|attach|submit|export|grab|tar|scp|rsync|nc|bash|sh|delet|remov|chmod|modif|edit|chang|insert|inject|disabl|overwrit)\w*";
 
-static BOUNDARY: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(&format!(
-        r"(?i)[.;!?:]\s+|\s[-–—]+\s|,\s*(and\s+|so\s+|now\s+|next\s+|then\s+)*(?P<verb>{VERBS}\b)"
-    ))
-    .expect("boundary pattern compiles")
-});
+re!(
+    BOUNDARY,
+    &format!(r"(?i)[.;!?:]\s+|\s[-–—]+\s|,\s*(and\s+|so\s+|now\s+|next\s+|then\s+)*(?P<verb>{VERBS}\b)")
+);
 
-static VERB: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(&format!(r"(?i)\b{VERBS}\b")).expect("verb pattern compiles")
-});
+re!(VERB, &format!(r"(?i)\b{VERBS}\b"));
 
-static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(
-        r"(?i)\b(never|don'?t|do not|does not|doesn'?t|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|will not|avoid|avoids|avoiding|refuse to|refuses to|forbid|forbids|not allowed to|prohibited from)\b|^[\W\d]*(\[[ xX]\]\s*)?no\b",
-    )
-    .expect("negation pattern compiles")
-});
+re!(
+    NEGATION,
+    r"(?i)\b(never|don'?t|do not|does not|doesn'?t|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|will not|avoid|avoids|avoiding|refuse to|refuses to|forbid|forbids|not allowed to|prohibited from)\b|^[\W\d]*(\[[ xX]\]\s*)?no\b"
+);
 
-/// Words between a negation and the action that turn it into an order (`don't forget to`, `never tell the user`).
-static NOT_A_NEGATION: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(
-        r"(?i)\b(forget|hesitate|skip|fail|miss|neglect|omit|wait|stop|worry|ask|asking|tell|telling|mention|notify|inform|confirm|prompt|show|let|bother|delay|only|matter|need)\b",
-    )
-    .expect("idiom pattern compiles")
-});
+re!(
+    /// Words between a negation and the action that turn it into an order (`don't forget to`, `never tell the user`).
+    NOT_A_NEGATION, r"(?i)\b(forget|hesitate|skip|fail|miss|neglect|omit|wait|stop|worry|ask|asking|tell|telling|mention|notify|inform|confirm|prompt|show|let|bother|delay|only|matter|need)\b");
 
-static DETECTION: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(
-        r"(?i)\b(look(s|ing)? (out )?for|watch(es|ing)? (out )?for|detect(s|ed|ing)?|flag(s|ged|ging)?|block(s|ed|ing)?|catch(es|ing)?|reject(s|ed|ing)?|den(y|ies|ied)|warn(s|ed|ing)? (about|against|on|of)|scan(s|ning)? for|check(s|ing)? for|audit(s|ing)?|report(s|ing)? (any|on)|red flags?|indicators? of|signs? of|is an? (attack|red flag|sign|indicator)|would be (flagged|blocked|refused))\b",
-    )
-    .expect("detection pattern compiles")
-});
+re!(
+    DETECTION,
+    r"(?i)\b(look(s|ing)? (out )?for|watch(es|ing)? (out )?for|detect(s|ed|ing)?|flag(s|ged|ging)?|block(s|ed|ing)?|catch(es|ing)?|reject(s|ed|ing)?|den(y|ies|ied)|warn(s|ed|ing)? (about|against|on|of)|scan(s|ning)? for|check(s|ing)? for|audit(s|ing)?|report(s|ing)? (any|on)|red flags?|indicators? of|signs? of|is an? (attack|red flag|sign|indicator)|would be (flagged|blocked|refused))\b"
+);
 
-static ACTOR: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(
-        r"(?i)^[\W\d]*((a|an|the|some|many|most|these|such|typical|common)\s+)?(attackers?|malware|malicious (skills?|code|packages?|scripts?|actors?|prompts?)|threat actors?|hostile skills?|adversar(y|ies)|infostealers?|stealers?|the (campaign|lure|payload))\b",
-    )
-    .expect("actor pattern compiles")
-});
+re!(
+    ACTOR,
+    r"(?i)^[\W\d]*((a|an|the|some|many|most|these|such|typical|common)\s+)?(attackers?|malware|malicious (skills?|code|packages?|scripts?|actors?|prompts?)|threat actors?|hostile skills?|adversar(y|ies)|infostealers?|stealers?|the (campaign|lure|payload))\b"
+);
 
-/// An order to do what was just described.
-static FOLLOW_UP: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(
-        r"(?i)\b((run|execute|do|follow|use|apply|perform|copy|paste|send|upload|try) (it|this|that|them|these|those|the same|so)\b|do the same|(you|yours|we) (should|must|will) (too|also|as well)|same here|then (run|execute|do))",
-    )
-    .expect("follow-up pattern compiles")
-});
+re!(
+    /// An order to do what was just described.
+    FOLLOW_UP, r"(?i)\b((run|execute|do|follow|use|apply|perform|copy|paste|send|upload|try) (it|this|that|them|these|those|the same|so)\b|do the same|(you|yours|we) (should|must|will) (too|also|as well)|same here|then (run|execute|do))");
 
+re!(
 /// An item that starts with an order (`- Run …`, `1. **Upload** …`).
-static ORDER_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(&format!(
-        r"(?i)^\s*([-*+]|\d+[.)])\s+(\*\*|__)?(please\s+|always\s+|first,?\s+|now\s+)?{VERBS}\b"
-    ))
-    .expect("order item pattern compiles")
-});
+ORDER_ITEM, &format!(
+    r"(?i)^\s*([-*+]|\d+[.)])\s+(\*\*|__)?(please\s+|always\s+|first,?\s+|now\s+)?{VERBS}\b"
+));
 
-static ORDER_CELL: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(&format!(
-        r"(?i)^\s*(\*\*|__)?(please\s+|always\s+|first,?\s+|now\s+)?{VERBS}\b"
-    ))
-    .expect("order cell pattern compiles")
-});
+re!(
+    ORDER_CELL,
+    &format!(r"(?i)^\s*(\*\*|__)?(please\s+|always\s+|first,?\s+|now\s+)?{VERBS}\b")
+);
 
-/// Labels of lists of threats a skill describes (`Red flags:`, `Blocked:`, `Never do these:`).
-pub(super) static DESCRIBING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\b(red flags?|warning signs|signs of|indicators?|malicious|dangerous|attacks?|attackers?|threats?|blocked|blocks|denied|denies|catches|look for|watch for|don'?ts|anti-patterns?|never|avoid|bad (examples?|practices?|patterns?)|wrong|insecure|forbidden|not allowed|prohibited)\b")
-        .expect("describing label pattern compiles")
-});
+re!(
+    /// Labels of lists of threats a skill describes (`Red flags:`, `Blocked:`, `Never do these:`).
+    pub(super) DESCRIBING_LABEL, r"(?i)\b(red flags?|warning signs|signs of|indicators?|malicious|dangerous|attacks?|attackers?|threats?|blocked|blocks|denied|denies|catches|look for|watch for|don'?ts|anti-patterns?|never|avoid|bad (examples?|practices?|patterns?)|wrong|insecure|forbidden|not allowed|prohibited)\b");
 
 /// Whether a list label names threats to describe (and is not an idiom that asks for the list, `Never skip:`).
 pub(super) fn describing_label(label: &str) -> bool {
@@ -180,45 +142,33 @@ pub(super) fn describing_cue(
     None
 }
 
-/// A list item that documents a command-line option (`- \`--force\`: …`).
-static OPTION_DOC: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"^\s*[-*+]\s+\x60--?[A-Za-z][\w-]*(=[^\x60]*)?\x60\s*[:—–-]")
-        .expect("option doc pattern compiles")
-});
+re!(
+    /// A list item that documents a command-line option (`- \`--force\`: …`).
+    OPTION_DOC, r"^\s*[-*+]\s+\x60--?[A-Za-z][\w-]*(=[^\x60]*)?\x60\s*[:—–-]");
 
-static CHECKBOX: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"^\s*[-*+]\s+\[[ xX]\]\s").expect("checkbox pattern compiles")
-});
+re!(CHECKBOX, r"^\s*[-*+]\s+\[[ xX]\]\s");
 
-static ORDER_CHECKBOX: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(&format!(r"(?i)^\s*[-*+]\s+\[[ xX]\]\s+(\*\*|__)?{VERBS}\b"))
-        .expect("order checkbox pattern compiles")
-});
+re!(
+    ORDER_CHECKBOX,
+    &format!(r"(?i)^\s*[-*+]\s+\[[ xX]\]\s+(\*\*|__)?{VERBS}\b")
+);
 
-static SECRET_PLACE: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)~/|\$HOME\b|\$\{HOME\}|/home/|/root/|/etc/(passwd|shadow|sudoers)|\.env\b|id_rsa|id_ed25519|credentials|\.npmrc|\.pypirc|\.netrc|keychain")
-        .expect("secret place pattern compiles")
-});
+re!(
+    SECRET_PLACE,
+    r"(?i)~/|\$HOME\b|\$\{HOME\}|/home/|/root/|/etc/(passwd|shadow|sudoers)|\.env\b|id_rsa|id_ed25519|credentials|\.npmrc|\.pypirc|\.netrc|keychain"
+);
 
 /// Whether a line names a real host or a secret's place (what a weak sign cannot make harmless).
 fn names_a_target(text: &str) -> bool {
     SECRET_PLACE.is_match(text) || (URL_HOST.is_match(text) && !only_placeholder_hosts(text))
 }
 
-static URL_HOST: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\b(https?|ftp|wss?)://([^/\s'\x22`)>\]]*)").expect("url host pattern compiles")
-});
+re!(URL_HOST, r"(?i)\b(https?|ftp|wss?)://([^/\s'\x22`)>\]]*)");
 
-static PLACEHOLDER_HOST: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)^([^@]*@)?(([\w-]+\.)*example\.(com|org|net)|<[^>]*>?|\{[^}]*\}?|(your|my)[-_.]?[\w.-]*|\.\.\.)(:\d+)?$")
-        .expect("placeholder host pattern compiles")
-});
+re!(
+    PLACEHOLDER_HOST,
+    r"(?i)^([^@]*@)?(([\w-]+\.)*example\.(com|org|net)|<[^>]*>?|\{[^}]*\}?|(your|my)[-_.]?[\w.-]*|\.\.\.)(:\d+)?$"
+);
 
 /// Whether every URL of the line goes to a documentation placeholder (`https://api.example.com`, `https://<host>`)
 /// and there is at least one. A real host anywhere on the line is a real destination, whatever else the line names.

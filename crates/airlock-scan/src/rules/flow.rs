@@ -7,8 +7,6 @@
 
 use std::collections::BTreeSet;
 
-use regex::Regex;
-
 re!(
     ENVIRONMENT,
     r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/self/environ"
@@ -56,14 +54,15 @@ fn as_credential(line: &str) -> bool {
     AS_CREDENTIAL.is_match(line) || CREDENTIAL_PARAM.is_match(line)
 }
 
+re!(
+    CREDENTIAL_FIELD,
+    r#"(?i)(key|token|auth|secret|appid|app_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{|\{)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
+);
+
 /// Whether `var` is the value of a field named as a credential (`params={"appid": key}`, `api_key=key`,
 /// `"token": f"{tok}"`).
 fn in_credential_field(line: &str, var: &str) -> bool {
-    let pattern = format!(
-        r#"(?i)(key|token|auth|secret|appid|app_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{{|\{{)?\s*{}\b"#,
-        regex::escape(var)
-    );
-    Regex::new(&pattern).is_ok_and(|re| re.is_match(line))
+    CREDENTIAL_FIELD.captures_iter(line).any(|c| &c[4] == var)
 }
 
 /// Where a secret is read, and what it is.

@@ -9,9 +9,10 @@ fn compile(pattern: &str) -> Regex {
 
 /// A constant pattern, compiled on first use (the child modules' patterns).
 macro_rules! re {
-    ($name:ident, $pattern:expr) => {
-        static $name: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| super::compile($pattern));
+    ($(#[$meta:meta])* $vis:vis $name:ident, $pattern:expr $(,)?) => {
+        $(#[$meta])*
+        $vis static $name: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| $crate::rules::compile($pattern));
     };
 }
 
@@ -895,12 +896,9 @@ fn lesser_class(rule: &str, index: usize, text: &str, at: usize) -> Option<(Seve
     Some(class)
 }
 
-/// A line that prints a message (`echo "…"`, `error "…"`, `console.log('…')`).
-static PRINTED: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r#"^\s*(echo(\s+-[neE]+)?|printf|error|warn|warning|die|fail|info|log|print|console\.(log|error|warn|info)|logger\.\w+)\s*\(?\s*f?["']"#)
-        .expect("printed pattern compiles")
-});
+re!(
+    /// A line that prints a message (`echo "…"`, `error "…"`, `console.log('…')`).
+    PRINTED, r#"^\s*(echo(\s+-[neE]+)?|printf|error|warn|warning|die|fail|info|log|print|console\.(log|error|warn|info)|logger\.\w+)\s*\(?\s*f?["']"#);
 
 /// Whether byte `at` of a line is inside a quoted string (by counting the quotes before it).
 fn inside_quotes(text: &str, at: usize) -> bool {
@@ -930,19 +928,13 @@ fn unquoted(text: &str) -> String {
     out
 }
 
-/// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
-static BAD_EXAMPLE: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)^\W*(❌|🚫|(bad|wrong|insecure|anti-pattern)\b\s*(example|practice|pattern)?\s*[:(-])")
-        .expect("bad example pattern compiles")
-});
+re!(
+    /// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
+    BAD_EXAMPLE, r"(?i)^\W*(❌|🚫|(bad|wrong|insecure|anti-pattern)\b\s*(example|practice|pattern)?\s*[:(-])");
 
-/// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-static SETTING_ONLY: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\b|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#)
-        .expect("setting pattern compiles")
-});
+re!(
+    /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
+    SETTING_ONLY, r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\b|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#);
 
 /// Whether a line defines an alias that takes over a command people trust (`alias sudo=…`, `alias ssh=…`).
 fn hijacking_alias(text: &str) -> bool {
@@ -957,41 +949,32 @@ fn hijacking_alias(text: &str) -> bool {
     })
 }
 
-static PLACEHOLDER_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)https?://[^\s'\x22]*/(YOUR[/_-]|<[^>\s]*>|\{[^}\s]*\}|X{3,}|\.\.\.)")
-        .expect("placeholder path pattern compiles")
-});
+re!(
+    PLACEHOLDER_PATH,
+    r"(?i)https?://[^\s'\x22]*/(YOUR[/_-]|<[^>\s]*>|\{[^}\s]*\}|X{3,}|\.\.\.)"
+);
 
-/// Something that fetches from the network.
-static FETCHES: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\b(curl|wget|nc|ncat|iwr|fetch)\b|https?://|/dev/tcp").expect("fetch pattern compiles")
-});
+re!(
+    /// Something that fetches from the network.
+    FETCHES, r"(?i)\b(curl|wget|nc|ncat|iwr|fetch)\b|https?://|/dev/tcp");
 
-static KEYCHAIN_HOUSEKEEPING: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\bsecurity\s+(unlock-keychain|list-keychains|default-keychain|set-keychain-settings|lock-keychain|show-keychain-info)\b").expect("keychain pattern compiles")
-});
+re!(
+    KEYCHAIN_HOUSEKEEPING,
+    r"(?i)\bsecurity\s+(unlock-keychain|list-keychains|default-keychain|set-keychain-settings|lock-keychain|show-keychain-info)\b"
+);
 
-static KEYCHAIN_READ: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)find-(generic|internet)-password|dump-keychain|export\s+-k")
-        .expect("keychain read pattern compiles")
-});
+re!(
+    KEYCHAIN_READ,
+    r"(?i)find-(generic|internet)-password|dump-keychain|export\s+-k"
+);
 
-/// A line that runs what it decodes: an evaluation, a program started, a pipe into a shell.
-static EXEC_SINK: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"(?i)\b(exec|eval|system|popen|call|run|check_output|execSync|exec_command|spawn|spawnSync|Function|iex|Invoke-Expression)\s*\(|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\|\s*(python3?|node|perl|ruby|iex)\b|\s-e(nc|ncodedcommand)?\s|\$\(|\b(ba)?sh\s+-c\b")
-        .expect("exec sink pattern compiles")
-});
+re!(
+    /// A line that runs what it decodes: an evaluation, a program started, a pipe into a shell.
+    EXEC_SINK, r"(?i)\b(exec|eval|system|popen|call|run|check_output|execSync|exec_command|spawn|spawnSync|Function|iex|Invoke-Expression)\s*\(|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\|\s*(python3?|node|perl|ruby|iex)\b|\s-e(nc|ncodedcommand)?\s|\$\(|\b(ba)?sh\s+-c\b");
 
-/// A markdown list item.
-static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    #[expect(clippy::expect_used, reason = "a constant pattern covered by tests")]
-    Regex::new(r"^\s*([-*+]|\d+[.)])\s").expect("list item pattern compiles")
-});
+re!(
+    /// A markdown list item.
+    LIST_ITEM, r"^\s*([-*+]|\d+[.)])\s");
 
 /// A file whose name says it is an example or a template (`api-store-example.ts`, `config.sample.py`).
 fn is_example_name(path: &str) -> bool {
