@@ -91,6 +91,13 @@ pub struct Needs {
 }
 
 impl Needs {
+    /// Adds Python requirement specifiers, once each.
+    pub fn add_python(&mut self, specs: impl IntoIterator<Item = String>) {
+        self.python_specs.extend(specs);
+        self.python_specs.sort();
+        self.python_specs.dedup();
+    }
+
     fn is_empty(&self) -> bool {
         self.requirements.is_empty()
             && self.modules.is_empty()
@@ -146,10 +153,20 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
             }));
         }
     }
-    needs.python_specs.sort();
-    needs.python_specs.dedup();
+    // What the instructions' install commands and the scripts' inline metadata declare.
+    let declared = crate::declared::from_plan(plan, skill_root);
+    needs.requirements.extend(declared.requirements);
+    needs.requirements.sort();
+    needs.requirements.dedup();
+    needs.node_specs.extend(declared.node);
     needs.node_specs.sort();
     needs.node_specs.dedup();
+    let inline = files
+        .iter()
+        .filter(|f| f.language.as_deref() == Some("python"))
+        .filter_map(|f| fs_err::read_to_string(skill_root.join(rel(f))).ok())
+        .flat_map(|text| crate::declared::inline_dependencies(&text));
+    needs.add_python(declared.python.into_iter().chain(inline));
     // Modules the skill ships itself (a `helpers.py` or a `helpers/` package anywhere in it).
     let local: BTreeSet<String> = files
         .iter()
@@ -334,6 +351,9 @@ fn on_this_machine(program: &str) -> bool {
     ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"]
         .iter()
         .any(|d| Path::new(d).join(program).exists())
+        || airlock_sandbox::ALIASES
+            .iter()
+            .any(|(name, target)| *name == program && Path::new(target).exists())
 }
 
 /// The digest of what the install phase gets: it names the cached layer.
@@ -349,6 +369,16 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     for (m, p) in &needs.modules {
         h.update(format!("\0mod\0{m}={p}"));
     }
+    for spec in &needs.python_specs {
+        h.update(format!("\0spec\0{spec}"));
+    }
+    for spec in &needs.node_specs {
+        h.update(format!("\0npm\0{spec}"));
+    }
+    h.update(format!(
+        "\0registry\0{}",
+        options.npm_registry.as_deref().unwrap_or("")
+    ));
     h.update(format!(
         "\0index\0{}",
         options.pip_index_url.as_deref().unwrap_or("")

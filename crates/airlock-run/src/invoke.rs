@@ -135,7 +135,12 @@ const DATA_EXTENSIONS: &[&str] = &[
 /// Marks the plan's fenced commands that name an input file existing in neither the skill nor the target (the
 /// `input.pdf` of an example), and points the ones that name a file of the skill at it (`python scripts/x.py` runs
 /// `$SKILL_DIR/scripts/x.py`, as an agent reading the skill would).
-pub(crate) fn resolve_steps(plan: &mut airlock_types::Plan, skill_root: &Path, target_root: &Path) {
+pub(crate) fn resolve_steps(
+    plan: &mut airlock_types::Plan,
+    skill_root: &Path,
+    target_root: &Path,
+    network: bool,
+) {
     // Files earlier steps write (`> notes.txt`, `-o out.pdf`) exist for the later ones.
     let mut made: std::collections::HashSet<String> = std::collections::HashSet::new();
     for step in plan
@@ -143,48 +148,136 @@ pub(crate) fn resolve_steps(plan: &mut airlock_types::Plan, skill_root: &Path, t
         .iter_mut()
         .filter(|s| s.kind != "script" && s.example.is_none())
     {
-        let mut after_output = false;
-        let mut rewritten = Vec::new();
-        for word in step.command.split(' ') {
-            let bare = word.trim_matches(['"', '\'']);
-            let is_output = after_output;
-            after_output = matches!(bare, ">" | ">>" | "-o" | "--output" | "--out" | "2>");
-            let relative = !bare.is_empty()
-                && !bare.starts_with(['-', '/', '$', '~'])
-                && !bare.contains(['=', '*', '?', '`', '(', ')', '<', '>', '|', ';', '&'])
-                && bare.split('/').all(|c| c != "..");
-            if !relative {
-                rewritten.push(word.to_owned());
-                continue;
-            }
-            if is_output {
-                made.insert(bare.to_owned());
-            }
-            let in_target = target_root.join(bare).exists() || made.contains(bare);
-            let in_skill = fs_err::symlink_metadata(skill_root.join(bare)).is_ok();
-            if in_skill && !in_target && bare.contains('/') {
-                rewritten.push(word.replacen(bare, &format!("{SKILL_DIR}/{bare}"), 1));
-                continue;
-            }
-            let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-            if !is_output
-                && !in_skill
-                && !in_target
-                && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
-                && !bare.starts_with('.')
-            {
+        if !network {
+            if let Some(what) = downloads(&step.command, skill_root) {
                 step.example = Some(format!(
-                    "an example: it reads {}, which is in neither the skill nor the target",
-                    escape_input(bare)
+                    "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
+                     --net-preset package-registries, to run it)"
                 ));
-                break;
+                continue;
             }
-            rewritten.push(word.to_owned());
+        }
+        let mut lines = Vec::new();
+        for line in step.command.split('\n') {
+            match resolve_line(line, skill_root, target_root, &mut made) {
+                Ok(rewritten) => lines.push(rewritten),
+                Err(why) => {
+                    step.example = Some(why);
+                    break;
+                }
+            }
         }
         if step.example.is_none() {
-            step.command = rewritten.join(" ");
+            step.command = lines.join("\n");
         }
     }
+}
+
+/// What a command fetches from the network as it runs (a package `npx` or `uvx` starts, a project generator, a
+/// repository to clone), when the skill does not have it already.
+fn downloads(command: &str, skill_root: &Path) -> Option<String> {
+    static FETCHES: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?m)(?:^|[;&|(]\s*)(?:npx(?:\s+(?:-y|--yes|-p\s+\S+|--package[= ]\S+))*|pnpm\s+dlx|yarn\s+dlx|bunx|uvx|pipx\s+run)\s+(@?[\w./-]+(?:@[\w.^~-]+)?)|\b((?:npm|pnpm|yarn|bun)\s+(?:create|init)\s+@?[\w./-]+)|\bgit\s+clone\s+(?:-\S+\s+)*((?:https?|ssh|git)://\S+|git@\S+)|\b(playwright\s+install|puppeteer\s+browsers\s+install)\b",
+        )
+        .ok()
+    });
+    let deps = fs_err::read(skill_root.join("package.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let has = |name: &str| {
+        deps.as_ref().is_some_and(|d| {
+            ["dependencies", "devDependencies"]
+                .iter()
+                .any(|k| d.get(k).and_then(|m| m.get(name)).is_some())
+        })
+    };
+    FETCHES.as_ref()?.captures_iter(command).find_map(|c| {
+        if let Some(package) = c.get(1) {
+            let name = package.as_str();
+            let bare = name
+                .rsplit_once('@')
+                .filter(|(n, _)| !n.is_empty())
+                .map_or(name, |(n, _)| n);
+            return (!has(bare)).then(|| format!("`{}`", escape_input(name)));
+        }
+        c.get(2)
+            .or_else(|| c.get(3))
+            .or_else(|| c.get(4))
+            .map(|m| format!("`{}`", escape_input(m.as_str())))
+    })
+}
+
+/// One line of a command, its skill files pointed at `$SKILL_DIR` (a script the skill ships without its executable
+/// bit is started with its interpreter, as an agent does after the first `Permission denied`), or why the line is
+/// an example: an input that exists nowhere.
+fn resolve_line(
+    line: &str,
+    skill_root: &Path,
+    target_root: &Path,
+    made: &mut std::collections::HashSet<String>,
+) -> Result<String, String> {
+    let mut after_output = false;
+    let mut rewritten: Vec<String> = Vec::new();
+    let mut command_start = true;
+    for word in line.split(' ') {
+        let quoted = word.trim_matches(['"', '\'']);
+        // `./input.csv` names the same file as `input.csv`.
+        let bare = quoted
+            .strip_prefix("./")
+            .filter(|b| !b.is_empty())
+            .unwrap_or(quoted);
+        let is_output = after_output;
+        after_output = matches!(bare, ">" | ">>" | "-o" | "--output" | "--out" | "2>");
+        let at_start = command_start;
+        command_start = matches!(bare, "&&" | "||" | "|" | ";" | "then" | "do" | "sudo" | "time")
+            || bare.is_empty() && at_start;
+        let relative = !bare.is_empty()
+            && !bare.starts_with(['-', '/', '$', '~'])
+            && !bare.contains(['=', '*', '?', '`', '(', ')', '<', '>', '|', ';', '&'])
+            && bare.split('/').all(|c| c != "..");
+        if !relative {
+            rewritten.push(word.to_owned());
+            continue;
+        }
+        if is_output {
+            made.insert(bare.trim_end_matches('/').to_owned());
+        }
+        let in_target = target_root.join(bare).exists() || made.contains(bare.trim_end_matches('/'));
+        let in_skill = fs_err::symlink_metadata(skill_root.join(bare)).is_ok();
+        if in_skill && !in_target && bare.contains('/') {
+            let mut pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{bare}"), 1);
+            let path = skill_root.join(bare);
+            let executable =
+                fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            if at_start && !executable {
+                let text = fs_err::read(&path)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                if let Some(interp) = plan::interpreter(bare, &text) {
+                    pointed = format!("{interp} {pointed}");
+                }
+            }
+            rewritten.push(pointed);
+            continue;
+        }
+        let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+        let missing_input = !is_output && !in_skill && !in_target && !bare.starts_with('.');
+        if missing_input && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str())) {
+            return Err(format!(
+                "an example: it reads {}, which is in neither the skill nor the target",
+                escape_input(bare)
+            ));
+        }
+        if missing_input && !at_start && bare.ends_with('/') && bare.len() > 1 {
+            return Err(format!(
+                "an example: it works on the folder {}, which is in neither the skill nor the target",
+                escape_input(bare)
+            ));
+        }
+        rewritten.push(word.to_owned());
+    }
+    Ok(rewritten.join(" "))
 }
 
 /// An agent CLI preset: its command, where it looks for skills, and the model host it needs.
@@ -333,7 +426,8 @@ pub(crate) fn sandbox_run(
         config.env.push((
             "PATH".into(),
             format!(
-                "{env_dir}/node/node_modules/.bin:{env_dir}/python/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+                "{env_dir}/node/node_modules/.bin:{env_dir}/python/bin:{}",
+                airlock_sandbox::SANDBOX_PATH
             ),
         ));
     }
@@ -454,13 +548,17 @@ fn finish(
     record: &mut SkillRun,
 ) -> Result<(), RunError> {
     // Each step's status as airlock's step runner reported it (never read from the skill's output).
+    // The sandbox numbers the steps it ran (0, 1, ...); the record names each by its place in the plan.
     record.steps = step_commands
         .into_iter()
-        .map(|(index, command, file, line)| {
-            let exit = result.steps.iter().find(|s| s.index == index);
+        .enumerate()
+        .map(|(ran, (index, command, file, line))| {
+            let exit = result.steps.iter().find(|s| s.index == ran);
             StepResult {
                 exit_code: exit.and_then(|s| s.exit_code),
                 signal: exit.and_then(|s| s.signal),
+                stdout_end: exit.map(|s| s.stdout_end),
+                stderr_end: exit.map(|s| s.stderr_end),
                 index,
                 command,
                 file,
@@ -547,4 +645,36 @@ fn shell_quote(s: &str) -> String {
         return s.to_owned();
     }
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_that_download_what_they_run() {
+        let root = tempfile::tempdir().unwrap();
+        fs_err::write(
+            root.path().join("package.json"),
+            r#"{"devDependencies": {"tsx": "^4"}}"#,
+        )
+        .unwrap();
+        for cmd in [
+            "npx -y create-vite@latest app",
+            "npm create @tanstack/start@latest my-app",
+            "uvx ruff check .",
+            "cd x && git clone https://github.com/a/b",
+            "playwright install chromium",
+        ] {
+            assert!(downloads(cmd, root.path()).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "npx tsx scripts/x.ts",
+            "npm run build",
+            "git clone ./local",
+            "echo npx",
+        ] {
+            assert_eq!(downloads(cmd, root.path()), None, "{cmd}");
+        }
+    }
 }

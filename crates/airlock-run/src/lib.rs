@@ -8,6 +8,7 @@
 //! it, so a caller can show a run live.
 
 pub mod bundle;
+pub mod declared;
 pub mod environment;
 mod invoke;
 pub mod patch;
@@ -414,8 +415,13 @@ fn execute_inner(
     } else {
         None
     };
+    let uv_with = declared::apply(&mut plan, &skill_root, request.environment.install);
     if let Some(t) = &target {
-        invoke::resolve_steps(&mut plan, &skill_root, &t.root);
+        let network = request
+            .egress
+            .as_ref()
+            .is_some_and(airlock_egress::EgressConfig::is_open);
+        invoke::resolve_steps(&mut plan, &skill_root, &t.root, network);
     }
     if request.mode == RunMode::Sandbox && !refuse {
         invoke::check(
@@ -440,11 +446,12 @@ fn execute_inner(
             Ok(())
         }
         (RunMode::Sandbox, Some(t)) => {
-            let needs = environment::needs(
+            let mut needs = environment::needs(
                 &skill_root,
                 &report,
                 record.plan.as_ref().unwrap_or(&airlock_types::Plan::default()),
             );
+            needs.add_python(uv_with);
             phase(
                 Phase::Installing,
                 if needs.missing_programs.is_empty() {

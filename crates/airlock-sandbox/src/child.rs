@@ -259,15 +259,14 @@ fn run_steps(names: &[Vec<String>], steps: &[Vec<CString>], env: &[CString]) -> 
             }
             Ok(ForkResult::Parent { child }) => child,
             Err(_) => {
-                let _ = send(
-                    HELPER_FD,
-                    &Msg::Step {
-                        index,
-                        code: None,
-                        signal: None,
-                    },
-                    None,
-                );
+                let step = Msg::Step {
+                    index,
+                    code: None,
+                    signal: None,
+                };
+                if send(HELPER_FD, &step, None).is_ok() {
+                    let _ = recv(HELPER_FD);
+                }
                 first_failure.get_or_insert(126);
                 continue;
             }
@@ -281,7 +280,10 @@ fn run_steps(names: &[Vec<String>], steps: &[Vec<CString>], env: &[CString]) -> 
                 Err(_) => break (None, None),
             }
         };
-        let _ = send(HELPER_FD, &Msg::Step { index, code, signal }, None);
+        // The next step starts once the supervisor has counted this one's output, so each step's output is its own.
+        if send(HELPER_FD, &Msg::Step { index, code, signal }, None).is_ok() {
+            let _ = recv(HELPER_FD);
+        }
         if code != Some(0) {
             first_failure.get_or_insert(code.unwrap_or_else(|| 128 + signal.unwrap_or(0)));
         }
@@ -392,10 +394,7 @@ fn landlock(config: &Config) -> R<()> {
 
 fn environment(config: &Config, workdir: &Path) -> Vec<CString> {
     let mut vars: Vec<(String, String)> = vec![
-        (
-            "PATH".into(),
-            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin".into(),
-        ),
+        ("PATH".into(), crate::SANDBOX_PATH.into()),
         ("HOME".into(), SANDBOX_HOME.into()),
         ("USER".into(), "sandbox".into()),
         ("LOGNAME".into(), "sandbox".into()),

@@ -148,6 +148,14 @@ impl Config {
 /// The sandbox user inside the namespace.
 pub const SANDBOX_UID: u32 = 1000;
 pub const SANDBOX_HOME: &str = "/home/sandbox";
+/// A folder last on every sandbox's `PATH` with the names skills assume beside the system's programs: `python` for
+/// `python3` when the system has only the latter (as Debian does without `python-is-python3`).
+pub const ALIASES_DIR: &str = "/airlock/bin";
+/// The aliases made in [`ALIASES_DIR`], as (name, the program it starts), each only when the system lacks the name
+/// and has the program.
+pub const ALIASES: &[(&str, &str)] = &[("python", "/usr/bin/python3")];
+/// The `PATH` every sandbox starts with.
+pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin:/airlock/bin";
 /// Host uid the sandbox user maps to when airlock runs as root (so RLIMIT_NPROC applies).
 pub const ROOT_MODE_HOST_UID: u32 = 1_000_000;
 

@@ -129,6 +129,19 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             bind_ro(src, &dst)?;
         }
     }
+    // Names skills assume that the system lacks (`python`), as links to the program they mean.
+    let aliases = inside(root, Path::new(crate::ALIASES_DIR));
+    mkdirs(&aliases)?;
+    for (name, program) in crate::ALIASES {
+        let taken = ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .any(|d| std::fs::symlink_metadata(Path::new(d).join(name)).is_ok());
+        if !taken && Path::new(program).exists() {
+            ctx(std::os::unix::fs::symlink(program, aliases.join(name)), || {
+                format!("link {name}")
+            })?;
+        }
+    }
     // A minimal /etc: the sandbox user, loopback names, and what the dynamic linker and TLS need.
     let etc = root.join("etc");
     mkdirs(&etc)?;

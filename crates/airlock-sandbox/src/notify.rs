@@ -755,6 +755,13 @@ fn attempt_of(bytes: &[u8]) -> Option<Attempt> {
     if let Some(dest) = inet(bytes) {
         let (decision, reason) = if dest.ip().is_loopback() {
             (NetDecision::Local, "the sandbox's own loopback")
+        } else if dest.ip().is_unspecified() {
+            // 0.0.0.0 or [::] as a destination means this host (a server's own address probe, as glibc's
+            // getaddrinfo makes for a passive socket): the sandbox's loopback, not the network.
+            (
+                NetDecision::Local,
+                "this host (the unspecified address): the sandbox's own loopback",
+            )
         } else {
             (NetDecision::Denied, "no network: the sandbox has only loopback")
         };

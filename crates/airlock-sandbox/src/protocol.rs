@@ -35,6 +35,8 @@ pub enum Msg {
         code: Option<i32>,
         signal: Option<i32>,
     },
+    /// Supervisor → step runner: the step's end is noted (its output so far counted); start the next one.
+    StepNoted,
     /// Init → supervisor: how the command ended, and resource use of the whole run.
     Exit {
         code: Option<i32>,

@@ -2,7 +2,7 @@
 //! records while the command runs, enforces the wall-clock timeout and builds the run record.
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -107,8 +107,20 @@ fn write_maps(pid: u32) -> Result<(), SandboxError> {
     Ok(())
 }
 
-fn reader(mut pipe: impl Read + Send + 'static, limit: usize) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
-    std::thread::spawn(move || {
+/// Reads one of the command's output pipes, keeping up to `limit` bytes.
+struct Output {
+    thread: std::thread::JoinHandle<(Vec<u8>, bool)>,
+    /// Bytes read so far.
+    read: Arc<std::sync::atomic::AtomicU64>,
+    /// A second descriptor of the pipe, to ask how much is still unread.
+    pipe: Option<OwnedFd>,
+}
+
+fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize) -> Output {
+    let read = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = read.clone();
+    let dup = pipe.as_fd().try_clone_to_owned().ok();
+    let thread = std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut buf = [0u8; 65536];
         let mut truncated = false;
@@ -119,9 +131,35 @@ fn reader(mut pipe: impl Read + Send + 'static, limit: usize) -> std::thread::Jo
             let room = limit.saturating_sub(kept.len());
             kept.extend_from_slice(&buf[..n.min(room)]);
             truncated |= n > room;
+            count.fetch_add(n as u64, Ordering::Release);
         }
         (kept, truncated)
-    })
+    });
+    Output {
+        thread,
+        read,
+        pipe: dup,
+    }
+}
+
+impl Output {
+    /// Bytes written so far by processes that have exited: waits (briefly) until the pipe holds nothing unread.
+    fn written(&self) -> u64 {
+        if let Some(pipe) = &self.pipe {
+            for _ in 0..200 {
+                let mut pending: libc::c_int = 0;
+                // SAFETY: FIONREAD writes one int through the pointer, on a descriptor this owns.
+                let r = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut pending) };
+                if r != 0 || pending == 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // The reader counts what it read just after its read returns.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.read.load(Ordering::Acquire)
+    }
 }
 
 struct Started {
@@ -367,6 +405,9 @@ fn run_inner(
     // A pidfd turns readable when the helper exits: wait on it rather than polling.
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, s.child.id(), 0) } as i32;
+    let mut steps = Vec::new();
+    let mut early_exit = None;
+    let mut channel_open = true;
     loop {
         if s.child.try_wait()?.is_some() {
             break;
@@ -382,16 +423,49 @@ fn run_inner(
             break;
         }
         let wait_ms = (deadline - now).as_millis().clamp(1, 100) as i32;
-        if pidfd >= 0 {
-            let mut pfd = libc::pollfd {
+        // Wait for the helper's end and, while the steps run, for the step runner's reports: each step's end is
+        // noted as it happens (with how much output there is so far) and the runner told to go on.
+        let mut pfds = [
+            libc::pollfd {
                 fd: pidfd,
                 events: libc::POLLIN,
                 revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut pfd, 1, wait_ms) };
-        } else {
-            std::thread::sleep(Duration::from_millis(2));
+            },
+            libc::pollfd {
+                fd: if channel_open { s.channel.as_raw_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds (a negative fd is ignored by poll).
+        unsafe { libc::poll(pfds.as_mut_ptr(), 2, if pidfd >= 0 { wait_ms } else { 2 }) };
+        if pfds[1].revents != 0 {
+            match recv(s.channel.as_raw_fd()) {
+                Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
+                    steps.push(airlock_types::StepExit {
+                        index,
+                        exit_code: code,
+                        signal,
+                        stdout_end: stdout.written(),
+                        stderr_end: stderr.written(),
+                    });
+                    let _ = send(s.channel.as_raw_fd(), &Msg::StepNoted, None);
+                }
+                Ok((
+                    Msg::Exit {
+                        code,
+                        signal,
+                        max_rss_kb,
+                        cpu_ms,
+                    },
+                    _,
+                )) => {
+                    early_exit = Some((code, signal, max_rss_kb, cpu_ms));
+                    channel_open = false;
+                }
+                Ok(_) => {}
+                Err(_) => channel_open = false,
+            }
         }
     }
     if pidfd >= 0 {
@@ -401,36 +475,41 @@ fn run_inner(
     let began = go.as_ref().and_then(|(g, _)| g.get().copied()).unwrap_or(t0);
     let duration_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     // Init sends its report before exiting, after the step runner's reports; after a timeout there is none.
-    let mut steps = Vec::new();
-    let exit = loop {
-        let mut pfd = libc::pollfd {
-            fd: s.channel.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
-            break None;
-        }
-        match recv(s.channel.as_raw_fd()) {
-            Ok((
-                Msg::Exit {
-                    code,
-                    signal,
-                    max_rss_kb,
-                    cpu_ms,
-                },
-                _,
-            )) => break Some((code, signal, max_rss_kb, cpu_ms)),
-            Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
-                steps.push(airlock_types::StepExit {
-                    index,
-                    exit_code: code,
-                    signal,
-                });
+    let exit = if early_exit.is_some() || !channel_open {
+        early_exit
+    } else {
+        loop {
+            let mut pfd = libc::pollfd {
+                fd: s.channel.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut pfd, 1, 0) } <= 0 {
+                break None;
             }
-            Ok(_) => {}
-            Err(_) => break None,
+            match recv(s.channel.as_raw_fd()) {
+                Ok((
+                    Msg::Exit {
+                        code,
+                        signal,
+                        max_rss_kb,
+                        cpu_ms,
+                    },
+                    _,
+                )) => break Some((code, signal, max_rss_kb, cpu_ms)),
+                Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
+                    steps.push(airlock_types::StepExit {
+                        index,
+                        exit_code: code,
+                        signal,
+                        stdout_end: stdout.written(),
+                        stderr_end: stderr.written(),
+                    });
+                }
+                Ok(_) => {}
+                Err(_) => break None,
+            }
         }
     };
     stop.store(true, Ordering::Relaxed);
@@ -447,8 +526,8 @@ fn run_inner(
         rec.network.sort_by_key(|a| a.t_ms);
         rec.dropped.network += dropped;
     }
-    let (out, out_trunc) = stdout.join().unwrap_or_default();
-    let (err, err_trunc) = stderr.join().unwrap_or_default();
+    let (out, out_trunc) = stdout.thread.join().unwrap_or_default();
+    let (err, err_trunc) = stderr.thread.join().unwrap_or_default();
     let (code, signal, max_rss_kb, cpu_ms) = exit.unwrap_or((None, None, 0, 0));
     let stderr_text = String::from_utf8_lossy(&err).into_owned();
     let disk_full = upper_full(&s.upper);

@@ -8,6 +8,23 @@
 //! danger counts for little while code that does it counts in full. [`verdict`] turns findings into the
 //! classification, risk level and recommended mode, and [`render`] prints text and SARIF.
 
+use regex::Regex;
+
+/// Compiles a constant pattern; a typo in one is a bug caught by the first test that reaches it.
+#[expect(clippy::expect_used, reason = "constant patterns, each covered by the tests")]
+pub(crate) fn compile(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a constant pattern compiles")
+}
+
+/// A constant pattern, compiled on first use (every module's patterns, declared before them).
+macro_rules! re {
+    ($(#[$meta:meta])* $vis:vis $name:ident, $pattern:expr $(,)?) => {
+        $(#[$meta])*
+        $vis static $name: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| $crate::compile($pattern));
+    };
+}
+
 pub mod code;
 pub mod follow;
 pub mod inventory;

@@ -186,6 +186,12 @@ pub struct StepExit {
     pub index: usize,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// How many bytes the run had written to stdout and stderr when the step ended: the step's own output is what
+    /// lies between the previous step's ends and these (a process a step left in the background may add to it).
+    #[serde(default)]
+    pub stdout_end: u64,
+    #[serde(default)]
+    pub stderr_end: u64,
 }
 
 /// How a file in a workspace differs after the run.

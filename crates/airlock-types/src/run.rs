@@ -37,6 +37,10 @@ pub struct PlanStep {
     /// that exists nowhere, a script that a command of SKILL.md already runs with its arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub example: Option<String>,
+    /// What the run does differently from the command as written, and why (`uv run x.py` runs `python3 x.py`
+    /// with the script's inline dependencies installed before the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What an agent would receive and what the skill asks to run.
@@ -70,6 +74,11 @@ pub struct StepResult {
     /// The signal that ended the step, if one did.
     #[serde(default)]
     pub signal: Option<i32>,
+    /// Bytes of the run's stdout and stderr written when the step ended (its output ends there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_end: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_end: Option<u64>,
 }
 
 /// The skill's environment: what it needs, and what the sealed install phase before the run did (or that a cached

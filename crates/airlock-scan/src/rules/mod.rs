@@ -1,21 +1,6 @@
 //! The rules engine: files are split into segments by the parsers, then each rule of [`table::RULES`] is matched
 //! line by line, weighted by where the line sits.
 
-/// Compiles one of the rules' constant patterns.
-#[expect(clippy::expect_used, reason = "constant patterns, each covered by the tests")]
-fn compile(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("a constant pattern compiles")
-}
-
-/// A constant pattern, compiled on first use (the child modules' patterns).
-macro_rules! re {
-    ($(#[$meta:meta])* $vis:vis $name:ident, $pattern:expr $(,)?) => {
-        $(#[$meta])*
-        $vis static $name: std::sync::LazyLock<regex::Regex> =
-            std::sync::LazyLock::new(|| $crate::rules::compile($pattern));
-    };
-}
-
 mod combine;
 mod context;
 mod decode;

@@ -201,6 +201,84 @@ fn run_exit_code(run: &SkillRun) -> u8 {
     }
 }
 
+/// Lines of output shown on screen, from the end.
+const SHOWN_LINES: usize = 12;
+
+/// What the run printed, on screen: for a failed step, the end of that step's own stdout and stderr; for a run
+/// that succeeded, the end of its output; the whole of it is one `export --output` away.
+fn output_section(run: &SkillRun) -> String {
+    let tail = |text: &str, n: usize| -> Vec<String> {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .map(|l| field(l))
+            .collect()
+    };
+    // A byte range of a stream, cut on character boundaries.
+    let slice = |text: &str, from: u64, to: u64| -> String {
+        let bytes = text.as_bytes();
+        let (from, to) = (
+            from.min(bytes.len() as u64) as usize,
+            to.min(bytes.len() as u64) as usize,
+        );
+        String::from_utf8_lossy(&bytes[from.min(to)..to]).into_owned()
+    };
+    let mut out = String::new();
+    let failing = run
+        .steps
+        .iter()
+        .position(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
+    let (stdout, stderr, what) = match failing {
+        Some(i) if run.steps[i].stdout_end.is_some() => {
+            let before = i.checked_sub(1).map(|p| &run.steps[p]);
+            let step = &run.steps[i];
+            (
+                slice(
+                    &run.stdout,
+                    before.and_then(|b| b.stdout_end).unwrap_or(0),
+                    step.stdout_end.unwrap_or(0),
+                ),
+                slice(
+                    &run.stderr,
+                    before.and_then(|b| b.stderr_end).unwrap_or(0),
+                    step.stderr_end.unwrap_or(0),
+                ),
+                format!("the failed step ({}:{})", field(&step.file), step.line),
+            )
+        }
+        _ => (run.stdout.clone(), run.stderr.clone(), "the run".to_owned()),
+    };
+    let failed = run.status != RunStatus::Succeeded;
+    let err = tail(&stderr, if failed { SHOWN_LINES } else { 4 });
+    let outp = tail(&stdout, if failed { SHOWN_LINES / 2 } else { SHOWN_LINES });
+    // A run that succeeded shows its errors only when it printed nothing else (tools that report on stderr).
+    let show_errors = !err.is_empty() && (failed || outp.is_empty());
+    if !outp.is_empty() {
+        out.push_str(&format!("\nWhat {what} printed (last lines):\n"));
+        for l in outp {
+            out.push_str(&format!("  > {l}\n"));
+        }
+    }
+    if show_errors {
+        out.push_str(&format!("\nWhat {what} wrote to stderr (last lines):\n"));
+        for l in err {
+            out.push_str(&format!("  | {l}\n"));
+        }
+    }
+    out
+}
+
+/// A command for the summary: one line as it is, a longer script with its later lines indented under the first.
+fn command_text(command: &str) -> String {
+    let mut lines = command.lines();
+    let mut out = field(lines.next().unwrap_or_default());
+    for l in lines {
+        out.push_str("\n        | ");
+        out.push_str(&field(l));
+    }
+    out
+}
+
 fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
     let mut out = format!(
         "run {}  {}  mode {}  status {}\n",
@@ -301,11 +379,14 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
             out.push_str("\nCommands the skill asks for:\n");
             for s in &plan.steps {
                 out.push_str(&format!(
-                    "  {}:{}  [{}] {}{}{}\n",
+                    "  {}:{}  [{}] {}{}{}{}\n",
                     escape(&s.file),
                     s.line,
                     s.kind,
-                    escape(&s.command),
+                    command_text(&s.command),
+                    s.note
+                        .as_ref()
+                        .map_or(String::new(), |n| format!("  ({})", field(n))),
                     s.example
                         .as_ref()
                         .map_or(String::new(), |e| format!("  (not run: {})", field(e))),
@@ -329,7 +410,7 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                 "  {}:{}  {}  -> {}{}\n",
                 escape(&step.file),
                 step.line,
-                escape(&step.command),
+                command_text(&step.command),
                 step.exit_code
                     .map_or("did not finish".into(), |c| format!("exit {c}")),
                 missing.map_or(String::new(), |p| format!(
@@ -352,20 +433,14 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                 };
                 out.push_str(&format!(
                     "  {at}  {}  ({})\n",
-                    escape(&s.command),
+                    command_text(&s.command),
                     field(s.example.as_deref().unwrap_or_default())
                 ));
             }
         }
     }
-    if run.mode == RunMode::Sandbox && !matches!(run.status, RunStatus::Refused | RunStatus::Succeeded) {
-        let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        if !lines.is_empty() {
-            out.push_str("\nLast lines of its errors:\n");
-            for l in &lines[lines.len().saturating_sub(8)..] {
-                out.push_str(&format!("  | {}\n", field(l)));
-            }
-        }
+    if run.mode == RunMode::Sandbox && run.status != RunStatus::Refused {
+        out.push_str(&output_section(run));
     }
     if run.mode == RunMode::Sandbox && run.status != RunStatus::Refused {
         out.push_str(&format!(

@@ -4,6 +4,7 @@ mod egress;
 mod environment;
 mod escape;
 mod integrity;
+mod plan_cli;
 mod policy;
 mod run_cli;
 mod run_library;

@@ -764,7 +764,7 @@ fn a_failed_run_says_why_on_screen() {
         "status failed",
         "step SKILL.md:9 (python3 /skill/scripts/check.py) exited 1",
         "the Python module `pypdf_not_installed_here` is not installed in the sandbox",
-        "Last lines of its errors:",
+        "What the failed step (SKILL.md:9) wrote to stderr (last lines):",
         "| ModuleNotFoundError: No module named 'pypdf_not_installed_here'",
         "export r",
         "--output",

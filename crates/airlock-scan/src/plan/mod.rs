@@ -12,6 +12,13 @@ use airlock_types::{ContextFile, FileKind, Plan, PlanStep, ScanReport};
 use crate::markdown::{segments, Segment};
 use crate::{skillmd, ScanError};
 
+mod scripts;
+mod shell;
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// Context files larger than this are listed without their text.
 const CONTEXT_TEXT_LIMIT: u64 = 256 * 1024;
 
@@ -160,10 +167,12 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 line: 0,
                 findings: findings_at(&f.path, 0),
                 example: None,
+                note: None,
             });
         }
     }
-    // Shell lines of fenced blocks, in document order, before the scripts they may call.
+    // Commands of fenced shell blocks, in document order, before the scripts they may call: a compound command is
+    // one step, and a block whose commands share state (a variable, `cd`, `$!`) is one script.
     let mut shell = Vec::new();
     for seg in segments(&meta.body, meta.body_line) {
         let Segment::Code { lang, line, text } = seg else {
@@ -175,44 +184,65 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         ) {
             continue;
         }
-        let mut continued = String::new();
-        let mut start = line;
-        for (i, raw) in text.lines().enumerate() {
-            let l = raw.trim();
-            let l = l.strip_prefix("$ ").unwrap_or(l);
-            if continued.is_empty() {
-                start = line + u32::try_from(i).unwrap_or(0);
-                if l.is_empty() || l.starts_with('#') {
-                    continue;
-                }
-            }
-            if let Some(head) = l.strip_suffix('\\') {
-                continued.push_str(head);
-                continued.push(' ');
-                continue;
-            }
-            continued.push_str(l);
-            let command = skill_dir_placeholders(&std::mem::take(&mut continued));
+        let prompts = matches!(lang.as_str(), "console" | "terminal")
+            && text.lines().any(|l| l.trim_start().starts_with("$ "));
+        let mut units = shell::units(&text, prompts);
+        if shell::shares_state(&units) {
+            let (first, last) = (units[0].line, units[units.len() - 1].last);
+            let text = units
+                .iter()
+                .map(|u| u.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            units = vec![shell::Unit {
+                line: first,
+                last,
+                text,
+            }];
+        }
+        // The skill's scripts each command of this block starts, to tell variants of one command apart.
+        let mut started_here: Vec<(String, u32)> = Vec::new();
+        for unit in units {
+            let command = skill_dir_placeholders(&unit.text);
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
                 "shell"
             };
-            let findings = (start..=line + u32::try_from(i).unwrap_or(0))
-                .flat_map(|n| findings_at(&skill_md, n))
-                .collect();
+            let (start, end) = (line + to_u32(unit.line), line + to_u32(unit.last));
+            let findings = (start..=end).flat_map(|n| findings_at(&skill_md, n)).collect();
+            let code = shell::code_lines(&command);
+            let script = scripts_named(&code, &report.inventory.files, &prefix);
+            let variant = script.as_ref().and_then(|s| {
+                started_here.iter().find(|(p, _)| p == s).map(|(_, at)| {
+                    format!(
+                        "a variant of the command at {skill_md}:{at} (the same script with other arguments)"
+                    )
+                })
+            });
+            let example = placeholder(&code)
+                .map(|p| format!("an example: `{p}` is a placeholder"))
+                .or_else(|| shell::server(&code))
+                .or_else(|| shell::unset_variable(&code))
+                .or(variant);
+            if let (Some(s), None) = (script, &example) {
+                started_here.push((s, start));
+            }
             shell.push(PlanStep {
                 kind: kind.into(),
-                example: placeholder(&command).map(|p| format!("an example: `{p}` is a placeholder")),
+                example,
                 command,
                 interpreter: None,
                 file: skill_md.clone(),
                 line: start,
                 findings,
+                note: None,
             });
         }
     }
-    // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own.
+    // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own; one the
+    // instructions only name runs on its own if it is a program that needs no arguments.
+    let code = scripts::code_files(tree_root, &prefix, &report.inventory.files);
     for step in &mut plan.steps {
         let rel = &step.file[prefix.len()..];
         if let Some(by) = shell
@@ -225,11 +255,33 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 "called only by the example at {}:{}, with arguments to fill in (try --script)",
                 by.file, by.line
             ));
+        } else {
+            let language = report
+                .inventory
+                .files
+                .iter()
+                .find(|f| f.path == step.file)
+                .and_then(|f| f.language.clone());
+            let text = fs_err::read_to_string(tree_root.join(&step.file)).unwrap_or_default();
+            step.example = scripts::material(rel)
+                .or_else(|| scripts::not_standalone(rel, &text, language.as_deref(), &code));
         }
     }
     shell.append(&mut plan.steps);
     plan.steps = shell;
     Ok(plan)
+}
+
+/// The first of the skill's scripts a command names (its path inside the skill).
+fn scripts_named(code: &str, files: &[airlock_types::InventoryEntry], prefix: &str) -> Option<String> {
+    files
+        .iter()
+        .filter(|f| f.kind == FileKind::Script && f.path.starts_with(prefix))
+        .map(|f| &f.path[prefix.len()..])
+        .filter(|rel| rel.contains('/'))
+        .filter_map(|rel| code.find(rel).map(|at| (at, rel)))
+        .min()
+        .map(|(_, rel)| rel.to_owned())
 }
 
 /// The names agents give the skill's own folder in the commands they are shown (`{baseDir}` and the like): they

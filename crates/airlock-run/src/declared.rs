@@ -1,0 +1,320 @@
+//! What the instructions and scripts declare about their environment in their own words: an install command in
+//! SKILL.md (`pip install X`, `npm i -g X`, `uv pip install X`, `uvx X`), a script's inline metadata (PEP 723,
+//! `# /// script`), and `uv run x.py`. The packages are installed in the sealed install phase like a requirements
+//! file's, and the install command is listed as done there, not run again in the sandbox, where the network is off.
+
+use std::path::Path;
+
+use airlock_types::Plan;
+
+/// Why a plan's install command does not run in the sandbox when the install phase honours it.
+pub const INSTALLED_BEFORE: &str = "installed before the run, in the sealed install phase";
+/// Why it does not run when the install phase is off.
+pub const NOT_INSTALLED: &str = "an install: the install phase is off (--no-install)";
+
+/// The packages one install command declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// Python requirement specifiers.
+    pub python: Vec<String>,
+    /// Requirements files, as paths inside the skill.
+    pub requirements: Vec<String>,
+    /// npm package specifiers.
+    pub node: Vec<String>,
+}
+
+impl Declared {
+    fn is_empty(&self) -> bool {
+        self.python.is_empty() && self.requirements.is_empty() && self.node.is_empty()
+    }
+
+    fn extend(&mut self, other: Declared) {
+        self.python.extend(other.python);
+        self.requirements.extend(other.requirements);
+        self.node.extend(other.node);
+    }
+}
+
+/// A package name with an optional version range or extras, as a registry takes it (no URL, path, placeholder or
+/// option).
+fn package_spec(word: &str, node: bool) -> Option<String> {
+    let w = word.trim_matches(['"', '\'']);
+    let (name, rest) = if node {
+        let at = w[1..].find('@').map_or(w.len(), |i| i + 1);
+        (&w[..at], &w[at..])
+    } else {
+        let end = w.find(['[', '<', '>', '=', '!', '~']).unwrap_or(w.len());
+        (&w[..end], &w[end..])
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || node && c == '@')
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') || node && matches!(c, '@' | '/')
+        });
+    let rest_ok = rest.chars().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                '.' | '_' | '-' | '[' | ']' | ',' | '<' | '>' | '=' | '!' | '~' | '*' | '^' | '@'
+            )
+    });
+    (name_ok && rest_ok).then(|| w.to_owned())
+}
+
+/// The packages a single install command declares, when the install phase can honour all of it: packages from
+/// the public registries, or a requirements file the skill ships. `None` for anything else (another index, a
+/// local path, a URL, a placeholder, several commands joined), which stays a step of the plan.
+pub fn parse(command: &str, skill_root: &Path) -> Option<Declared> {
+    // A comment after the command (`pip install shap  # explanations`) is not part of it.
+    let command = command.split_once(" #").map_or(command, |(code, _)| code).trim();
+    if command.contains(['\n', ';', '|', '&', '$', '`', '#']) {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let words: &[&str] = match words.first() {
+        Some(&"sudo") => &words[1..],
+        _ => &words,
+    };
+    let (node, args): (bool, &[&str]) = match words {
+        ["pip" | "pip3", "install", rest @ ..]
+        | ["python" | "python3", "-m", "pip", "install", rest @ ..]
+        | ["uv", "pip", "install", rest @ ..]
+        | ["uv", "add", rest @ ..]
+        | ["uv", "tool", "install", rest @ ..]
+        | ["pipx", "install", rest @ ..] => (false, rest),
+        ["npm", "i" | "install" | "add", rest @ ..]
+        | ["pnpm", "add", rest @ ..]
+        | ["yarn", "add", rest @ ..]
+        | ["yarn", "global", "add", rest @ ..]
+        | ["bun", "add" | "install" | "i", rest @ ..] => (true, rest),
+        _ => return None,
+    };
+    let mut declared = Declared::default();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        match *word {
+            "-r" | "--requirement" if !node => {
+                let file = words.next()?.trim_matches(['"', '\'']);
+                let inside = !file.starts_with('/') && file.split('/').all(|c| c != "..");
+                if !inside || !skill_root.join(file).is_file() {
+                    return None;
+                }
+                declared.requirements.push(file.to_owned());
+            }
+            // Options that change nothing about what is installed from where.
+            "-U"
+            | "--upgrade"
+            | "-q"
+            | "--quiet"
+            | "--user"
+            | "--break-system-packages"
+            | "--no-cache-dir"
+            | "--system"
+            | "-g"
+            | "--global"
+            | "-D"
+            | "--save-dev"
+            | "-S"
+            | "--save"
+            | "--save-exact"
+            | "-E"
+            | "--no-save"
+            | "--silent" => {}
+            w if w.starts_with('-') => return None,
+            w => {
+                let spec = package_spec(w, node)?;
+                if node {
+                    declared.node.push(spec);
+                } else {
+                    declared.python.push(spec);
+                }
+            }
+        }
+    }
+    (!declared.is_empty()).then_some(declared)
+}
+
+/// Applies what the plan's commands declare: install commands the install phase honours are listed as installed
+/// before the run (or as not run, with `--no-install`) and not run in the sandbox; `uv run x.py` becomes the
+/// `python3` command it amounts to, said in the step's note. Returns the packages `uv run --with` names.
+pub fn apply(plan: &mut Plan, skill_root: &Path, install: bool) -> Vec<String> {
+    let mut with = Vec::new();
+    for step in plan.steps.iter_mut().filter(|s| s.example.is_none()) {
+        if step.kind == "install" && parse(&step.command, skill_root).is_some() {
+            step.example = Some(if install { INSTALLED_BEFORE } else { NOT_INSTALLED }.to_owned());
+        } else if let Some((command, packages)) = uv_run(&step.command) {
+            step.note = Some(format!(
+                "`uv run` here is `python3`: the script's inline dependencies{} are installed before the run, sealed",
+                if packages.is_empty() { String::new() } else { format!(" and {}", packages.join(", ")) }
+            ));
+            step.command = command;
+            with.extend(packages);
+        }
+    }
+    with
+}
+
+/// Everything the plan's honoured install commands declare.
+pub fn from_plan(plan: &Plan, skill_root: &Path) -> Declared {
+    let mut all = Declared::default();
+    for step in plan
+        .steps
+        .iter()
+        .filter(|s| s.kind == "install" && s.example.as_deref() == Some(INSTALLED_BEFORE))
+    {
+        all.extend(parse(&step.command, skill_root).unwrap_or_default());
+    }
+    all
+}
+
+/// The dependencies a Python script declares in its inline metadata (PEP 723): the `dependencies` list of the
+/// `# /// script` block.
+pub fn inline_dependencies(text: &str) -> Vec<String> {
+    let mut block = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim_end();
+        if !inside {
+            inside = t == "# /// script";
+            continue;
+        }
+        if t == "# ///" {
+            return block
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|t| t.get("dependencies")?.as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|d| d.as_str().map(str::to_owned))
+                .collect();
+        }
+        let Some(content) = t.strip_prefix('#') else {
+            return Vec::new();
+        };
+        block.push_str(content.strip_prefix(' ').unwrap_or(content));
+        block.push('\n');
+    }
+    Vec::new()
+}
+
+/// `uv run [options] x.py args` (or `uv run python x.py`): the same script run by the sandbox's `python3`, with
+/// the packages of `--with` to install first. uv itself would build an environment from the network at that
+/// moment; the install phase does that part before the run, sealed. `None` for any other command.
+pub fn uv_run(command: &str) -> Option<(String, Vec<String>)> {
+    if command.contains('\n') {
+        return None;
+    }
+    let rest = command.trim_start().strip_prefix("uv run ")?;
+    let mut with = Vec::new();
+    let mut words = rest.split_whitespace().peekable();
+    while let Some(w) = words.peek().copied() {
+        match w {
+            "--with" => {
+                words.next();
+                with.push(package_spec(words.next()?, false)?);
+            }
+            "--python" | "-p" => {
+                words.next();
+                words.next();
+            }
+            "--script" | "--no-project" | "--isolated" | "-q" | "--quiet" | "--frozen" | "--locked" => {
+                words.next();
+            }
+            w if w.starts_with('-') => return None,
+            _ => break,
+        }
+    }
+    let mut program: Vec<&str> = words.collect();
+    if matches!(program.first(), Some(&("python" | "python3"))) {
+        program.remove(0);
+    }
+    let script = program.first()?;
+    if !script.trim_matches(['"', '\'']).ends_with(".py") {
+        return None;
+    }
+    Some((format!("python3 {}", program.join(" ")), with))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_commands_of_the_instructions() {
+        let root = tempfile::tempdir().unwrap();
+        fs_err::write(root.path().join("requirements.txt"), "pypdf\n").unwrap();
+        let p = |c: &str| parse(c, root.path());
+        assert_eq!(
+            p("pip install pillow imageio numpy").unwrap().python,
+            ["pillow", "imageio", "numpy"]
+        );
+        assert_eq!(
+            p("pip3 install -U 'markitdown[pdf]' requests>=2.31")
+                .unwrap()
+                .python,
+            ["markitdown[pdf]", "requests>=2.31"]
+        );
+        assert_eq!(
+            p("python3 -m pip install -r requirements.txt")
+                .unwrap()
+                .requirements,
+            ["requirements.txt"]
+        );
+        assert_eq!(
+            p("npm install -g @mermaid-js/mermaid-cli@10").unwrap().node,
+            ["@mermaid-js/mermaid-cli@10"]
+        );
+        assert_eq!(p("uv pip install --system pandas").unwrap().python, ["pandas"]);
+        assert_eq!(
+            p("pip install openpyxl pyarrow  # Excel and Parquet support")
+                .unwrap()
+                .python,
+            ["openpyxl", "pyarrow"]
+        );
+        assert_eq!(
+            p("bun add @tanstack/vue-table").unwrap().node,
+            ["@tanstack/vue-table"]
+        );
+        for other in [
+            "pip install <package>",
+            "pip install -e .",
+            "pip install --index-url https://x.example/simple evil",
+            "pip install git+https://github.com/a/b",
+            "pip install -r missing.txt",
+            "pip install -r ../../etc/requirements.txt",
+            "pip install x && rm -rf y",
+            "npm install",
+            "npm ci",
+            "apt-get install -y jq",
+            "pip install ./wheel.whl",
+        ] {
+            assert_eq!(p(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn inline_script_metadata() {
+        let script = "#!/usr/bin/env python3\n# /// script\n# requires-python = \">=3.10\"\n# dependencies = [\n#   \"httpx\",\n#   \"rich>=13\",\n# ]\n# ///\nimport httpx\n";
+        assert_eq!(inline_dependencies(script), ["httpx", "rich>=13"]);
+        assert!(inline_dependencies("import os\n").is_empty());
+        assert!(inline_dependencies("# /// script\n# dependencies = [\"x\"]\nprint(1)\n").is_empty());
+    }
+
+    #[test]
+    fn uv_run_is_python_with_the_dependencies_installed_before() {
+        assert_eq!(
+            uv_run("uv run scripts/fetch.py --limit 3"),
+            Some(("python3 scripts/fetch.py --limit 3".into(), vec![]))
+        );
+        assert_eq!(
+            uv_run("uv run --with pandas python scripts/x.py"),
+            Some(("python3 scripts/x.py".into(), vec!["pandas".into()]))
+        );
+        assert_eq!(uv_run("uv run pytest"), None);
+        assert_eq!(uv_run("uv run --env-file .env x.py"), None);
+        assert_eq!(uv_run("python3 x.py"), None);
+    }
+}

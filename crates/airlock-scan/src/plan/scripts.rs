@@ -1,0 +1,336 @@
+//! What a script the instructions name is for, read from its text and the skill's other files: a program to run
+//! as it stands, a helper other scripts import or source, a module meant for `python -m`, or a program that needs
+//! arguments the instructions do not give. Only the first runs on its own in a plain run; the others are listed
+//! with why.
+
+use std::path::Path;
+
+use regex::Regex;
+
+/// Folders of material a skill copies, adapts or reads (templates, assets, examples, reference documents, tests),
+/// not programs a plain run starts.
+const MATERIAL_DIRS: &[(&str, &str)] = &[
+    ("templates", "a template"),
+    ("template", "a template"),
+    ("assets", "an asset"),
+    ("examples", "an example"),
+    ("example", "an example"),
+    ("references", "a reference document"),
+    ("reference", "a reference document"),
+    ("docs", "documentation"),
+    ("tests", "a test"),
+    ("test", "a test"),
+];
+
+/// Why a file the instructions name is material rather than a program: it sits in a folder of templates, assets,
+/// examples or tests.
+pub(super) fn material(rel: &str) -> Option<String> {
+    let dirs: Vec<&str> = rel.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)].iter().find_map(|d| {
+        MATERIAL_DIRS.iter().find(|(name, _)| d == name).map(|(name, what)| {
+            format!("{what} ({name}/): material the skill copies or adapts, not a program to start; try --script {rel}")
+        })
+    })
+}
+
+/// Why a script named by the instructions is not run on its own, if it is not.
+pub(super) fn not_standalone(
+    rel: &str,
+    text: &str,
+    language: Option<&str>,
+    others: &[(String, String)],
+) -> Option<String> {
+    if let Some(by) = imported_by(rel, language, others) {
+        return Some(format!(
+            "a helper: {by} imports it; it runs when that script does"
+        ));
+    }
+    if language == Some("python") {
+        if rel.ends_with("__init__.py") {
+            return Some("a package's __init__.py, not a program".into());
+        }
+        if RELATIVE_IMPORT.is_match(text) {
+            return Some(format!(
+                "a module of a package (it imports relatively): run it with `python -m {}`",
+                rel.trim_end_matches(".py").replace('/', ".")
+            ));
+        }
+        if !MAIN_GUARD.is_match(text) && !top_level_statement(text) {
+            return Some("a library: it defines functions and classes and runs nothing on its own".into());
+        }
+    }
+    needs_arguments(text, language).map(|(line, evidence)| {
+        format!(
+            "it needs arguments the instructions do not give (line {line}: `{evidence}`); try --script {rel} -- ARGS"
+        )
+    })
+}
+
+re!(MAIN_GUARD, r#"(?m)^if\s+__name__\s*==\s*['"]__main__['"]"#);
+re!(RELATIVE_IMPORT, r"(?m)^\s*from\s+\.+[\w.]*\s+import\b");
+
+re!(CONSTANT, r"^[A-Za-z_][\w]*\s*(?::[^=]+)?=[^=]");
+
+/// Whether Python text does something at top level besides defining and importing (a script without a main guard).
+fn top_level_statement(text: &str) -> bool {
+    let mut in_string: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_end();
+        if let Some(q) = in_string {
+            if t.contains(q) {
+                in_string = None;
+            }
+            continue;
+        }
+        if t.is_empty() || t.starts_with([' ', '\t', '#', ')', ']', '}']) {
+            continue;
+        }
+        for q in ["\"\"\"", "'''"] {
+            if t.contains(q) && t.matches(q).count() % 2 == 1 {
+                in_string = Some(q);
+            }
+        }
+        let first = t
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+            .unwrap_or_default();
+        let declarative = matches!(
+            first,
+            "def" | "class" | "import" | "from" | "async" | "try" | "except" | "finally" | "else" | "elif" | ""
+        ) || t.starts_with('@')
+            || t.starts_with("\"\"\"")
+            || t.starts_with("'''")
+            // A module-level constant (`NAME = ...`, `NAME: T = ...`) or the `if TYPE_CHECKING` of imports.
+            || CONSTANT.is_match(t)
+            || t.starts_with("if TYPE_CHECKING")
+            || t.starts_with("__all__");
+        if !declarative {
+            return true;
+        }
+    }
+    false
+}
+
+/// The first of the skill's other files that imports (Python, JavaScript) or sources (shell) this one.
+fn imported_by(rel: &str, language: Option<&str>, others: &[(String, String)]) -> Option<String> {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    let (stem, _) = file.rsplit_once('.').unwrap_or((file, ""));
+    if stem.is_empty() {
+        return None;
+    }
+    let s = regex::escape(stem);
+    let pattern = match language? {
+        "python" => format!(
+            r"(?m)^\s*(?:from\s+(?:[\w.]*\.)?{s}\s+import\b|import\s+(?:[\w.]*\.)?{s}\b|from\s+[\w.]+\s+import\s+(?:\(\s*)?(?:[\w\s,]*,\s*)?{s}\b)"
+        ),
+        "shell" => format!(
+            r#"(?m)^\s*(?:source|\.)\s+[^;\n]*\b{}["']?(?:\s|;|$)"#,
+            regex::escape(file)
+        ),
+        "javascript" | "typescript" => {
+            format!(
+                r#"(?:require\(\s*|\bfrom\s+|import\(\s*)["'][./]+(?:[\w./-]*/)?{s}(?:\.[cm]?[jt]s)?["']"#
+            )
+        }
+        _ => return None,
+    };
+    let re = Regex::new(&pattern).ok()?;
+    others
+        .iter()
+        .filter(|(path, _)| path != rel && !is_test(path))
+        .find(|(_, text)| re.is_match(text))
+        .map(|(path, _)| path.clone())
+}
+
+/// A test file: its imports of the skill's scripts do not make them helpers.
+fn is_test(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with("test_") || name.contains(".test.") || name.contains(".spec.") || path.contains("tests/")
+}
+
+re!(
+    PY_POSITIONAL,
+    r#"add_argument\(\s*["']([A-Za-z_][\w-]*)["']\s*(?:,|\))"#
+);
+re!(PY_ARGV, r"sys\.argv\[\s*[1-9]\s*\]");
+re!(PY_ARGC, r"len\(\s*sys\.argv\s*\)\s*(?:<|!=|<=)\s*[2-9]");
+re!(CLICK_ARGUMENT, r"@click\.argument\(");
+re!(
+    SH_ARG,
+    r#"\$(?:1|\{1\})(?:[^\d:-]|$)|\$\{1:\?|\$#\s*-(?:lt|eq)\s*[1-9]|\[\s*-z\s+"?\$(?:1|\{1\})"?\s*\]"#
+);
+re!(SH_FUNCTION, r"^\s*(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))");
+re!(JS_ARGV, r"process\.argv\[\s*[2-9]\s*\](?:\s*[^|?\s]|\s*$)");
+re!(JS_ARGC, r"(?:process\.argv|args)\.length\s*(?:<|!==|<=)\s*[1-9]");
+
+/// Where the script shows it needs arguments: a required positional argument, a read of the first argument, a
+/// check of the argument count.
+fn needs_arguments(text: &str, language: Option<&str>) -> Option<(usize, String)> {
+    let patterns: &[&Regex] = match language? {
+        "python" => &[&PY_ARGC, &PY_ARGV, &CLICK_ARGUMENT],
+        "shell" => &[&SH_ARG],
+        "javascript" | "typescript" => &[&JS_ARGC, &JS_ARGV],
+        _ => return None,
+    };
+    // A shell function's `$1` is the function's argument, not the script's.
+    let mut function_depth = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split(" #").next().unwrap_or(line);
+        if code.trim_start().starts_with(['#', '/']) {
+            continue;
+        }
+        if language == Some("shell") {
+            let opens = code.matches('{').count() - code.matches("${").count();
+            let closes = code
+                .matches('}')
+                .count()
+                .saturating_sub(code.matches("${").count());
+            if function_depth == 0 && SH_FUNCTION.is_match(code) {
+                function_depth = opens.max(1);
+                function_depth = function_depth.saturating_sub(closes);
+                continue;
+            }
+            if function_depth > 0 {
+                function_depth = (function_depth + opens).saturating_sub(closes);
+                continue;
+            }
+        }
+        if language == Some("python") {
+            // A positional argparse argument is required unless it says otherwise.
+            if let Some(c) = PY_POSITIONAL.captures(code) {
+                let optional = ["nargs=\"?\"", "nargs='?'", "nargs=\"*\"", "nargs='*'", "default="]
+                    .iter()
+                    .any(|o| code.contains(o));
+                if !optional && c.get(1).is_some() {
+                    return Some((i + 1, code.trim().chars().take(80).collect()));
+                }
+            }
+        }
+        if patterns.iter().any(|p| p.is_match(code)) {
+            return Some((i + 1, code.trim().chars().take(80).collect()));
+        }
+    }
+    None
+}
+
+/// The text of the skill's scripts (and other code) that may import or source one another, as (path inside the
+/// skill, text), bounded in size.
+pub(super) fn code_files(
+    tree_root: &Path,
+    prefix: &str,
+    inventory: &[airlock_types::InventoryEntry],
+) -> Vec<(String, String)> {
+    inventory
+        .iter()
+        .filter(|f| f.path.starts_with(prefix) && f.size <= 512 * 1024)
+        .filter(|f| {
+            matches!(
+                f.language.as_deref(),
+                Some("python" | "shell" | "javascript" | "typescript")
+            )
+        })
+        .filter_map(|f| {
+            let text = fs_err::read_to_string(tree_root.join(&f.path)).ok()?;
+            Some((f.path[prefix.len()..].to_owned(), text))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn others(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_helper_another_script_imports_is_not_run_alone() {
+        let skill = others(&[
+            (
+                "scripts/recalc.py",
+                "from office.soffice import get_soffice_env\n",
+            ),
+            (
+                "scripts/office/soffice.py",
+                "def get_soffice_env():\n    pass\nif __name__ == '__main__':\n    main()\n",
+            ),
+            ("scripts/lib.sh", "say() { echo hi; }\n"),
+            (
+                "scripts/go.sh",
+                "#!/bin/bash\nsource \"$(dirname \"$0\")/lib.sh\"\nsay\n",
+            ),
+            ("scripts/util.js", "module.exports = {}\n"),
+            ("scripts/main.js", "const u = require('./util');\n"),
+        ]);
+        let why = not_standalone("scripts/office/soffice.py", &skill[1].1, Some("python"), &skill);
+        assert!(why.unwrap().contains("scripts/recalc.py imports it"));
+        assert!(not_standalone("scripts/lib.sh", &skill[2].1, Some("shell"), &skill).is_some());
+        assert!(not_standalone("scripts/util.js", &skill[4].1, Some("javascript"), &skill).is_some());
+        // The importers themselves run.
+        assert_eq!(
+            not_standalone(
+                "scripts/recalc.py",
+                "from office.soffice import x\nx()\n",
+                Some("python"),
+                &skill
+            ),
+            None
+        );
+        assert_eq!(
+            not_standalone("scripts/go.sh", &skill[3].1, Some("shell"), &skill),
+            None
+        );
+    }
+
+    #[test]
+    fn libraries_modules_and_programs_that_need_arguments() {
+        let lib = "\"\"\"Helpers.\"\"\"\nimport os\n\nLIMIT = 3\n\ndef f():\n    return os.getcwd()\n";
+        assert!(not_standalone("scripts/h.py", lib, Some("python"), &[])
+            .unwrap()
+            .contains("a library"));
+        let module = "from .core import run\n\nrun()\n";
+        assert!(not_standalone("scripts/pkg/cli.py", module, Some("python"), &[])
+            .unwrap()
+            .contains("python -m scripts.pkg.cli"));
+        for (text, lang) in [
+            (
+                "import argparse\np = argparse.ArgumentParser()\np.add_argument(\"input\")\n",
+                "python",
+            ),
+            (
+                "import sys\npath = sys.argv[1]\nprint(open(path).read())\n",
+                "python",
+            ),
+            (
+                "import sys\nif len(sys.argv) < 2:\n    sys.exit('usage')\n",
+                "python",
+            ),
+            ("#!/bin/bash\nset -e\nfile=$1\ncat \"$file\"\n", "shell"),
+            ("#!/bin/bash\n: \"${1:?usage: go.sh FILE}\"\n", "shell"),
+            (
+                "const file = process.argv[2];\nconsole.log(file);\n",
+                "javascript",
+            ),
+        ] {
+            let why = not_standalone("scripts/x", text, Some(lang), &[]);
+            assert!(
+                why.as_deref().is_some_and(|w| w.contains("needs arguments")),
+                "{text}"
+            );
+        }
+        for (text, lang) in [
+            ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--input')\np.add_argument('out', nargs='?')\np.parse_args()\n", "python"),
+            ("print('hello')\n", "python"),
+            ("import sys\nmain(sys.argv[1:])\n", "python"),
+            ("#!/bin/bash\nname=${1:-world}\necho \"hi $name\"\n", "shell"),
+            ("#!/bin/bash\nlog() {\n  echo \"[x] $1\"\n}\nfunction warn {\n  if true; then\n    echo \"$1\"\n  fi\n}\nlog start\n", "shell"),
+            ("const file = process.argv[2] || 'in.txt';\n", "javascript"),
+        ] {
+            assert_eq!(not_standalone("scripts/x", text, Some(lang), &[]), None, "{text}");
+        }
+    }
+}

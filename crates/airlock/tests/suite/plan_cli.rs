@@ -1,0 +1,187 @@
+//! A plain `airlock run` as a new user meets it on a published skill: only the steps that can run as they stand
+//! run, in the environment skills assume; the rest is listed with why; what the failed step printed is on screen.
+
+use std::os::unix::fs::PermissionsExt;
+
+use super::util::{airlock, skill_md, word_after, write};
+
+const BODY: &str = "Check the project:
+
+```bash
+python scripts/check.py
+echo checked
+```
+
+Start the preview, look, stop it:
+
+```bash
+python3 -m http.server 8765 &
+PREVIEW=$!
+sleep 0.3
+kill $PREVIEW
+```
+
+```bash
+if [ -d src ]; then
+  echo has-src
+fi
+```
+
+Stop the viewer when done:
+
+```bash
+kill $VIEWER_PID
+npm run dev
+pip install six
+```
+
+Initialise a copy:
+
+```bash
+scripts/init.py demo
+scripts/init.py demo --force
+```
+
+Rendering uses `scripts/helper.py` and `templates/page.py`; `scripts/convert.py` converts one file.
+";
+
+fn plan_skill(root: &std::path::Path) -> std::path::PathBuf {
+    let dir = root.join("planned");
+    write(&dir, "SKILL.md", &skill_md("planned", BODY));
+    write(
+        &dir,
+        "scripts/check.py",
+        "import sys\nfrom helper import greet\nprint('validating the project')\nprint('ERROR: field name is missing')\nprint(greet(), file=sys.stderr)\nsys.exit(1)\n",
+    );
+    write(
+        &dir,
+        "scripts/helper.py",
+        "def greet():\n    return 'from the helper'\n\nif __name__ == '__main__':\n    print(greet())\n",
+    );
+    write(
+        &dir,
+        "scripts/convert.py",
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('input')\nprint(p.parse_args().input)\n",
+    );
+    // Not executable in git: started with its interpreter, as an agent would after `Permission denied`.
+    write(
+        &dir,
+        "scripts/init.py",
+        "import sys\nprint('initialised', sys.argv[1:])\n",
+    );
+    std::fs::set_permissions(
+        dir.join("scripts/init.py"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    write(&dir, "templates/page.py", "print('a template')\n");
+    dir
+}
+
+#[test]
+fn a_plain_run_runs_real_steps_lists_the_rest_and_shows_the_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = plan_skill(tmp.path());
+    // --no-install: nothing leaves the machine; the install command is listed as not run, with why.
+    let run = airlock(&data, &["run", dir.to_str().unwrap(), "--no-install"]);
+    let out = &run.stdout;
+    assert_eq!(run.code, 1, "{out}\n{}", run.stderr);
+    let (steps, rest) = out.split_once("Not run (listed, with why):").unwrap();
+    // `python` is there beside `python3`; the failed step's own output is on screen, not the next step's.
+    assert!(
+        steps.contains("python /skill/scripts/check.py  -> exit 1"),
+        "{out}"
+    );
+    assert!(steps.contains("echo checked  -> exit 0"), "{out}");
+    let shown = rest
+        .split_once("What the failed step (SKILL.md:")
+        .map_or("", |(_, shown)| shown);
+    assert!(shown.contains("> ERROR: field name is missing"), "{out}");
+    assert!(shown.contains("| from the helper"), "{out}");
+    assert!(!shown.contains("checked"), "{out}");
+    // A block that shares state is one script; a compound command is one step.
+    assert!(
+        steps.contains("python3 -m http.server 8765 &\n        | PREVIEW=$!"),
+        "{out}"
+    );
+    assert!(steps.contains("kill $PREVIEW  -> exit 0"), "{out}");
+    assert!(steps.contains("        | fi  -> exit 0"), "{out}");
+    // A script the instructions start without its executable bit runs with its interpreter; a variant of the
+    // same command is listed, not run again.
+    assert!(
+        steps.contains("python3 /skill/scripts/init.py demo  -> exit 0"),
+        "{out}"
+    );
+    for (line, why) in [
+        (
+            "kill $VIEWER_PID",
+            "it uses $VIEWER_PID, which nothing before it sets",
+        ),
+        ("npm run dev", "a server that runs until it is stopped"),
+        ("pip install six", "the install phase is off (--no-install)"),
+        (
+            "scripts/init.py demo --force",
+            "a variant of the command at SKILL.md:",
+        ),
+        (
+            "python3 scripts/helper.py",
+            "a helper: scripts/check.py imports it",
+        ),
+        (
+            "python3 scripts/convert.py",
+            "it needs arguments the instructions do not give",
+        ),
+        ("python3 templates/page.py", "a template (templates/)"),
+    ] {
+        let listed = rest.lines().find(|l| l.contains(line)).unwrap_or_default();
+        assert!(listed.contains(why), "{line}: {listed}\n{out}");
+    }
+    // The local server's own address probes are not network attempts.
+    assert!(!out.contains("denied"), "{out}");
+    let id = word_after(out, "run ");
+    let record = airlock(&data, &["show", &id, "--json"]).json();
+    let net = record["network"].as_array().unwrap();
+    assert!(
+        net.iter().all(|a| a["decision"] != "denied"),
+        "{}",
+        record["network"]
+    );
+    // The dry run shows the same plan.
+    let dry = airlock(&data, &["run", "--mode", "dry-run", dir.to_str().unwrap()]);
+    assert!(
+        dry.stdout
+            .contains("kill $VIEWER_PID  (not run: it uses $VIEWER_PID"),
+        "{}",
+        dry.stdout
+    );
+}
+
+/// `uv run x.py` is the script run by the sandbox's python3, with its inline dependencies installed before the run;
+/// the dry run says so.
+#[test]
+fn uv_run_is_shown_as_what_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("uvskill");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md("uvskill", "Run:\n\n```bash\nuv run scripts/hello.py\n```\n"),
+    );
+    write(
+        &dir,
+        "scripts/hello.py",
+        "# /// script\n# dependencies = []\n# ///\nprint('hello from uv')\n",
+    );
+    let dry = airlock(&data, &["run", "--mode", "dry-run", dir.to_str().unwrap()]);
+    assert!(
+        dry.stdout
+            .contains("python3 scripts/hello.py  (`uv run` here is `python3`"),
+        "{}",
+        dry.stdout
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("> hello from uv"), "{}", run.stdout);
+}
