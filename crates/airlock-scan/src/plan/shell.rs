@@ -339,6 +339,26 @@ const KNOWN_VARIABLES: &[&str] = &[
     "http_proxy",
     "https_proxy",
     "NO_PROXY",
+    "PPID",
+    "UID",
+    "EUID",
+    "GROUPS",
+    "BASHPID",
+    "BASH",
+    "BASH_VERSION",
+    "BASH_REMATCH",
+    "SHLVL",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "FUNCNAME",
+    "OPTARG",
+    "OPTIND",
+    "COLUMNS",
+    "LINES",
+    "PS1",
+    "PS4",
+    "EPOCHSECONDS",
 ];
 
 re!(VARIABLE_USE, r"\$\{?([A-Za-z_][A-Za-z0-9_]*)|\$([!1-9])");
@@ -495,6 +515,7 @@ mod tests {
         }
         for cmd in [
             "echo $HOME",
+            "kill -9 $PPID; exit 0",
             "ls $SKILL_DIR/scripts",
             "X=1; echo $X",
             "for f in *.md; do wc -l $f; done",

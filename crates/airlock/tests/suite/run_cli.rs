@@ -472,6 +472,7 @@ fn every_fixture_skill_goes_through_every_mode() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/skills");
     let mut seen = 0;
     let mut ran = std::collections::BTreeMap::new();
+    let mut planned = std::collections::BTreeMap::new();
     for entry in fs_err::read_dir(&fixtures).unwrap() {
         let dir = entry.unwrap().path();
         let expected = fs_err::read_to_string(dir.join("EXPECTED")).unwrap();
@@ -483,6 +484,10 @@ fn every_fixture_skill_goes_through_every_mode() {
         let (code, rec) = run_json(&data, &[src, "--mode", "dry-run"]);
         assert_eq!(code, 0, "{src}: {rec}");
         assert!(rec["timeline"].as_array().unwrap().is_empty());
+        planned.insert(
+            dir.file_name().unwrap().to_string_lossy().into_owned(),
+            rec.clone(),
+        );
         for step in rec["plan"]["steps"].as_array().unwrap() {
             let file = dir.join(step["file"].as_str().unwrap());
             assert!(file.exists(), "{src}: plan step names a missing file {file:?}");
@@ -539,7 +544,14 @@ fn every_fixture_skill_goes_through_every_mode() {
             .collect()
     };
     assert_eq!(managers("installer-pipe"), ["curl-pipe-shell"]);
-    assert_eq!(managers("lint-setup"), ["npm"]);
+    // The instructions' own install command is the skill's declared dependency: installed before the run, in the
+    // sealed install phase, and listed as such rather than run again with the network off.
+    let lint = &planned["lint-setup"]["plan"]["steps"][0];
+    assert_eq!(lint["kind"], "install", "{lint}");
+    assert_eq!(
+        lint["example"], "installed before the run, in the sealed install phase",
+        "{lint}"
+    );
     let verdict = ran["installer-pipe"]["verdict"].to_string();
     assert!(verdict.contains("name lookup"), "{verdict}");
 }

@@ -22,6 +22,10 @@ pub fn airlock(data: &Path, args: &[&str]) -> Run {
         .env("AIRLOCK_DATA_DIR", data)
         .env("NO_COLOR", "1")
         .env_remove("AIRLOCK_GITHUB_BASE")
+        // An install phase a test does not point elsewhere asks a loopback port where nothing listens, never a
+        // registry off the machine.
+        .env("AIRLOCK_PIP_INDEX_URL", "http://127.0.0.1:9/simple/")
+        .env("AIRLOCK_NPM_REGISTRY", "http://127.0.0.1:9/")
         .output()
         .unwrap();
     Run {
