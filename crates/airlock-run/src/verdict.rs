@@ -73,6 +73,20 @@ fn exec_installs(timeline: &[airlock_types::ExecEvent]) -> Vec<Install> {
 /// How many names a reason lists before it says how many more there are.
 const NAMED: usize = 5;
 
+/// Every name of a list the user must act on (the files to review before applying a patch), up to a bound far
+/// beyond what a reader skims.
+fn every_name(list: &[String]) -> String {
+    const ALL: usize = 100;
+    let mut out = list.iter().take(ALL).cloned().collect::<Vec<_>>().join(", ");
+    if list.len() > ALL {
+        out.push_str(&format!(
+            " and {} more (`airlock show RUN` lists them all)",
+            list.len() - ALL
+        ));
+    }
+    out
+}
+
 fn names(list: &[String]) -> String {
     let mut out = list.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
     if list.len() > NAMED {
@@ -197,7 +211,7 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
         } else if !o.review.is_empty() {
             Some(format!(
                 "left changes that run later in the patch: {}",
-                names(&o.review)
+                every_name(&o.review)
             ))
         } else {
             None
@@ -253,7 +267,7 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
     if !o.review.is_empty() {
         raise(
             RiskLevel::Medium,
-            format!("its changes act on git or run later: {}", names(&o.review)),
+            format!("its changes act on git or run later: {}", every_name(&o.review)),
             &mut reasons,
         );
     }

@@ -281,13 +281,7 @@ pub fn validate(tree_root: &Path, dir: &str, folder_name: Option<&str>) -> Resul
         }
     }
     match map.get("allowed-tools") {
-        Some(serde_yaml::Value::String(tools)) => {
-            meta.allowed_tools = tools
-                .split([' ', ','])
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-                .collect()
-        }
+        Some(serde_yaml::Value::String(tools)) => meta.allowed_tools = split_tools(tools),
         Some(serde_yaml::Value::Sequence(seq)) => {
             meta.allowed_tools = seq.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()
         }
@@ -314,9 +308,45 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
+/// The tools of an `allowed-tools` string: separated by spaces or commas, except inside a tool's parentheses
+/// (`Bash(python3 scripts/x.py:*)` is one tool).
+fn split_tools(tools: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0usize);
+    for c in tools.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                cur.push(c);
+            }
+            ' ' | ',' if depth == 0 => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_tools_keep_their_arguments_together() {
+        assert_eq!(
+            split_tools("Bash(python3 scripts/add_footer.py:*) Read, Write"),
+            ["Bash(python3 scripts/add_footer.py:*)", "Read", "Write"]
+        );
+    }
 
     #[test]
     fn names_follow_the_spec() {

@@ -134,6 +134,15 @@ pub(crate) fn import_git(
         }
     };
     let pinned = requested_ref.is_none();
+    let pinned_url = format!(
+        "{}#{commit}{}",
+        redact(raw),
+        if subpath.is_empty() {
+            String::new()
+        } else {
+            format!(":{subpath}")
+        }
+    );
     finish(
         &repo,
         raw,
@@ -142,7 +151,8 @@ pub(crate) fn import_git(
         commit,
         requested_ref,
         pinned,
-        None,
+        // The same URL at the commit (`#<sha>[:<path>]`, the form the importer reads back).
+        Some(pinned_url),
         subpath.to_owned(),
         options,
     )

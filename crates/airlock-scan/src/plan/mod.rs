@@ -22,40 +22,73 @@ fn to_u32(n: usize) -> u32 {
 /// Context files larger than this are listed without their text.
 const CONTEXT_TEXT_LIMIT: u64 = 256 * 1024;
 
-static INSTALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?x)
-        \b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b
-        | \bnpm\s+(?:i|install|ci|add)\b
-        | \bpnpm\s+(?:i|add|install)\b
-        | \byarn\s+(?:add|install)\b
-        | \bcargo\s+(?:install|add)\b
-        | \bapt(?:-get)?\s+install\b
-        | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b",
-    )
-    .ok()
-});
+re!(
+    INSTALL,
+    r"(?x)
+    \b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b
+    | \bnpm\s+(?:i|install|ci|add)\b
+    | \bpnpm\s+(?:i|add|install)\b
+    | \byarn\s+(?:add|install)\b
+    | \bbun\s+(?:add|install|i)\b
+    | \bcargo\s+(?:install|add)\b
+    | \bapt(?:-get)?\s+install\b
+    | \bbrew\s+(?:install|reinstall)\b
+    | \b(?:winget|choco|scoop)\s+install\b
+    | \b(?:dnf|yum|zypper|apk|snap|port)\s+(?:install|add)\b
+    | \bpacman\s+-S
+    | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"
+);
 
 /// The package manager a command line installs with, if it installs anything.
 pub fn install_manager(command: &str) -> Option<&'static str> {
-    let re = INSTALL.as_ref()?;
-    let m = re.find(command)?.as_str();
-    let m = m.trim_start();
+    let m = INSTALL.find(command)?.as_str().trim_start();
+    let first = m.split_whitespace().next().unwrap_or_default();
     Some(if m.contains('|') {
         "curl-pipe-shell"
-    } else if m.starts_with("npm") {
-        "npm"
-    } else if m.starts_with("pnpm") {
-        "pnpm"
-    } else if m.starts_with("yarn") {
-        "yarn"
-    } else if m.starts_with("cargo") {
-        "cargo"
-    } else if m.starts_with("apt") {
-        "apt"
     } else {
-        "pip"
+        match first {
+            "npm" => "npm",
+            "pnpm" => "pnpm",
+            "yarn" => "yarn",
+            "bun" => "bun",
+            "cargo" => "cargo",
+            "apt" | "apt-get" => "apt",
+            "brew" => "brew",
+            "winget" => "winget",
+            "choco" => "choco",
+            "scoop" => "scoop",
+            "dnf" => "dnf",
+            "yum" => "yum",
+            "zypper" => "zypper",
+            "apk" => "apk",
+            "snap" => "snap",
+            "port" => "port",
+            "pacman" => "pacman",
+            _ => "pip",
+        }
     })
+}
+
+/// Package managers of an operating system (or of another one): nothing a sandbox run can install with.
+const SYSTEM_MANAGERS: &[&str] = &[
+    "apt", "brew", "winget", "choco", "scoop", "dnf", "yum", "zypper", "apk", "snap", "port", "pacman",
+];
+
+/// Why a command is not run because of what it needs of the host: a system package install, or root.
+fn needs_the_host(command: &str) -> Option<String> {
+    if let Some(manager) = install_manager(command).filter(|m| SYSTEM_MANAGERS.contains(m)) {
+        return Some(format!(
+            "installs a system package with {manager}: a sandbox run installs no system packages (a program the \
+             skill needs that this machine lacks is named in the summary)"
+        ));
+    }
+    command
+        .lines()
+        .any(|l| {
+            let l = l.trim_start();
+            l.starts_with("sudo ") || l.contains("&& sudo ") || l.contains("; sudo ") || l.contains("| sudo ")
+        })
+        .then(|| "it runs sudo: a sandbox run never has root".to_owned())
 }
 
 /// The interpreter for a script the skill ships, from its extension or its `#!` line.
@@ -222,6 +255,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             });
             let example = placeholder(&code)
                 .map(|p| format!("an example: `{p}` is a placeholder"))
+                .or_else(|| needs_the_host(&code))
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
                 .or(variant);
@@ -372,6 +406,15 @@ mod tests {
             Some("curl-pipe-shell")
         );
         assert_eq!(install_manager("sudo apt-get install -y jq"), Some("apt"));
+        assert_eq!(install_manager("bun add zod"), Some("bun"));
+        assert_eq!(
+            install_manager("which pdftoppm || brew install poppler"),
+            Some("brew")
+        );
+        assert!(needs_the_host("brew install hugo").is_some());
+        assert!(needs_the_host("sudo make install").is_some());
+        assert_eq!(needs_the_host("pip install six"), None);
+        assert_eq!(needs_the_host("echo sudo"), None);
         assert_eq!(install_manager("echo pip"), None);
         assert_eq!(interpreter("a/b.py", ""), Some("python3".into()));
         assert_eq!(interpreter("run", "#!/usr/bin/env node\n"), Some("node".into()));

@@ -312,6 +312,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
         }
     }
     if all || args.net {
+        let heading = out.len();
         out.push_str("\nnetwork:\n");
         let install = run.environment.as_ref().map_or(&[][..], |e| &e.network[..]);
         let phases = [("", &run.network[..]), ("install ", install)];
@@ -334,9 +335,23 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
                 field(&n.reason)
             ));
         }
+        if out.len() == heading + "\nnetwork:\n".len() {
+            out.push_str(if args.net {
+                "  no network attempts\n"
+            } else {
+                "  none beyond the sandbox (`--net` lists its loopback too)\n"
+            });
+        }
     }
     if args.diff {
-        out.push_str(&escape(&patch_text(&objects, &run)?));
+        // Escaped line by line; git's own `\ No newline at end of file` marker is shown as git writes it.
+        for line in patch_text(&objects, &run)?.split_inclusive('\n') {
+            if line.trim_end_matches('\n') == "\\ No newline at end of file" {
+                out.push_str(line);
+            } else {
+                out.push_str(&escape(line));
+            }
+        }
     }
     print!("{out}");
     Ok(exit::OK)

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use super::util::{airlock, skill_md, word_after, write};
+use super::util::{airlock, commit_all, init_repo, skill_md, word_after, write};
 
 const BODY: &str = "Check the project:
 
@@ -184,4 +184,43 @@ fn uv_run_is_shown_as_what_runs() {
     let run = airlock(&data, &["run", dir.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("> hello from uv"), "{}", run.stdout);
+}
+
+/// The smaller points a user meets around a run: `show --diff` keeps git's no-newline marker as git writes it,
+/// `show --net` says when there was no attempt, a `file://` import prints its pinned URL, and `allowed-tools`
+/// keeps a tool's arguments together.
+#[test]
+fn show_diff_net_pinned_url_and_allowed_tools_read_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let repo = init_repo(&tmp.path().join("repo"));
+    fs_err::write(
+        repo.join("SKILL.md"),
+        "---\nname: footer\ndescription: Adds a footer. Use it on a project.\nallowed-tools: Bash(python3 scripts/add_footer.py:*) Read\n---\n\nRun:\n\n```bash\nprintf 'footer' > FOOTER.txt\n```\n",
+    )
+    .unwrap();
+    let head = commit_all(&repo, "skill");
+    let url = format!("file://{}", repo.display());
+    let scan = airlock(&data, &["scan", &url, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+    assert_eq!(
+        report["source"]["pinned_url"],
+        format!("{url}#{head}").as_str(),
+        "{}",
+        scan.stdout
+    );
+    let dry = airlock(&data, &["run", "--mode", "dry-run", &url]);
+    assert!(
+        dry.stdout
+            .contains("allowed-tools: Bash(python3 scripts/add_footer.py:*), Read"),
+        "{}",
+        dry.stdout
+    );
+    let run = airlock(&data, &["run", &url]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let id = word_after(&run.stdout, "run ");
+    let diff = airlock(&data, &["show", &id, "--diff"]).stdout;
+    assert!(diff.contains("+footer\n\\ No newline at end of file"), "{diff}");
+    let net = airlock(&data, &["show", &id, "--net"]).stdout;
+    assert!(net.contains("network:\n  no network attempts"), "{net}");
 }
