@@ -14,6 +14,8 @@ use utoipa::ToSchema;
 
 use airlock_store::queue::{self, Cancelled, Lease};
 
+use airlock_types::RunMode;
+
 use crate::api::{blocking, check_id, ApiError, Body, NewRun, Shared, UPLOAD_PREFIX};
 
 /// What a runner gets when it claims a run: the client's request as the server checked it, and the server's
@@ -230,7 +232,7 @@ pub(crate) async fn sweep_lost(app: Shared) {
 pub struct Claim {
     /// The runner's name, shown on the runs it holds (letters, digits, `-`, `_`, `.`).
     pub name: String,
-    /// The modes its machine can enforce (its doctor's verdict): `inspect`, `dry_run`, `sandbox`.
+    /// The modes its machine can enforce (its doctor's verdict): `inspect`, `dry-run`, `sandbox`.
     pub modes: Vec<String>,
     /// How long to wait for a run when none is queued (at most 25 s).
     #[serde(default)]
@@ -258,10 +260,12 @@ pub(crate) async fn claim(
             "a runner's name is 1 to 64 letters, digits, `-`, `_` or `.`",
         ));
     }
+    // Each mode by its one name, the one runs are queued under (`dry-run`), however the runner spelled it.
     let modes: Vec<String> = claim
         .modes
         .into_iter()
-        .filter(|m| ["inspect", "dry_run", "sandbox"].contains(&m.as_str()))
+        .filter_map(|m| serde_json::from_value::<RunMode>(serde_json::Value::String(m)).ok())
+        .map(|m| airlock_types::wire_name(&m))
         .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(claim.wait_secs.unwrap_or(20).min(25));
     loop {

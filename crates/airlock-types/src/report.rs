@@ -135,7 +135,9 @@ impl fmt::Display for Classification {
 pub enum RunMode {
     /// The scan only: nothing executes.
     Inspect,
-    /// Prompt assembly and command planning: nothing executes.
+    /// Prompt assembly and command planning: nothing executes. (`dry_run`, as runners of earlier builds wrote it,
+    /// is read as the same mode.)
+    #[serde(alias = "dry_run")]
     DryRun,
     /// Executes inside the sealed sandbox.
     Sandbox,

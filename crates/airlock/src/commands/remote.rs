@@ -152,8 +152,9 @@ impl Remote {
         ))
     }
 
-    /// Follows a run's events to its end: phases go to `phase`; the record at the end.
-    pub fn follow(&self, id: &str, phase: &dyn Fn(&str, &str)) -> anyhow::Result<SkillRun> {
+    /// Follows a run's events to its end: phases go to `phase`; the record at the end, or the server's view of a
+    /// run that ended without one (its runner lost).
+    pub fn follow(&self, id: &str, phase: &dyn Fn(&str, &str)) -> anyhow::Result<Followed> {
         let path = format!("/api/runs/{}/events", segment(id));
         let reader =
             BufReader::new(Self::check(self.req("GET", &path).call(), "the run's events")?.into_reader());
@@ -178,11 +179,31 @@ impl Remote {
                 }
             }
         }
-        match record {
-            Some(r) => Ok(r),
-            None => self.run(id),
+        if let Some(r) = record {
+            return Ok(Followed::Record(Box::new(r)));
+        }
+        let view = self.get(&format!("/api/runs/{}", segment(id)))?;
+        match view.get("record").filter(|r| r.is_object()) {
+            Some(r) => Ok(Followed::Record(Box::new(serde_json::from_value(r.clone())?))),
+            None if ["queued", "running", "cancelling"].contains(&view["status"].as_str().unwrap_or("")) => {
+                anyhow::bail!(
+                    "the server ended the run's events while the run is still {}; follow it again with \
+                     `airlock show {} --server ...`",
+                    view["status"].as_str().unwrap_or_default(),
+                    crate::settings::escape(id)
+                )
+            }
+            None => Ok(Followed::Ended(view)),
         }
     }
+}
+
+/// How a followed run ended.
+pub enum Followed {
+    /// Stored, with its record.
+    Record(Box<SkillRun>),
+    /// Ended without a record (a runner lost mid-run): the server's view of it (status, message, runner).
+    Ended(Value),
 }
 
 /// One path segment, as the server's ids are (letters, digits, dashes); anything else is refused here.

@@ -173,17 +173,50 @@ fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<
             eprintln!("  queued       place {place}");
         }
     }
-    let record = remote.follow(&id, &|phase, message| {
+    let followed = remote.follow(&id, &|phase, message| {
         if progress {
             eprintln!("  {phase:<12} {}", escape(message));
         }
     })?;
+    let record = match followed {
+        super::remote::Followed::Record(record) => *record,
+        super::remote::Followed::Ended(view) => {
+            // No record to print: what the server knows, in the same two forms, and the exit code of a failed run.
+            if args.source.json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                print!("{}", render_lost(&id, &report, &view));
+            }
+            return Ok(exit::of_command(RunStatus::Failed, None, None));
+        }
+    };
     if args.source.json {
         println!("{}", serde_json::to_string_pretty(&record)?);
     } else {
         print!("{}", render_summary(&record, &report));
     }
     Ok(run_exit_code(&record))
+}
+
+/// A run that ended without a record (its runner was lost mid-run), as the server tells it.
+fn render_lost(id: &str, report: &ScanReport, view: &serde_json::Value) -> String {
+    let text = |k: &str| view[k].as_str().map(field);
+    let mut out = format!(
+        "run {}  {}  status {}\n",
+        field(id),
+        escape(&report.source.input),
+        text("status").unwrap_or_else(|| "failed".into())
+    );
+    out.push_str(&format!(
+        "  it ended without a record: {}{}\n",
+        text("message").unwrap_or_else(|| "no reason given".into()),
+        text("runner").map_or(String::new(), |r| format!(" (runner {r})"))
+    ));
+    out.push_str(
+        "  Nothing it did was kept: no changes, no output. Submit it again; `airlock show RUN --server ...` shows \
+         the same.\n",
+    );
+    out
 }
 
 /// The run's exit code: the first failing step's own code (or 128 + its signal), 124 for the time limit, 1 for a

@@ -12,6 +12,8 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
 
+use airlock_types::RunMode;
+
 use crate::exit;
 use crate::settings::{data_dir, escape};
 
@@ -156,7 +158,7 @@ impl Client {
 struct Runner {
     client: Client,
     name: String,
-    modes: Vec<&'static str>,
+    modes: Vec<String>,
     data: PathBuf,
     settings: airlock_run::ImportSettings,
     network: airlock_egress::Policy,
@@ -193,9 +195,12 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
     };
     // What this machine can enforce decides what it is sent: without every layer, no sandbox runs.
     let doctor = airlock_sandbox::doctor(None);
-    let mut modes = vec!["inspect", "dry_run"];
+    let mut modes = vec![
+        airlock_types::wire_name(&RunMode::Inspect),
+        airlock_types::wire_name(&RunMode::DryRun),
+    ];
     if doctor.ready {
-        modes.push("sandbox");
+        modes.push(airlock_types::wire_name(&RunMode::Sandbox));
     } else {
         let missing: Vec<String> = doctor
             .checks

@@ -88,6 +88,18 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
     config.fetch_guard = airlock_source::FetchGuard::new(&config.network, &args.allow_import)
         .map_err(|e| super::net::UsageError(format!("--allow-import: {e}")))?;
     config.egress_ca = args.net.egress_ca.clone();
+    if args.database.is_some() && args.object_store.is_none() {
+        // Rows in a database others share, content in a folder only this server reads: every run submitted
+        // through another server would fail on a record it cannot find. Refused at start, not half-working.
+        return Err(super::net::UsageError(
+            "--database without --object-store: the rows would be shared but the content files (records, \
+             artifacts, uploads) would stay in this server's data folder, where other servers cannot read them. Add \
+             --object-store DIR|s3://BUCKET/PREFIX, the same for every server of the deployment (for one server, a \
+             folder of its own is enough)"
+                .into(),
+        )
+        .into());
+    }
     config.database = args.database.clone();
     config.object_store = args.object_store.clone();
     if let Some(location) = &config.object_store {

@@ -809,11 +809,27 @@ fn the_server_keeps_its_rows_in_postgres() {
     let data = tmp.path().join("data");
     let skills = tmp.path().join("skills");
     let dir = skill(&skills, "pg", "echo pg > PG.md\n");
+    // Rows in a shared database and content in a folder no other server reads: refused at start, naming the flag.
+    let refused = super::util::airlock(
+        &data,
+        &["serve", "--addr", "127.0.0.1:0", "--database", &cluster.url],
+    );
+    assert_eq!(refused.code, 125, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("Add --object-store DIR|s3://BUCKET/PREFIX"),
+        "{}",
+        refused.stderr
+    );
+    let objects = tmp.path().join("objects");
     let args = [
         "--allow-local",
         skills.to_str().unwrap(),
         "--database",
         &cluster.url,
+        "--object-store",
+        objects.to_str().unwrap(),
     ];
     let server = start(&data, &args);
     let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));

@@ -242,6 +242,13 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         assert_eq!(v["status"], "succeeded", "{v}");
         assert_eq!(v["record"]["changes"][0]["path"], "DONE.txt", "{id}");
     }
+    // Every mode goes through the runners, a dry run and an inspect run too.
+    for mode in ["inspect", "dry-run"] {
+        let id = a.queue(json!({"source": quick, "mode": mode}));
+        let v = wait_final(&b, &id, Duration::from_secs(120));
+        assert_eq!(v["status"], "succeeded", "{mode}: {v}");
+        assert_eq!(v["record"]["mode"], mode, "{v}");
+    }
     let mut times: HashMap<String, usize> = HashMap::new();
     for r in &runners {
         for id in r.started.lock().unwrap().iter() {
@@ -510,4 +517,84 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
             }
         })
         .collect()
+}
+
+/// `airlock run --server` following a run whose runner is lost mid-run prints what the server knows (status, why,
+/// which runner), in text and `--json`, and exits 1 as a failed run does; nothing is silent.
+#[test]
+fn a_client_following_a_lost_run_is_told_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let skills = root.join("skills");
+    let slow = skill(&skills, "slow", "echo started\nsleep 60\n");
+    let token = "runner-token-0123456789abcdef";
+    write(root, "runner-tokens", &format!("{token}\n"));
+    write(root, "runner.token", token);
+    let server = start(
+        &root.join("server"),
+        &[
+            "--runner-tokens",
+            root.join("runner-tokens").to_str().unwrap(),
+            "--lease",
+            "2s",
+            "--allow-local",
+            skills.to_str().unwrap(),
+        ],
+    );
+    let mut r = runner("r1", &[&server], &root.join("runner.token"), &root.join("r1"));
+    for json in [true, false] {
+        let mut args = vec![
+            "run".to_owned(),
+            slow.display().to_string(),
+            "--script".into(),
+            "scripts/go.sh".into(),
+            "--server".into(),
+            server.base.clone(),
+        ];
+        if json {
+            args.push("--json".into());
+        }
+        let client = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(&args)
+            .env("AIRLOCK_DATA_DIR", root.join("client"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the runner holds the run, it is killed.
+        let t0 = Instant::now();
+        while r.started.lock().unwrap().len() < usize::from(!json) + 1 {
+            assert!(t0.elapsed() < Duration::from_secs(60), "the run never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        r.child.kill().unwrap();
+        let out = client.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if json {
+            let view: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(view["status"], "failed", "{view}");
+            assert!(
+                view["message"].as_str().unwrap().contains("runner lost"),
+                "{view}"
+            );
+            assert_eq!(view["runner"], "r1", "{view}");
+        } else {
+            assert!(stdout.contains("status failed"), "{stdout}");
+            assert!(
+                stdout.contains("it ended without a record: runner lost"),
+                "{stdout}"
+            );
+            assert!(stdout.contains("(runner r1)"), "{stdout}");
+        }
+        // A new runner for the next round (the same name and token).
+        let started = r.started.lock().unwrap().clone();
+        r = runner("r1", &[&server], &root.join("runner.token"), &root.join("r1"));
+        r.started.lock().unwrap().extend(started);
+    }
 }
