@@ -107,6 +107,14 @@ fn judged(f: &FileAccess) -> &str {
     f.resolved.as_deref().unwrap_or(&f.path)
 }
 
+/// Whether an access reached a secret of the user's. The skill's own files and the environment the install phase
+/// made hold none (a package's `credentials` module is code); a link is judged by the file it reached.
+fn secret_access(f: &FileAccess) -> bool {
+    let provided = |p: &str| p.starts_with("/skill/") || p.starts_with("/env/");
+    let secret = |p: &str| credential_like(p) && !provided(p);
+    secret(judged(f)) || secret(&f.path) && !provided(judged(f))
+}
+
 fn push_unique(list: &mut Vec<String>, item: String) {
     if !list.contains(&item) {
         list.push(item);
@@ -127,7 +135,7 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
         return o;
     }
     for f in run.files_read.iter().chain(&run.files_written) {
-        if credential_like(&f.path) || credential_like(judged(f)) {
+        if secret_access(f) {
             push_unique(&mut o.secrets_read, shown(f));
         }
     }
@@ -145,12 +153,21 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
     }
     o.installs = run.installs.iter().map(|i| i.manager.clone()).collect();
     o.installs.dedup();
+    // An agent run's own model host: the agent's requests, not the skill's.
+    let agent_host = crate::invoke::AGENTS
+        .iter()
+        .find(|(_, p)| p.template.split_whitespace().next() == run.command.first().map(String::as_str))
+        .map(|(_, p)| p.host);
     for n in &run.network {
         // Name lookups in a run without network reach nothing (no host is known).
         if n.decision == NetDecision::Local || n.protocol == "dns" && n.host.is_none() {
             continue;
         }
         let host = n.host.clone().unwrap_or_else(|| n.destination.clone());
+        if n.decision == NetDecision::Allowed && agent_host == Some(host.as_str()) {
+            push_unique(&mut o.agent_model, host);
+            continue;
+        }
         match n.decision {
             NetDecision::Allowed => push_unique(&mut o.network_allowed, host),
             _ => push_unique(&mut o.network_denied, host),
@@ -401,10 +418,24 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     // Name lookups in a run without network reach nothing (no host is known): counted apart.
     let blind_lookup = |n: &&airlock_types::NetAttempt| n.protocol == "dns" && n.host.is_none();
     let lookups = run.network.iter().filter(blind_lookup).count();
+    // The agent's own requests to its model are the agent's: said apart, not counted as the skill's.
+    let agents_own = |n: &&airlock_types::NetAttempt| {
+        n.decision == airlock_types::NetDecision::Allowed
+            && n.host
+                .as_ref()
+                .is_some_and(|h| run.observed.agent_model.contains(h))
+    };
+    if !run.observed.agent_model.is_empty() {
+        out.push(format!(
+            "The agent talked to its model at {} ({} request(s), its own, not the skill's).",
+            names(&run.observed.agent_model),
+            run.network.iter().filter(agents_own).count()
+        ));
+    }
     let remote: Vec<_> = run
         .network
         .iter()
-        .filter(|n| n.decision != airlock_types::NetDecision::Local && !blind_lookup(n))
+        .filter(|n| n.decision != airlock_types::NetDecision::Local && !blind_lookup(n) && !agents_own(n))
         .collect();
     let mut hosts: Vec<String> = remote
         .iter()
@@ -644,4 +675,31 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     } else {
         format!("{what}: {cause}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skills_files_and_its_environment_are_not_secrets() {
+        let access = |path: &str, resolved: Option<&str>| FileAccess {
+            path: path.into(),
+            resolved: resolved.map(str::to_owned),
+            pid: 1,
+            t_ms: 0,
+        };
+        assert!(!secret_access(&access(
+            "/env/python/anthropic/lib/credentials",
+            None
+        )));
+        assert!(!secret_access(&access("/skill/.env", None)));
+        assert!(secret_access(&access("/workspace/.env", None)));
+        assert!(secret_access(&access("/home/sandbox/.aws/credentials", None)));
+        // A link in the skill that reaches a secret is a secret read.
+        assert!(secret_access(&access(
+            "/skill/notes",
+            Some("/home/sandbox/.ssh/id_rsa")
+        )));
+    }
 }

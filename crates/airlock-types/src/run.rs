@@ -182,6 +182,10 @@ pub struct Observed {
     pub network_allowed: Vec<String>,
     /// Remote destinations the policy denied.
     pub network_denied: Vec<String>,
+    /// The model host an agent run's agent itself talked to (its own requests, not the skill's): listed apart,
+    /// never raising the level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_model: Vec<String>,
     /// Files the run wrote (or downloaded) and then executed.
     pub executed_written: Vec<String>,
     /// Changes to review before applying the patch (see `review`).

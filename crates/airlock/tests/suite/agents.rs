@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::util::{airlock, skill_md, write};
 
@@ -307,6 +307,27 @@ fn agent_end_to_end(agent: &Agent) {
         .count();
     assert!(model.len() == requests.len() || tunnels > 0, "{attempts:#?}");
     assert!(!text.contains(key), "the key is in the record");
+    // The agent's own model requests are listed apart, not counted as the skill's network use.
+    assert_eq!(
+        record["observed"]["agent_model"],
+        json!([agent.host]),
+        "{}",
+        record["observed"]
+    );
+    assert!(
+        !record["observed"]["network_allowed"]
+            .to_string()
+            .contains(agent.host),
+        "{}",
+        record["observed"]
+    );
+    assert!(
+        record["verdict"]
+            .to_string()
+            .contains("The agent talked to its model at"),
+        "{}",
+        record["verdict"]
+    );
 }
 
 #[test]
