@@ -21,7 +21,7 @@ use crate::skillmd::split_frontmatter;
 use crate::text::{is_hidden_char, visible};
 use crate::verdict::Facts;
 use crate::ScanError;
-use context::{describing_cue, describing_label, only_placeholder_hosts};
+use context::{describing_cue, describing_label, only_placeholder_hosts, sentence_of};
 use table::{Prose, RuleDef, Scope, RULES};
 
 /// Bytes of a file that are analysed; the rest is ignored (and said so).
@@ -196,8 +196,9 @@ impl FileScan<'_> {
                     one_more(rule.severity.max(Severity::Medium)),
                 ),
                 Place::Comment | Place::ProseLine => {
-                    // Inline code that is one bare word (`curl`, `.npmrc`) names a tool or a file: a mention, whatever
-                    // the sentence around it says. Inline code with a command in it is an instruction.
+                    // Inline code with a command in it is an instruction. One bare word in backticks (`curl`,
+                    // `~/.aws/credentials`) counts as the same word without them: the backticks cost a hostile
+                    // skill nothing, so a sentence that tells the agent to do something with it is an instruction.
                     let span = inline_code
                         .iter()
                         .find(|(s, e)| m.start() >= *s && m.end() <= *e)
@@ -205,10 +206,15 @@ impl FileScan<'_> {
                     let one_word =
                         span.is_some_and(|t| !t.trim_matches('`').trim().contains(char::is_whitespace));
                     let in_inline = span.is_some() && !one_word;
+                    // For a word in backticks, the action must be in its own sentence ("keys live in
+                    // `~/.aws/credentials`. To add a profile, run ..." names the file, it does not read it).
+                    let asked = if one_word {
+                        compiled.action.is_match(sentence_of(text, m.start(), m.end()))
+                    } else {
+                        compiled.action.is_match(text)
+                    };
                     let instruction = !describing
-                        && !one_word
-                        && (rule.prose == Prose::Always
-                            || place == Place::ProseLine && (in_inline || compiled.action.is_match(text)));
+                        && (rule.prose == Prose::Always || place == Place::ProseLine && (in_inline || asked));
                     if instruction {
                         (FindingContext::Instruction, rule.severity)
                     } else if place == Place::Comment {
@@ -876,9 +882,57 @@ fn lesser_class(rule: &str, index: usize, text: &str, at: usize) -> Option<(Seve
             Severity::Medium,
             "Decodes embedded base64 into a file, which is not run here.",
         ),
+        "secrets/ssh-keys" if quiet() && public_keys_only(text) => (
+            Severity::Medium,
+            "Works with SSH public keys (`.pub`, authorized_keys, known_hosts), which are not secrets.",
+        ),
+        "secrets/ssh-keys" if quiet() && SSH_KEYGEN.is_match(text) && no_private_key(&SSH_KEYGEN_PATH.replace_all(text, "")) => (
+            Severity::Medium,
+            "Makes a new SSH key pair (ssh-keygen), without reading an existing key.",
+        ),
+        "persist/authorized-keys" | "persist/scheduler" if quiet() && read_only_listing(text) => (
+            Severity::Medium,
+            "Reads or lists what would run later or who may log in (a review), without changing it.",
+        ),
         _ => return None,
     };
     Some(class)
+}
+
+re!(
+    /// `ssh-keygen` making a key (its `-f` path is the new key's, not one read).
+    SSH_KEYGEN, r"\bssh-keygen\b");
+re!(SSH_KEYGEN_PATH, r"-f\s+\S+");
+re!(SSH_PATH, r"\.ssh\b/?(\S*)|\bid_(?:rsa|dsa|ecdsa|ed25519)(\S*)");
+re!(
+    /// A command that only shows (lists, prints, searches) what it names.
+    READ_ONLY, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:cat|ls|less|more|head|tail|grep|rg|wc|stat|file|crontab\s+-l|systemctl\s+(?:--user\s+)?(?:list-units|list-timers|status|cat)|launchctl\s+list)\b");
+re!(
+    WRITES,
+    r">|\btee\b|\b(?:cp|mv|install|ln|rm|chmod|chown|sed\s+-i)\b|\|"
+);
+
+/// Whether every SSH path a line names is public (`~/.ssh/id_ed25519.pub`, `~/.ssh/*.pub`, `authorized_keys`,
+/// `known_hosts`): vacuously so when it names none.
+fn no_private_key(text: &str) -> bool {
+    SSH_PATH.captures_iter(text).all(|c| {
+        let rest = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        let rest = rest.trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '.']);
+        rest.ends_with(".pub") || rest == "authorized_keys" || rest == "known_hosts"
+    })
+}
+
+/// Whether a line names SSH paths and every one of them is public.
+fn public_keys_only(text: &str) -> bool {
+    SSH_PATH.is_match(text) && no_private_key(text)
+}
+
+/// Whether a line only reads or lists (no write, no pipe into another program).
+fn read_only_listing(text: &str) -> bool {
+    let code = unquoted(text)
+        .replace("2>/dev/null", "")
+        .replace(">/dev/null", "");
+    READ_ONLY.is_match(text) && !WRITES.is_match(&code)
 }
 
 re!(

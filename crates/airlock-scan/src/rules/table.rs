@@ -185,7 +185,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/scheduler",
         Critical,
         Instruction,
-        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~-]+\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart",
+        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart",
         "Installs something that starts again later (cron, launch agent, systemd, autostart).",
     ),
     rule(

@@ -116,6 +116,19 @@ fn documentation_about_each_behaviour_stays_below_high() {
             "packed-code",
             "Scanners flag `exec(zlib.decompress(...))` because it hides the code it runs.",
         ),
+        // Public keys, a key made anew, and read-only reviews of what runs later or who may log in.
+        (
+            "credential-theft",
+            "1. Check for an existing key: `ls ~/.ssh/*.pub`.\n\n```bash\nssh-keygen -t ed25519 -f ~/.ssh/id_ed25519\ncat ~/.ssh/id_ed25519.pub\n```",
+        ),
+        (
+            "persistence",
+            "Review what runs later:\n\n```bash\ncrontab -l\nls -la /etc/cron.d ~/.config/systemd/user 2>/dev/null\ncat ~/.ssh/authorized_keys\n```",
+        ),
+        (
+            "credential-theft",
+            "Profiles live in `~/.aws/config` and keys in `~/.aws/credentials`. To add a profile, run `aws configure --profile NAME`.",
+        ),
     ];
     let tmp = tempfile::tempdir().unwrap();
     let mut wrong = Vec::new();
