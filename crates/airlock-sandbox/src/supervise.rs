@@ -406,6 +406,14 @@ fn run_inner(
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, s.child.id(), 0) } as i32;
     let mut steps = Vec::new();
+    // A step's end, with how much of the run's output had been written by then.
+    let step_exit = |index, exit_code, signal| airlock_types::StepExit {
+        index,
+        exit_code,
+        signal,
+        stdout_end: stdout.written(),
+        stderr_end: stderr.written(),
+    };
     let mut early_exit = None;
     let mut channel_open = true;
     loop {
@@ -442,13 +450,7 @@ fn run_inner(
         if pfds[1].revents != 0 {
             match recv(s.channel.as_raw_fd()) {
                 Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
-                    steps.push(airlock_types::StepExit {
-                        index,
-                        exit_code: code,
-                        signal,
-                        stdout_end: stdout.written(),
-                        stderr_end: stderr.written(),
-                    });
+                    steps.push(step_exit(index, code, signal));
                     let _ = send(s.channel.as_raw_fd(), &Msg::StepNoted, None);
                 }
                 Ok((
@@ -499,13 +501,7 @@ fn run_inner(
                     _,
                 )) => break Some((code, signal, max_rss_kb, cpu_ms)),
                 Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
-                    steps.push(airlock_types::StepExit {
-                        index,
-                        exit_code: code,
-                        signal,
-                        stdout_end: stdout.written(),
-                        stderr_end: stderr.written(),
-                    });
+                    steps.push(step_exit(index, code, signal));
                 }
                 Ok(_) => {}
                 Err(_) => break None,

@@ -89,6 +89,16 @@ fn is_binary_magic(head: &[u8]) -> bool {
         || head.starts_with(b"\0asm")
 }
 
+re!(
+    AGENT_CONFIG,
+    r#""hooks"\s*:\s*\{[^}]*"(PreToolUse|PostToolUse|SessionStart|SessionEnd|UserPromptSubmit|Stop|SubagentStop|Notification|PreCompact)"|"permissions"\s*:\s*\{[^}]*"(allow|defaultMode)"|"mcpServers"\s*:\s*\{"#
+);
+
+/// Whether JSON text configures an agent: hooks on its events, tool permissions, MCP servers it starts.
+pub fn agent_config_text(text: &str) -> bool {
+    AGENT_CONFIG.is_match(text)
+}
+
 /// Classifies one file from its path and first bytes.
 pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -101,6 +111,13 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     if HOOK_CONFIGS
         .iter()
         .any(|h| rel == *h || rel.ends_with(&format!("/{h}")))
+    {
+        return (FileKind::AgentHookConfig, None);
+    }
+    // An agent's hooks or permissions under another name (`assets/format-settings.json`, copied into place by a
+    // command): what the file says it is, not where it sits, makes it one.
+    if (name.ends_with(".json") || name.ends_with(".jsonc"))
+        && agent_config_text(&String::from_utf8_lossy(head))
     {
         return (FileKind::AgentHookConfig, None);
     }
@@ -292,6 +309,15 @@ mod tests {
     #[test]
     fn classifies_by_name_and_magic() {
         assert_eq!(classify("scripts/run.sh", b"echo").0, FileKind::Script);
+        let hooks = br#"{ "permissions": { "allow": ["Bash"] }, "hooks": { "PostToolUse": [] } }"#;
+        assert_eq!(
+            classify("assets/format-settings.json", hooks).0,
+            FileKind::AgentHookConfig
+        );
+        assert_eq!(
+            classify("assets/data.json", br#"{"hooks": 3}"#).0,
+            FileKind::Asset
+        );
         assert_eq!(classify("tool", b"#!/usr/bin/env python3\n").1, Some("python"));
         assert_eq!(classify("bin/x", b"\x7fELF\x02").0, FileKind::Binary);
         assert_eq!(classify(".github/workflows/ci.yml", b"on:").0, FileKind::Workflow);

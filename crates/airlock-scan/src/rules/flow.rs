@@ -41,7 +41,13 @@ re!(
 );
 re!(
     DOWNLOAD_TO,
-    r#"(?i)\b(curl|wget|iwr|Invoke-WebRequest)\b[^\n]*?(\s-o\s+|\s-O\s+|--output\s+|--output-document[= ]|-OutFile\s+|>\s*)['"]?([\w./~${}-]+)"#
+    r#"(?i)\b(curl|wget|iwr|Invoke-WebRequest)\b[^\n]*?(\s-[a-z]*o\s+|--output\s+|--output-document[= ]|-OutFile\s+|>\s*)['"]?([\w./~${}-]+)"#
+);
+
+re!(
+    /// `urlretrieve(URL, NAME)`: a download into the file a name holds.
+    PY_DOWNLOAD_TO,
+    r"\burlretrieve\(\s*[^,]+,\s*([A-Za-z_][\w.]*)\s*\)"
 );
 
 re!(
@@ -235,6 +241,22 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
 /// A download to a file that a later line of the same code makes executable or runs: (download line, run line).
 pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32)> {
     let lines: Vec<&str> = code.lines().collect();
+    let at = |i: usize| first_line + u32::try_from(i).unwrap_or(0);
+    // Python: `urlretrieve(URL, path)`, then the same name made executable or started.
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = PY_DOWNLOAD_TO.captures(line) else {
+            continue;
+        };
+        let name = regex::escape(&c[1]);
+        let Ok(runs) = regex::Regex::new(&format!(
+            r"\b(?:os\.chmod\(\s*{name}\b|(?:subprocess\.\w+|os\.exec\w*|os\.spawn\w*)\(\s*\[?\s*{name}\b|os\.system\(\s*{name}\b)"
+        )) else {
+            continue;
+        };
+        if let Some(j) = (i..lines.len().min(i + 40)).find(|j| runs.is_match(lines[*j])) {
+            return Some((at(i), at(j)));
+        }
+    }
     for (i, line) in lines.iter().enumerate() {
         let Some(c) = DOWNLOAD_TO.captures(line) else {
             continue;
@@ -331,5 +353,12 @@ mod tests {
         assert_eq!(download_then_run(sh, 1), Some((1, 2)));
         let safe = "curl -sL https://x.invalid/data.json -o data.json\njq . data.json\n";
         assert_eq!(download_then_run(safe, 1), None);
+        // Short options run together, and a run in the background.
+        let sh = "wget -qO /tmp/tfls https://x.invalid/install\nsh /tmp/tfls --quiet &\n";
+        assert_eq!(download_then_run(sh, 1), Some((1, 2)));
+        let py = "BIN = '/tmp/ff'\nurllib.request.urlretrieve(MIRROR, BIN)\nos.chmod(BIN, 0o755)\nsubprocess.Popen([BIN, '-version'])\n";
+        assert_eq!(download_then_run(py, 1), Some((2, 3)));
+        let data = "urllib.request.urlretrieve(URL, out)\nprint(open(out).read())\n";
+        assert_eq!(download_then_run(data, 1), None);
     }
 }

@@ -488,7 +488,10 @@ impl FileScan<'_> {
             match segment {
                 Segment::Code { lang, line, text } => {
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
-                    if grammar.is_some() {
+                    if grammar.is_none() && crate::inventory::agent_config_text(&text) {
+                        // An agent's hooks or permissions shown to be installed: its commands are commands.
+                        self.code(None, &text, line, facts);
+                    } else if grammar.is_some() {
                         if grammar == Some(Grammar::Shell) {
                             facts.shell_block(self.file);
                         }
