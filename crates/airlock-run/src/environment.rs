@@ -88,6 +88,8 @@ pub struct Needs {
     pub modules: Vec<(String, String)>,
     /// Programs its commands or metadata name that this machine does not have.
     pub missing_programs: Vec<String>,
+    /// Of those, the ones on this machine outside the folders a sandbox sees, with where.
+    pub outside_sandbox: std::collections::BTreeMap<String, String>,
 }
 
 impl Needs {
@@ -232,6 +234,18 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         }
     }
     needs.missing_programs = programs.into_iter().filter(|p| !on_this_machine(p)).collect();
+    // Found on airlock's own PATH (a home folder, /opt, a version manager's shims): there, but not in a sandbox.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for program in &needs.missing_programs {
+        if let Some(at) = std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+        {
+            needs
+                .outside_sandbox
+                .insert(program.clone(), at.display().to_string());
+        }
+    }
     needs
 }
 
@@ -491,6 +505,7 @@ pub fn prepare(
             .collect(),
         modules: needs.modules.iter().map(|(m, _)| m.clone()).collect(),
         missing_programs: needs.missing_programs.clone(),
+        outside_sandbox: needs.outside_sandbox.clone(),
         ..Environment::default()
     };
     if needs.is_empty() {

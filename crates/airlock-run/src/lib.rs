@@ -457,7 +457,15 @@ fn execute_inner(
                 if needs.missing_programs.is_empty() {
                     String::new()
                 } else {
-                    format!("needs {}: not on this machine", needs.missing_programs.join(", "))
+                    needs
+                        .missing_programs
+                        .iter()
+                        .map(|p| match needs.outside_sandbox.get(p) {
+                            Some(at) => format!("needs {p}: at {at}, outside the sandbox"),
+                            None => format!("needs {p}: not on this machine"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 },
             );
             let prepared = environment::prepare(

@@ -388,11 +388,8 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         }
     }
     if let Some(env) = &run.environment {
-        if !env.missing_programs.is_empty() {
-            out.push(format!(
-                "It needs {}: not on this machine.",
-                names(&env.missing_programs)
-            ));
+        for p in &env.missing_programs {
+            out.push(format!("It needs {p}: {}.", env.missing_why(p)));
         }
         match env.status.as_str() {
             "installed" => out.push(format!(

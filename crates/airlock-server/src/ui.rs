@@ -620,7 +620,7 @@ fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                         @if !env.installed.is_empty() { li { "installed: " (shown(&env.installed.join(", "))) } }
                         @if !env.failed.is_empty() { li.error { "could not install: " (shown(&env.failed.join(", "))) } }
                         @for r in env.refusals() { li.error { "network refused: " (shown(r)) } }
-                        @for p in &env.missing_programs { li { "needs " code { (shown(p)) } ": not on this machine" } }
+                        @for p in &env.missing_programs { li { "needs " code { (shown(p)) } ": " (shown(&env.missing_why(p))) } }
                     }
                     @if !env.errors_tail.is_empty() { pre { (shown_block(&env.errors_tail.join("\n"))) } }
                 }

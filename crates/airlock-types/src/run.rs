@@ -104,6 +104,10 @@ pub struct Environment {
     pub failed: Vec<String>,
     /// Programs the skill names that this machine does not have.
     pub missing_programs: Vec<String>,
+    /// Of those, the ones this machine has outside the folders a sandbox sees (in a home folder, `/opt`, a version
+    /// manager's shims), with where.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub outside_sandbox: std::collections::BTreeMap<String, String>,
     pub duration_ms: u64,
     /// The install phase's record: programs run, package installs, network attempts, exit code, last error lines.
     pub execs: usize,
@@ -116,6 +120,16 @@ pub struct Environment {
 impl Environment {
     /// The install phase's refused network attempts, one line per distinct reason (the reason names the host and,
     /// when the user can change it, the flag that would allow it).
+    /// Why a program the skill needs is missing, in words: not on this machine, or on it but not in the sandbox.
+    pub fn missing_why(&self, program: &str) -> String {
+        match self.outside_sandbox.get(program) {
+            Some(at) => format!(
+                "on this machine ({at}) but not in the sandbox, which sees the system folders only (--host-opt adds /opt)"
+            ),
+            None => "not on this machine".to_owned(),
+        }
+    }
+
     pub fn refusals(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for n in &self.network {

@@ -101,8 +101,9 @@ pub struct OperatorNetArgs {
     #[arg(long, value_name = "FILE")]
     pub egress_ca: Vec<PathBuf>,
     /// A name (or `*.domain`) whose private address is expected, such as an internal mirror or Git server: it
-    /// resolves normally while every other name keeps the DNS rebinding rule.
-    #[arg(long, value_name = "NAME")]
+    /// resolves normally while every other name keeps the DNS rebinding rule. Repeat it, or give a list
+    /// (`pypi.org,files.pythonhosted.org`).
+    #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',')]
     pub trust_name: Vec<String>,
     /// The proxy allowed traffic leaves through (`http://[user:password@]host:port`), instead of the one in
     /// airlock's environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`); `none` to go direct. Its credentials never

@@ -234,6 +234,26 @@ fn run_exit_code(run: &SkillRun) -> u8 {
     }
 }
 
+/// When the install phase was refused a registry for resolving to a private address (a network that points the
+/// registries' names at an internal mirror), every host of those registries, so one rerun can name them all
+/// (pip fetches from two hosts; the refusal names the first it reached).
+fn registry_hosts_to_trust(env: &airlock_types::Environment) -> Option<String> {
+    let private = env.refusals().iter().any(|r| r.contains("--trust-name"));
+    if !private {
+        return None;
+    }
+    let npm = env.requirements.iter().any(|r| r.starts_with("npm:"));
+    let pip = !env.modules.is_empty() || env.requirements.iter().any(|r| !r.starts_with("npm:"));
+    let mut hosts = Vec::new();
+    if pip {
+        hosts.extend(["pypi.org", "files.pythonhosted.org"]);
+    }
+    if npm {
+        hosts.push("registry.npmjs.org");
+    }
+    (!hosts.is_empty()).then(|| hosts.join(","))
+}
+
 /// Lines of output shown on screen, from the end.
 const SHOWN_LINES: usize = 12;
 
@@ -353,9 +373,15 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                 for r in env.refusals().into_iter().take(4) {
                     out.push_str(&format!("  network refused: {}\n", field(r)));
                 }
+                if let Some(all) = registry_hosts_to_trust(env) {
+                    out.push_str(&format!(
+                        "  to trust every registry host this install uses at once: \
+                         --trust-name {all}\n"
+                    ));
+                }
             }
             for p in &env.missing_programs {
-                out.push_str(&format!("  needs {}: not on this machine\n", field(p)));
+                out.push_str(&format!("  needs {}: {}\n", field(p), field(&env.missing_why(p))));
             }
         }
     }
@@ -437,7 +463,8 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
         for step in &run.steps {
             let missing = run.environment.as_ref().and_then(|env| {
                 let program = step.command.split_whitespace().next()?;
-                env.missing_programs.iter().find(|p| p.as_str() == program)
+                let p = env.missing_programs.iter().find(|p| p.as_str() == program)?;
+                Some((p, env.missing_why(p)))
             });
             out.push_str(&format!(
                 "  {}:{}  {}  -> {}{}\n",
@@ -446,9 +473,10 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
                 command_text(&step.command),
                 step.exit_code
                     .map_or("did not finish".into(), |c| format!("exit {c}")),
-                missing.map_or(String::new(), |p| format!(
-                    "  (needs {}: not on this machine)",
-                    field(p)
+                missing.map_or(String::new(), |(p, why)| format!(
+                    "  (needs {}: {})",
+                    field(p),
+                    field(&why)
                 ))
             ));
         }

@@ -224,3 +224,35 @@ fn show_diff_net_pinned_url_and_allowed_tools_read_as_written() {
     let net = airlock(&data, &["show", &id, "--net"]).stdout;
     assert!(net.contains("network:\n  no network attempts"), "{net}");
 }
+
+/// A program this machine has outside the folders a sandbox sees is said as such, not as missing from the machine.
+#[test]
+fn a_program_outside_the_sandbox_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let bin = tmp.path().join("bin");
+    write(&bin, "only-here-tool", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(bin.join("only-here-tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("uses-tool");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md("uses-tool", "Run:\n\n```bash\nonly-here-tool --check\n```\n"),
+    );
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["run", dir.to_str().unwrap()])
+        .env("AIRLOCK_DATA_DIR", &data)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(127), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "needs only-here-tool: on this machine ({}) but not in the sandbox",
+            bin.join("only-here-tool").display()
+        )),
+        "{stdout}"
+    );
+}
