@@ -50,6 +50,7 @@ def skill():
         "STATE = []\n"
         "def add(a, b):\n    print('noise on stdout goes to stderr')\n    return {'sum': a + b}\n"
         "def fail():\n    raise ValueError('bad input')\n"
+        "def sleepy():\n    import time\n    time.sleep(30)\n"
         "def remember(value):\n"
         "    STATE.append(value)\n"
         "    open('/tmp/left-behind', 'w').write(value)\n"
@@ -180,3 +181,42 @@ def test_the_framework_example_runs_the_unchanged_skill_sealed():
         check=True,
     ).stdout
     assert "'words': 3" in out, out
+
+
+def test_run_script_gets_input_files_and_never_writes_the_hosts(skill, tmp_path):
+    (skill / "scripts" / "count.py").write_text(
+        "import sys\ntext = open(sys.argv[1]).read()\nprint('words', len(text.split()))\n"
+        "open(sys.argv[1], 'w').write('changed')\nopen('out.txt', 'w').write('done')\n"
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("one two three\n")
+    result = SkillSandbox(skill).run_script("count.py", args=["notes.txt"], files=[notes], check=True)
+    assert "words 3" in result.stdout
+    changed = {c["path"]: c["kind"] for c in result.changes}
+    assert changed.get("out.txt") == "added" and changed.get("notes.txt") == "modified", changed
+    # The host's file is untouched and nothing was written beside it.
+    assert notes.read_text() == "one two three\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    with pytest.raises(AirlockError):
+        SkillSandbox(skill).run_script("count.py", files=[tmp_path / "missing.txt"])
+
+
+def test_each_kind_of_failure_is_an_exception_of_its_own(skill):
+    from airlock import SkillLimitError, SkillRunError, SkillTimeoutError
+
+    with pytest.raises(SkillTimeoutError) as e:
+        SkillSandbox(skill, timeout=1).run_script("slow.py", check=True)
+    assert e.value.result.timed_out
+    with pytest.raises(SkillCallError) as e:
+        SkillSandbox(skill, env={"CODE": "3"}).run_script("echo.py", check=True)
+    assert e.value.result.exit_code == 3
+    with pytest.raises(SkillTimeoutError):
+        SkillSandbox(skill, timeout=1).call("sleepy")
+    assert issubclass(SkillLimitError, SkillRunError) and issubclass(SkillCallError, SkillRunError)
+
+
+def test_the_package_is_typed_and_versioned():
+    import airlock
+
+    assert airlock.__version__ == "0.1.0"
+    assert (Path(airlock.__file__).parent / "py.typed").is_file()

@@ -10,14 +10,21 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+__version__ = "0.1.0"
+
 __all__ = [
     "AirlockError",
     "SkillCallError",
+    "SkillLimitError",
+    "SkillRefusedError",
+    "SkillRunError",
+    "SkillTimeoutError",
     "SkillMeta",
     "SkillSandbox",
     "SkillValidationError",
@@ -39,13 +46,51 @@ class SkillValidationError(AirlockError):
     """The folder is not a valid skill; ``message`` says why."""
 
 
-class SkillCallError(AirlockError):
-    """The skill's function raised (``type`` and ``message`` are its exception's) or returned no result."""
+class SkillRunError(AirlockError):
+    """A sandboxed call that did not end well; ``result`` is its RunResult (output and the whole record)."""
+
+    def __init__(self, message: str, result: "RunResult"):
+        super().__init__(message)
+        self.result = result
+
+
+class SkillCallError(SkillRunError):
+    """The skill's function raised (``type`` and ``message`` are its exception's), or its script failed."""
 
     def __init__(self, type_: str, message: str, result: "RunResult"):
-        super().__init__(f"{type_}: {message}")
+        super().__init__(f"{type_}: {message}", result)
         self.type = type_
-        self.result = result
+
+
+class SkillTimeoutError(SkillRunError):
+    """The call reached its time limit and was killed."""
+
+
+class SkillLimitError(SkillRunError):
+    """The call reached another limit the kernel enforces (memory, processes, disk); ``limit`` names it."""
+
+    def __init__(self, message: str, result: "RunResult", limit: str):
+        super().__init__(message, result)
+        self.limit = limit
+
+
+class SkillRefusedError(SkillRunError):
+    """airlock refused to run the call (a skill the scan blocks, a policy that does not allow it)."""
+
+
+def _raise_for(result: "RunResult") -> None:
+    """Raises the error of a call's kind of failure; returns when it succeeded."""
+    if result.ok:
+        return
+    limit = (result.record or {}).get("limit_hit")
+    if result.timed_out or result.status == "timed_out":
+        raise SkillTimeoutError(f"the call reached its time limit after {result.duration_ms} ms", result)
+    if result.status == "limit_exceeded" or limit:
+        raise SkillLimitError(f"the call reached its {limit or 'resource'} limit", result, str(limit or ""))
+    if result.status == "refused":
+        raise SkillRefusedError((result.record or {}).get("status_reason") or "airlock refused the call", result)
+    last = result.stderr.strip().splitlines()[-1:] or [f"exit code {result.exit_code}"]
+    raise SkillCallError("ScriptError", last[0], result)
 
 
 def find_airlock() -> str:
@@ -115,6 +160,11 @@ class RunResult:
     def ok(self) -> bool:
         return self.status == "succeeded"
 
+    @property
+    def changes(self) -> List[Dict[str, Any]]:
+        """Files the call added, changed or deleted in its working folder (never written back to the host)."""
+        return list(self.record.get("changes", []))
+
     @classmethod
     def from_answer(cls, answer: Dict[str, Any]) -> "RunResult":
         record = answer.get("record") or {}
@@ -156,6 +206,9 @@ class RunResult:
             separators=(",", ":"),
         )
 
+
+# The host uid a sandbox's user is mapped to when airlock runs as root (airlock_sandbox::ROOT_MODE_HOST_UID).
+_ROOT_MODE_HOST_UID = 1_000_000
 
 _INTERPRETERS = {".py": ["python3"], ".sh": ["bash"], ".js": ["node"], ".mjs": ["node"], ".rb": ["ruby"]}
 
@@ -231,9 +284,23 @@ class SkillSandbox:
 
     # ----- calls -----
 
-    def run_script(self, name: str, args: Sequence[str] = (), workdir: Optional[str] = None) -> RunResult:
+    def run_script(
+        self,
+        name: str,
+        args: Sequence[str] = (),
+        workdir: Optional[str] = None,
+        files: Sequence[Union[str, os.PathLike]] = (),
+        check: bool = False,
+    ) -> RunResult:
         """Runs ``scripts/<name>`` (or a path inside the skill) with its interpreter; the skill is read-only at
-        ``/skill``."""
+        ``/skill``.
+
+        ``files`` (files or folders of the host) are copied into a fresh working folder, ``/workspace``, where the
+        script runs: ``run_script("summarize.py", args=["notes.txt"], files=["notes.txt"])`` finds ``notes.txt``.
+        The script may change them there; the host's files are never written (``RunResult.changes`` lists what
+        changed). With ``check=True`` a failure raises its own error (SkillTimeoutError, SkillLimitError,
+        SkillRefusedError, SkillCallError) instead of returning.
+        """
         rel = name if "/" in name else f"scripts/{name}"
         script = (self.skill_path / rel).resolve()
         if self.skill_path not in script.parents or not script.is_file():
@@ -242,9 +309,16 @@ class SkillSandbox:
         command = _INTERPRETERS.get(script.suffix, []) + [inside] + [str(a) for a in args]
         request = self._base()
         request["command"] = command
-        if workdir:
-            request["workdir"] = workdir
-        return RunResult.from_answer(self._send(request))
+        with tempfile.TemporaryDirectory(prefix="airlock-files-") as work:
+            if files:
+                request["rw"] = [f"{self._stage(files, Path(work))}:/workspace"]
+                request["workdir"] = "/workspace"
+            if workdir:
+                request["workdir"] = workdir
+            result = RunResult.from_answer(self._send(request))
+        if check:
+            _raise_for(result)
+        return result
 
     def call(self, function: str, module: str = "skill.py", **kwargs: Any) -> Any:
         """Calls ``function(**kwargs)`` of the skill's Python module inside the sandbox and returns its JSON
@@ -255,11 +329,46 @@ class SkillSandbox:
         result = RunResult.from_answer(answer)
         self.last_result = result
         error = answer.get("call_error")
+        if error and error.get("type") == "NoResult":
+            # Ended before it returned: the time limit, another limit or a refusal says why.
+            _raise_for(result)
         if error:
             raise SkillCallError(error.get("type", "Error"), error.get("message", ""), result)
+        if "result" not in answer:
+            _raise_for(result)
+            raise SkillCallError("NoResult", "the function returned no result", result)
         return answer.get("result")
 
     # ----- plumbing -----
+
+    @staticmethod
+    def _stage(files: Sequence[Union[str, os.PathLike]], work: Path) -> Path:
+        """Copies the caller's files into a folder the sandbox's user can read: the call's working folder."""
+        folder = work / "files"
+        folder.mkdir()
+        for f in files:
+            source = Path(f)
+            if not source.exists():
+                raise AirlockError(f"{f}: no such file or folder")
+            target = folder / source.name
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True)
+            else:
+                shutil.copy2(source, target)
+        # Readable by the sandbox's user; as root, owned by the host uid airlock maps that user to (as airlock does
+        # with a run's target), so the script may change its copies.
+        owner = _ROOT_MODE_HOST_UID if os.geteuid() == 0 else None
+        for root, dirs, names in os.walk(work):
+            os.chmod(root, 0o755)
+            if owner is not None and root != str(work):
+                os.chown(root, owner, owner)
+            for n in names:
+                path = os.path.join(root, n)
+                if owner is not None:
+                    os.lchown(path, owner, owner)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o644 | (os.stat(path).st_mode & 0o111))
+        return folder
 
     def _base(self) -> Dict[str, Any]:
         request: Dict[str, Any] = {
