@@ -442,12 +442,28 @@ pub(crate) fn sandbox_run(
             let rel = path.trim_start_matches("./");
             let full = skill_root.join(rel);
             let text = String::from_utf8_lossy(&fs_err::read(&full)?).into_owned();
-            let mut command: Vec<String> = plan::interpreter(rel, &text)
-                .map(|i| i.split_whitespace().map(str::to_owned).collect())
-                .unwrap_or_default();
-            command.push(format!("{SKILL_DIR}/{rel}"));
-            command.extend(args.iter().cloned());
-            command
+            // A module of a package (it imports relatively) runs as `python3 -m`, from the skill's folder on
+            // Python's path, as its instructions run it.
+            if let Some(module) = plan::python_module(rel, &text) {
+                let path = config
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == "PYTHONPATH")
+                    .map(|(_, v)| format!("{SKILL_DIR}:{v}"))
+                    .unwrap_or_else(|| SKILL_DIR.to_owned());
+                config.env.retain(|(k, _)| k != "PYTHONPATH");
+                config.env.push(("PYTHONPATH".into(), path));
+                let mut command = vec!["python3".to_owned(), "-m".to_owned(), module];
+                command.extend(args.iter().cloned());
+                command
+            } else {
+                let mut command: Vec<String> = plan::interpreter(rel, &text)
+                    .map(|i| i.split_whitespace().map(str::to_owned).collect())
+                    .unwrap_or_default();
+                command.push(format!("{SKILL_DIR}/{rel}"));
+                command.extend(args.iter().cloned());
+                command
+            }
         }
         Invocation::Agent { agent, task } => {
             let preset = AGENTS.iter().find(|(name, _)| name == agent).map(|(_, p)| p);

@@ -318,6 +318,17 @@ fn scripts_named(code: &str, files: &[airlock_types::InventoryEntry], prefix: &s
         .map(|(_, rel)| rel.to_owned())
 }
 
+/// The module name a Python file of the skill runs as (`python -m scripts.package_skill`) when it is a module of a
+/// package (it imports relatively, so it cannot run as a file).
+pub fn python_module(rel: &str, text: &str) -> Option<String> {
+    let module = rel.strip_suffix(".py")?;
+    (scripts::imports_relatively(text)
+        && !module
+            .split('/')
+            .any(|p| p.is_empty() || p.contains(['.', '-', ' '])))
+    .then(|| module.replace('/', "."))
+}
+
 /// The names agents give the skill's own folder in the commands they are shown (`{baseDir}` and the like): they
 /// fill it in, so the plan does too, with the sandbox's `$SKILL_DIR`.
 const SKILL_DIR_PLACEHOLDERS: &[&str] = &[

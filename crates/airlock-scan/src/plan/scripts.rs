@@ -66,6 +66,11 @@ pub(super) fn not_standalone(
     })
 }
 
+/// Whether Python text imports relatively (`from .core import x`): a module of a package.
+pub(super) fn imports_relatively(text: &str) -> bool {
+    RELATIVE_IMPORT.is_match(text)
+}
+
 re!(MAIN_GUARD, r#"(?m)^if\s+__name__\s*==\s*['"]__main__['"]"#);
 re!(RELATIVE_IMPORT, r"(?m)^\s*from\s+\.+[\w.]*\s+import\b");
 

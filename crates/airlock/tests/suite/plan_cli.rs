@@ -256,3 +256,43 @@ fn a_program_outside_the_sandbox_is_named_as_such() {
         "{stdout}"
     );
 }
+
+/// `--script` of a module of a package (it imports relatively) runs it as `python3 -m`, as its instructions would.
+#[test]
+fn a_script_that_is_a_module_runs_as_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("packaged");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "packaged",
+            "Run `python -m scripts.pkg.cli NAME` from the skill's folder.\n",
+        ),
+    );
+    write(&dir, "scripts/pkg/__init__.py", "");
+    write(
+        &dir,
+        "scripts/pkg/core.py",
+        "def hello(name):\n    return 'hello ' + name\n",
+    );
+    write(
+        &dir,
+        "scripts/pkg/cli.py",
+        "import sys\nfrom .core import hello\nprint(hello(sys.argv[1]))\n",
+    );
+    let run = airlock(
+        &data,
+        &[
+            "run",
+            dir.to_str().unwrap(),
+            "--script",
+            "scripts/pkg/cli.py",
+            "--",
+            "module",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("> hello module"), "{}", run.stdout);
+}
