@@ -163,12 +163,6 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
     needs.node_specs.extend(declared.node);
     needs.node_specs.sort();
     needs.node_specs.dedup();
-    let inline = files
-        .iter()
-        .filter(|f| f.language.as_deref() == Some("python"))
-        .filter_map(|f| fs_err::read_to_string(skill_root.join(rel(f))).ok())
-        .flat_map(|text| crate::declared::inline_dependencies(&text));
-    needs.add_python(declared.python.into_iter().chain(inline));
     // Modules the skill ships itself (a `helpers.py` or a `helpers/` package anywhere in it).
     let local: BTreeSet<String> = files
         .iter()
@@ -185,10 +179,13 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         })
         .collect();
     let mut modules = BTreeSet::new();
+    // Read once: the modules each Python file imports, and the dependencies it declares inline (PEP 723).
+    let mut inline = Vec::new();
     for f in files.iter().filter(|f| f.language.as_deref() == Some("python")) {
         let Ok(text) = fs_err::read_to_string(skill_root.join(rel(f))) else {
             continue;
         };
+        inline.extend(crate::declared::inline_dependencies(&text));
         let Some(re) = IMPORT.as_ref() else { break };
         for c in re.captures_iter(&text) {
             let names = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
@@ -200,6 +197,7 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
             }
         }
     }
+    needs.add_python(declared.python.into_iter().chain(inline));
     let standard = standard_modules();
     needs.modules = modules
         .into_iter()

@@ -143,13 +143,14 @@ pub(crate) fn resolve_steps(
 ) {
     // Files earlier steps write (`> notes.txt`, `-o out.pdf`) exist for the later ones.
     let mut made: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let node_packages = node_dependencies(skill_root);
     for step in plan
         .steps
         .iter_mut()
         .filter(|s| s.kind != "script" && s.example.is_none())
     {
         if !network {
-            if let Some(what) = downloads(&step.command, skill_root) {
+            if let Some(what) = downloads(&step.command, &node_packages) {
                 step.example = Some(format!(
                     "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
                      --net-preset package-registries, to run it)"
@@ -173,25 +174,31 @@ pub(crate) fn resolve_steps(
     }
 }
 
+/// The packages the skill's `package.json` depends on (`dependencies` and `devDependencies`).
+fn node_dependencies(skill_root: &Path) -> std::collections::HashSet<String> {
+    let Some(manifest) = fs_err::read(skill_root.join("package.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return std::collections::HashSet::new();
+    };
+    ["dependencies", "devDependencies"]
+        .iter()
+        .filter_map(|k| manifest.get(k)?.as_object())
+        .flat_map(|deps| deps.keys().cloned())
+        .collect()
+}
+
 /// What a command fetches from the network as it runs (a package `npx` or `uvx` starts, a project generator, a
-/// repository to clone), when the skill does not have it already.
-fn downloads(command: &str, skill_root: &Path) -> Option<String> {
+/// repository to clone), when the skill does not have it already (`node_packages`, its `package.json`'s).
+fn downloads(command: &str, node_packages: &std::collections::HashSet<String>) -> Option<String> {
     static FETCHES: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?m)(?:^|[;&|(]\s*)(?:npx(?:\s+(?:-y|--yes|-p\s+\S+|--package[= ]\S+))*|pnpm\s+dlx|yarn\s+dlx|bunx|uvx|pipx\s+run)\s+(@?[\w./-]+(?:@[\w.^~-]+)?)|\b((?:npm|pnpm|yarn|bun)\s+(?:create|init)\s+@?[\w./-]+)|\bgit\s+clone\s+(?:-\S+\s+)*((?:https?|ssh|git)://\S+|git@\S+)|\b(playwright\s+install|puppeteer\s+browsers\s+install)\b",
         )
         .ok()
     });
-    let deps = fs_err::read(skill_root.join("package.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
-    let has = |name: &str| {
-        deps.as_ref().is_some_and(|d| {
-            ["dependencies", "devDependencies"]
-                .iter()
-                .any(|k| d.get(k).and_then(|m| m.get(name)).is_some())
-        })
-    };
+    let has = |name: &str| node_packages.contains(name);
     FETCHES.as_ref()?.captures_iter(command).find_map(|c| {
         if let Some(package) = c.get(1) {
             let name = package.as_str();
@@ -682,7 +689,7 @@ mod tests {
             "cd x && git clone https://github.com/a/b",
             "playwright install chromium",
         ] {
-            assert!(downloads(cmd, root.path()).is_some(), "{cmd}");
+            assert!(downloads(cmd, &node_dependencies(root.path())).is_some(), "{cmd}");
         }
         for cmd in [
             "npx tsx scripts/x.ts",
@@ -690,7 +697,7 @@ mod tests {
             "git clone ./local",
             "echo npx",
         ] {
-            assert_eq!(downloads(cmd, root.path()), None, "{cmd}");
+            assert_eq!(downloads(cmd, &node_dependencies(root.path())), None, "{cmd}");
         }
     }
 }

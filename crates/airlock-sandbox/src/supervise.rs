@@ -406,13 +406,28 @@ fn run_inner(
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, s.child.id(), 0) } as i32;
     let mut steps = Vec::new();
-    // A step's end, with how much of the run's output had been written by then.
-    let step_exit = |index, exit_code, signal| airlock_types::StepExit {
-        index,
-        exit_code,
-        signal,
-        stdout_end: stdout.written(),
-        stderr_end: stderr.written(),
+    // One message of the channel: a step's end is noted, with how much of the run's output had been written by
+    // then, and the step runner told to go on; init's report of how the command ended is handed back.
+    let channel = s.channel.as_raw_fd();
+    let mut take = |msg: Msg| match msg {
+        Msg::Step { index, code, signal } if index < config.steps.len() => {
+            steps.push(airlock_types::StepExit {
+                index,
+                exit_code: code,
+                signal,
+                stdout_end: stdout.written(),
+                stderr_end: stderr.written(),
+            });
+            let _ = send(channel, &Msg::StepNoted, None);
+            None
+        }
+        Msg::Exit {
+            code,
+            signal,
+            max_rss_kb,
+            cpu_ms,
+        } => Some((code, signal, max_rss_kb, cpu_ms)),
+        _ => None,
     };
     let mut early_exit = None;
     let mut channel_open = true;
@@ -449,23 +464,12 @@ fn run_inner(
         unsafe { libc::poll(pfds.as_mut_ptr(), 2, if pidfd >= 0 { wait_ms } else { 2 }) };
         if pfds[1].revents != 0 {
             match recv(s.channel.as_raw_fd()) {
-                Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
-                    steps.push(step_exit(index, code, signal));
-                    let _ = send(s.channel.as_raw_fd(), &Msg::StepNoted, None);
+                Ok((msg, _)) => {
+                    if let Some(exit) = take(msg) {
+                        early_exit = Some(exit);
+                        channel_open = false;
+                    }
                 }
-                Ok((
-                    Msg::Exit {
-                        code,
-                        signal,
-                        max_rss_kb,
-                        cpu_ms,
-                    },
-                    _,
-                )) => {
-                    early_exit = Some((code, signal, max_rss_kb, cpu_ms));
-                    channel_open = false;
-                }
-                Ok(_) => {}
                 Err(_) => channel_open = false,
             }
         }
@@ -491,19 +495,11 @@ fn run_inner(
                 break None;
             }
             match recv(s.channel.as_raw_fd()) {
-                Ok((
-                    Msg::Exit {
-                        code,
-                        signal,
-                        max_rss_kb,
-                        cpu_ms,
-                    },
-                    _,
-                )) => break Some((code, signal, max_rss_kb, cpu_ms)),
-                Ok((Msg::Step { index, code, signal }, _)) if index < config.steps.len() => {
-                    steps.push(step_exit(index, code, signal));
+                Ok((msg, _)) => {
+                    if let Some(exit) = take(msg) {
+                        break Some(exit);
+                    }
                 }
-                Ok(_) => {}
                 Err(_) => break None,
             }
         }

@@ -276,7 +276,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     }
     // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own; one the
     // instructions only name runs on its own if it is a program that needs no arguments.
-    let code = scripts::code_files(tree_root, &prefix, &report.inventory.files);
+    // The skill's code, read once and only when a script has to be read as a program or a helper.
+    let mut code: Option<Vec<(String, String)>> = None;
     for step in &mut plan.steps {
         let rel = &step.file[prefix.len()..];
         if let Some(by) = shell
@@ -296,9 +297,17 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .iter()
                 .find(|f| f.path == step.file)
                 .and_then(|f| f.language.clone());
-            let text = fs_err::read_to_string(tree_root.join(&step.file)).unwrap_or_default();
-            step.example = scripts::material(rel)
-                .or_else(|| scripts::not_standalone(rel, &text, language.as_deref(), &code));
+            if let Some(why) = scripts::material(rel) {
+                step.example = Some(why);
+                continue;
+            }
+            let code =
+                code.get_or_insert_with(|| scripts::code_files(tree_root, &prefix, &report.inventory.files));
+            let text = match code.iter().find(|(path, _)| path == rel) {
+                Some((_, text)) => text.clone(),
+                None => fs_err::read_to_string(tree_root.join(&step.file)).unwrap_or_default(),
+            };
+            step.example = scripts::not_standalone(rel, &text, language.as_deref(), code);
         }
     }
     shell.append(&mut plan.steps);
