@@ -16,6 +16,7 @@
 mod dns;
 mod policy;
 mod setup;
+mod sinkhole;
 mod sni;
 mod upstream;
 
@@ -34,6 +35,7 @@ pub use policy::{
     PolicyError, Rule, Target, Verdict,
 };
 pub use setup::{FileContent, SandboxSetup, SANDBOX_ETC};
+pub use sinkhole::{Canary, Sinkhole};
 pub use upstream::{ProxyAddr, Upstream};
 
 /// The proxy's port inside the sandbox.
@@ -98,11 +100,14 @@ pub struct EgressConfig {
     pub extra_ca: Vec<PathBuf>,
     /// Where each attempt is also reported as it is recorded (live progress).
     pub events: Option<airlock_types::EventSink>,
+    /// A detonation: every name resolves to the sinkhole and every TCP connect ends there; the policy is not
+    /// consulted and nothing leaves the machine.
+    pub sinkhole: Option<Arc<Sinkhole>>,
 }
 
 impl EgressConfig {
     pub fn is_open(&self) -> bool {
-        self.policy.is_open()
+        self.policy.is_open() || self.sinkhole.is_some()
     }
 }
 
@@ -211,7 +216,13 @@ impl Egress {
         let ip = policy::to_canonical(ip);
         let host = self.name_of(ip);
         let destination = dest(host.as_deref(), Some(ip), port);
-        let verdict = if !stream {
+        let sinkhole = self.inner.config.sinkhole.is_some();
+        if sinkhole && stream {
+            return ConnectDecision::Capture;
+        }
+        let verdict = if !stream && sinkhole {
+            Verdict::refuse(None, "UDP is recorded, not carried: the sinkhole takes TCP only")
+        } else if !stream {
             Verdict::refuse(None, "UDP (and QUIC) is refused; only TCP goes through the proxy")
         } else if let Some(h) = &host {
             self.policy().check_name(h, port)
@@ -300,7 +311,8 @@ impl Egress {
             let Some(q) = dns::parse(&buf[..n]) else {
                 continue;
             };
-            let name_ok = self.policy().answers_name(&q.name);
+            let sinkhole = self.inner.config.sinkhole.as_deref();
+            let name_ok = sinkhole.is_some() || self.policy().answers_name(&q.name);
             let addr = if name_ok && q.qtype == dns::TYPE_A {
                 self.fake_addr(&q.name)
             } else {
@@ -312,7 +324,20 @@ impl Egress {
                 let mut seen = lock(&self.inner.seen_queries);
                 seen.len() < MAX_ATTEMPTS && seen.insert((q.name.clone(), q.qtype, name_ok))
             };
-            if first {
+            if let (Some(sink), true) = (sinkhole, first) {
+                let mut a = attempt(
+                    self.t_ms(),
+                    0,
+                    "dns",
+                    format!("{} ({})", q.name, dns::type_name(q.qtype)),
+                    Some(q.name.clone()),
+                    Some(53),
+                    &Verdict::refuse(None, "answered with a sinkhole address; nothing is forwarded"),
+                );
+                a.decision = NetDecision::Sinkholed;
+                a.catch = Some(Box::new(sinkhole::dns_catch(sink, &q.name)));
+                self.record(a);
+            } else if first {
                 let verdict = if name_ok {
                     Verdict::pass("answered by the DNS stub with a proxy address; nothing is forwarded")
                 } else {
@@ -380,6 +405,9 @@ impl Egress {
     fn handle(&self, client: TcpStream, peer: SocketAddr) {
         let captured = lock(&self.inner.captured).remove(&peer.port());
         let pid = captured.as_ref().map_or(0, |c| c.pid);
+        if let Some(sink) = self.inner.config.sinkhole.clone() {
+            return sinkhole::serve(self, &sink, client, pid, captured.and_then(|c| c.target));
+        }
         let _ = client.set_read_timeout(Some(IO_TIMEOUT));
         let _ = client.set_write_timeout(Some(IO_TIMEOUT));
         let t_ms = self.t_ms();
@@ -1051,6 +1079,7 @@ fn attempt(
         bytes_down: 0,
         secret_injected: false,
         via: None,
+        catch: None,
     }
 }
 

@@ -36,6 +36,9 @@ pub struct EnvOptions {
     pub timeout: Duration,
     /// The registries installs may use (`pypi`, `npm`), when a policy names them; all when `None`.
     pub registries: Option<Vec<String>>,
+    /// Use an environment installed before, never run the install phase (a detonation: nothing leaves the
+    /// machine).
+    pub cached_only: bool,
 }
 
 impl Default for EnvOptions {
@@ -46,6 +49,7 @@ impl Default for EnvOptions {
             npm_registry: None,
             timeout: Duration::from_secs(300),
             registries: None,
+            cached_only: false,
         }
     }
 }
@@ -545,6 +549,13 @@ pub fn prepare(
             }),
         ));
     }
+    if options.cached_only {
+        env.status =
+            "not installed: a detonation installs nothing, so nothing leaves the machine (an environment \
+                      a run installed before is reused)"
+                .into();
+        return Ok((env, None));
+    }
     let t0 = Instant::now();
     fs_err::create_dir_all(&envs)?;
     let work = tempfile::Builder::new().prefix(".install-").tempdir_in(&envs)?;
@@ -597,6 +608,7 @@ pub fn prepare(
     // Network only to the package registries (and the index given), through the egress proxy; the run's own
     // name mappings and CAs apply.
     let mut e = egress.cloned().unwrap_or_default();
+    e.sinkhole = None;
     e.policy.allow.clear();
     e.policy.presets.clear();
     e.secrets.clear();

@@ -443,6 +443,9 @@ pub(crate) fn sandbox_run(
     config.keep_changes = Some(scratch.path().join("changes"));
     config.cancel = request.cancel.clone();
     let mut egress = request.egress.clone();
+    if let Some(canaries) = &request.detonation {
+        egress = Some(crate::detonate::configure(canaries, &mut config, scratch.path())?);
+    }
     let mut step_commands = Vec::new();
     config.command = match &request.invocation {
         Invocation::Script { path, args } => {

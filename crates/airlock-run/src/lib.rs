@@ -9,6 +9,7 @@
 
 pub mod bundle;
 pub mod declared;
+pub mod detonate;
 pub mod environment;
 mod invoke;
 pub mod patch;
@@ -238,6 +239,8 @@ pub struct RunRequest {
     /// What the source is called in the report and the record when its spec is the caller's own detail (a server
     /// names an uploaded archive `upload:<sha256>`, not the path where it keeps it).
     pub source_name: Option<String>,
+    /// A detonation ([`detonate`]): these canaries planted, the network a sinkhole, every script run.
+    pub detonation: Option<detonate::Canaries>,
 }
 
 /// The phases of a run, in order.
@@ -411,7 +414,11 @@ fn execute_inner(
     let refuse = report.risk_level == RiskLevel::Block && !request.force;
     let target = if request.mode == RunMode::Sandbox {
         phase(Phase::Snapshotting, request.target.clone());
-        Some(target::prepare(&request.target, settings)?)
+        let t = target::prepare(&request.target, settings)?;
+        if let Some(canaries) = &request.detonation {
+            fs_err::write(t.root.join(".env"), &canaries.project_env)?;
+        }
+        Some(t)
     } else {
         None
     };
@@ -421,7 +428,15 @@ fn execute_inner(
             .egress
             .as_ref()
             .is_some_and(airlock_egress::EgressConfig::is_open);
-        invoke::resolve_steps(&mut plan, &skill_root, &t.root, network);
+        invoke::resolve_steps(
+            &mut plan,
+            &skill_root,
+            &t.root,
+            network || request.detonation.is_some(),
+        );
+    }
+    if request.detonation.is_some() {
+        detonate::widen(&mut plan, &skill_root, &report);
     }
     if request.mode == RunMode::Sandbox && !refuse {
         invoke::check(

@@ -130,6 +130,7 @@ impl Recording {
             bytes_down: 0,
             secret_injected: false,
             via: None,
+            catch: None,
         };
         if let Some(sink) = &self.events {
             sink.send(LiveEvent::Net(attempt.clone()));

@@ -231,6 +231,56 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
     })
 }
 
+/// Adds evidence found after the scan (a detonation's) to a report: the level, the classification and the
+/// recommended mode follow the worst of it, as do the summaries of the skills it cites, and the headline is written
+/// again with `note` after it.
+pub fn add_evidence(report: &mut ScanReport, found: Vec<Finding>, note: String) {
+    use airlock_types::{Classification, RiskLevel, RunMode};
+    let raise = |level: &mut RiskLevel, class: &mut Classification, mode: &mut RunMode, f: &Finding| {
+        *level = (*level).max(RiskLevel::from_severity(f.severity));
+        if *level == RiskLevel::Block {
+            *class = Classification::NeedsManualReview;
+            *mode = RunMode::Inspect;
+        }
+    };
+    let dirs: Vec<String> = report.skills.iter().map(|s| s.path.clone()).collect();
+    for f in &found {
+        raise(
+            &mut report.risk_level,
+            &mut report.classification,
+            &mut report.recommended_mode,
+            f,
+        );
+        for s in &mut report.skills {
+            if belongs_to(&f.file, &s.path, &dirs) {
+                raise(
+                    &mut s.risk_level,
+                    &mut s.classification,
+                    &mut s.recommended_mode,
+                    f,
+                );
+                s.finding_count += 1;
+            }
+        }
+    }
+    report.findings.extend(found);
+    report.findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+            .then(a.rule.cmp(&b.rule))
+    });
+    report.headline = verdict::headline(
+        report.risk_level,
+        report.classification,
+        report.recommended_mode,
+        &report.findings,
+        &report.source,
+    );
+    report.headline.push(note);
+}
+
 fn discover(inventory: &airlock_types::Inventory) -> Vec<String> {
     let mut dirs: Vec<String> = inventory
         .files

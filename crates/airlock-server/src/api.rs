@@ -889,6 +889,7 @@ pub fn build_request(
             .source
             .starts_with(UPLOAD_PREFIX)
             .then(|| body.source.clone()),
+        detonation: None,
         policy: airlock_run::policy::PolicyOptions {
             operator: ctx.policy.clone(),
             accept: body.accept_policy,

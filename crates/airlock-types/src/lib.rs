@@ -15,8 +15,8 @@ mod sha;
 mod source;
 
 pub use record::{
-    Change, ChangeKind, DroppedEvents, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind, Limits,
-    LiveEvent, NetAttempt, NetDecision, RunRecord, RunStatus, StepExit,
+    Catch, Change, ChangeKind, DroppedEvents, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind,
+    Limits, LiveEvent, NetAttempt, NetDecision, RunRecord, RunStatus, StepExit,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

@@ -90,6 +90,8 @@ pub enum NetDecision {
     Denied,
     /// A connection to the sandbox's own loopback, which never leaves it.
     Local,
+    /// Taken by a detonation's sinkhole on this machine: accepted and read there, never carried further.
+    Sinkholed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +122,28 @@ pub struct NetAttempt {
     /// The upstream proxy the connection left through (`upstream proxy HOST:PORT`), when one was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// What a detonation's sinkhole read on this connection (nothing of it left the machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch: Option<Box<Catch>>,
+}
+
+/// What a detonation's sinkhole read on one connection or lookup.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Catch {
+    /// `http`, `https` (TLS the sinkhole opened with its own certificate), `tls` (TLS it could not open), `raw`
+    /// (bytes that are neither), `dns` (a name looked up).
+    pub kind: String,
+    /// An HTTP request's method and path (`POST /upload`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// The first bytes sent, as printable text, bounded.
+    pub sample: String,
+    /// Planted secrets whose value (as is, in base64 or in hex) was among the bytes sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<String>,
+    /// A command the sinkhole sent down the connection ran and answered: a remote shell.
+    #[serde(default)]
+    pub shell: bool,
 }
 
 /// Everything observed during one sandboxed command, built while it ran.

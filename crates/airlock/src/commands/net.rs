@@ -189,6 +189,7 @@ impl NetArgs {
             secrets,
             extra_ca: self.operator.egress_ca.clone(),
             events: None,
+            sinkhole: None,
         }))
     }
 }

@@ -129,6 +129,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
             ..Default::default()
         },
         source_name: None,
+        detonation: None,
         policy: airlock_run::policy::PolicyOptions {
             operator: args
                 .policy

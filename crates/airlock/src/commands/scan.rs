@@ -61,6 +61,13 @@ pub struct ScanArgs {
     /// The operator's policy for `--runtime` (docs/policy.md): the most the skill gets, whatever it declares.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_POLICY", requires = "runtime")]
     pub policy: Option<PathBuf>,
+    /// Also detonate the skill: run what it can run (its commands, every script) sealed, with planted secrets and
+    /// a sinkhole network, and report what touched a secret and what would have left as findings.
+    #[arg(long)]
+    pub detonate: bool,
+    /// Time the detonation may take, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "detonate")]
+    pub detonate_timeout: u64,
     #[command(flatten)]
     pub server: super::remote::ServerArgs,
 }
@@ -105,6 +112,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         Ok(store) => imported.scan_trusted(&store)?.0,
         Err(_) => imported.scan()?,
     };
+    if args.detonate && !report.inventory.files.is_empty() {
+        detonate(args, &mut report)?;
+    }
     if let Some(t) = &report.trust {
         report.headline.push(t.note.clone());
         if let Some(c) = &t.changes {
@@ -172,8 +182,8 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
 /// `scan --server`: the server imports (an upload, for a local folder), pins and scans; the report prints as a
 /// local one does.
 fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
-    if args.runtime {
-        anyhow::bail!("--runtime runs on this machine; it does not go through --server");
+    if args.runtime || args.detonate {
+        anyhow::bail!("--runtime and --detonate run on this machine; they do not go through --server");
     }
     let source = remote.source(&args.source.source)?;
     let view = remote.post("/api/sources", &json!({ "url": source }))?;
@@ -196,6 +206,26 @@ fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Resul
         Some(level) if report.risk_level >= level => exit::POLICY,
         _ => exit::OK,
     })
+}
+
+/// `scan --detonate`: the detonation's findings join the report, which is judged again.
+fn detonate(args: &ScanArgs, report: &mut ScanReport) -> anyhow::Result<()> {
+    let settings = args.source.import_settings()?;
+    let mut store = airlock_store::Store::open(&settings.data_dir)?;
+    let options = airlock_run::detonate::DetonateOptions {
+        timeout: std::time::Duration::from_secs(args.detonate_timeout.clamp(1, 600)),
+        ..Default::default()
+    };
+    let quiet: airlock_run::OnEvent = std::sync::Arc::new(|_| {});
+    let found = airlock_run::detonate::detonate(
+        &settings.parse(&args.source.source)?,
+        &settings,
+        &mut store,
+        &options,
+        &quiet,
+    )?;
+    airlock_scan::add_evidence(report, found.findings, found.summary);
+    Ok(())
 }
 
 /// Each run `scan --runtime` made: its id and status.
@@ -242,6 +272,7 @@ fn runtime(
         host_opt: false,
         environment: Default::default(),
         source_name: None,
+        detonation: None,
         policy: airlock_run::policy::PolicyOptions {
             operator: operator.clone(),
             accept: true,

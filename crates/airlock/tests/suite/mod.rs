@@ -1,5 +1,6 @@
 mod agents;
 mod browser;
+mod detonate;
 mod egress;
 mod environment;
 mod escape;

@@ -29,6 +29,7 @@ fn request(settings: &ImportSettings, source: &std::path::Path, invocation: Invo
         environment: airlock_run::environment::EnvOptions::default(),
         policy: airlock_run::policy::PolicyOptions::default(),
         source_name: None,
+        detonation: None,
     }
 }
 
