@@ -56,8 +56,10 @@ impl std::fmt::Debug for Sinkhole {
 }
 
 impl Sinkhole {
-    /// A sinkhole with a new certificate authority, looking for these canaries.
-    pub fn new(canaries: &[Canary]) -> Result<Self, EgressError> {
+    /// A sinkhole with a new certificate authority, looking for these canaries; `marker` (letters and digits) is
+    /// what its shell probe echoes and what the code it serves runs (`/bin/true <marker>`), for the caller to find in
+    /// the run's record.
+    pub fn new(canaries: &[Canary], marker: &str) -> Result<Self, EgressError> {
         let tls = |e: rcgen::Error| EgressError::Tls(e.to_string());
         let ca_key = rcgen::KeyPair::generate().map_err(tls)?;
         let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(tls)?;
@@ -70,12 +72,7 @@ impl Sinkhole {
             .iter()
             .map(|c| (c.name.clone(), encodings(&c.value)))
             .collect();
-        let mut marker = [0u8; 8];
-        getrandom::fill(&mut marker).map_err(|e| EgressError::Tls(e.to_string()))?;
-        let probe = format!(
-            "AIRLOCK{}",
-            marker.iter().map(|b| format!("{b:02X}")).collect::<String>()
-        );
+        let probe = marker.to_owned();
         Ok(Self {
             ca_key,
             ca,
@@ -285,7 +282,7 @@ fn explicit(
         port,
     };
     let all = http_rest(stream, started, bytes);
-    let _ = stream.write_all(OK);
+    let _ = stream.write_all(&reply(sink, &all));
     let catch = Catch {
         kind: "http".into(),
         request: request_line(&all),
@@ -297,6 +294,21 @@ fn explicit(
 
 const OK: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// What a download gets: a script that is valid shell and valid Python and runs `/bin/true <marker>` in both, so
+/// fetched code that is then run shows in the run's record as that exec.
+fn served(marker: &str) -> Vec<u8> {
+    let body = format!(
+        "\"\"\"\":\n/bin/true {marker}\nexit 0\n\"\"\"\n__import__(\"os\").execv(\"/bin/true\", [\"/bin/true\", \"{marker}\"])\n"
+    );
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
 
 /// Reads what a connection sends and answers it as the sinkhole does; the catch's `sample` holds the bytes read
 /// (made printable by the caller).
@@ -366,7 +378,7 @@ fn answer(
     http: &str,
 ) -> Catch {
     if looks_http(&bytes) {
-        let _ = stream.write_all(OK);
+        let _ = stream.write_all(&reply(sink, &bytes));
         let _ = stream.flush();
         return Catch {
             kind: http.into(),
@@ -396,6 +408,15 @@ fn answer(
         catch.sample.push_str(&String::from_utf8_lossy(&reply));
     }
     catch
+}
+
+/// The answer to an HTTP request: a download (`GET`) gets the served script, anything else an empty `200 OK`.
+fn reply(sink: &Sinkhole, request: &[u8]) -> Vec<u8> {
+    if request.starts_with(b"GET ") {
+        served(&sink.probe)
+    } else {
+        OK.to_vec()
+    }
 }
 
 /// Whether the marker came back as output (not only as the echoed command).
@@ -458,7 +479,11 @@ fn request_line(b: &[u8]) -> Option<String> {
     let line = b.split(|&c| c == b'\r' || c == b'\n').next()?;
     let text = String::from_utf8_lossy(line);
     let mut words = text.split(' ');
-    let (method, path) = (words.next()?, words.next()?);
+    let (method, mut path) = (words.next()?, words.next()?);
+    // A proxy's client names the whole URL: the path is what follows its authority.
+    if let Some(rest) = path.strip_prefix("http://") {
+        path = rest.find('/').map_or("/", |i| &rest[i..]);
+    }
     Some(
         printable(format!("{method} {path}").as_bytes())
             .chars()
@@ -504,10 +529,13 @@ mod tests {
     use super::*;
 
     fn sink() -> Sinkhole {
-        Sinkhole::new(&[Canary {
-            name: "AWS_SECRET_ACCESS_KEY (environment)".into(),
-            value: "q8ZrT3mWx0LbN5vPc2KsY7hJd4GfA1eR9tUiOoXn".into(),
-        }])
+        Sinkhole::new(
+            &[Canary {
+                name: "AWS_SECRET_ACCESS_KEY (environment)".into(),
+                value: "q8ZrT3mWx0LbN5vPc2KsY7hJd4GfA1eR9tUiOoXn".into(),
+            }],
+            "AIRLOCKTEST",
+        )
         .unwrap()
     }
 
@@ -541,8 +569,22 @@ mod tests {
             request_line(b"POST /upload?a=1 HTTP/1.1\r\n").as_deref(),
             Some("POST /upload?a=1")
         );
+        assert_eq!(
+            request_line(b"GET http://a.test:8080/x/y HTTP/1.1\r\n").as_deref(),
+            Some("GET /x/y")
+        );
         assert!(ran(b"$ AIRLOCK01\n$ ", "AIRLOCK01"));
         assert!(!ran(b"echo AIRLOCK01\n", "AIRLOCK01"));
         assert_eq!(printable(b"a\x1b[31mb\r\n"), "a\\x1b[31mb\n");
+        // The served script runs the marker under sh and under Python.
+        let reply = served("AIRLOCKTEST");
+        let body = &reply[crate::find(&reply, b"\r\n\r\n").unwrap() + 4..];
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("s");
+        fs_err::write(&script, body).unwrap();
+        for shell in ["/bin/sh", "python3"] {
+            let status = std::process::Command::new(shell).arg(&script).status().unwrap();
+            assert!(status.success(), "{shell}");
+        }
     }
 }

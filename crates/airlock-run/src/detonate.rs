@@ -31,6 +31,10 @@ pub struct Canaries {
     /// The target project's `.env`.
     pub project_env: String,
     needles: Vec<Canary>,
+    /// What the sinkhole's shell probe echoes and the code it serves runs.
+    pub marker: String,
+    /// The hosts each canary belongs to, by name: a token sent to its own service is its use, not a theft.
+    homes: Vec<(String, &'static [&'static str])>,
     /// Planted files by sandbox path, and the canary each holds.
     paths: Vec<(String, String)>,
 }
@@ -67,6 +71,8 @@ impl Canaries {
             home: Vec::new(),
             project_env: String::new(),
             needles: Vec::new(),
+            marker: format!("airlock-fetched-{}", airlock_sandbox::random_hex(8)),
+            homes: Vec::new(),
             paths: Vec::new(),
         };
         for (var, value) in [
@@ -77,7 +83,9 @@ impl Canaries {
             ("ANTHROPIC_API_KEY", format!("sk-ant-api03-{}", alnum(64))),
             ("NPM_TOKEN", format!("npm_{}", alnum(36))),
         ] {
-            c.needle(&format!("{var} (environment)"), &value);
+            let name = format!("{var} (environment)");
+            c.needle(&name, &value);
+            c.homes.push((name, home_of(var)));
             c.env.push((var.to_owned(), value));
         }
         let key_body = alnum(64);
@@ -159,12 +167,39 @@ impl Canaries {
         &self.needles
     }
 
+    /// The canaries of `names` that `host` is not the home of.
+    fn stolen<'n>(&self, names: &'n [String], host: &str) -> Vec<&'n String> {
+        names
+            .iter()
+            .filter(|n| {
+                !self.homes.iter().any(|(name, homes)| {
+                    name == *n
+                        && homes
+                            .iter()
+                            .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+                })
+            })
+            .collect()
+    }
+
     /// The canary planted at this sandbox path, if any.
     fn planted_at(&self, path: &str) -> Option<&str> {
         self.paths
             .iter()
             .find(|(p, _)| p == path)
             .map(|(_, n)| n.as_str())
+    }
+}
+
+/// The services an environment token is made for.
+fn home_of(var: &str) -> &'static [&'static str] {
+    match var {
+        "AWS_ACCESS_KEY_ID" | "AWS_SECRET_ACCESS_KEY" => &["amazonaws.com"],
+        "GITHUB_TOKEN" => &["github.com", "githubusercontent.com"],
+        "OPENAI_API_KEY" => &["openai.com"],
+        "ANTHROPIC_API_KEY" => &["anthropic.com"],
+        "NPM_TOKEN" => &["npmjs.org", "npmjs.com"],
+        _ => &[],
     }
 }
 
@@ -203,6 +238,20 @@ pub struct Detonation {
     pub findings: Vec<Finding>,
     /// One sentence for the report's headline.
     pub summary: String,
+    /// The static report the run was based on (none when nothing ran).
+    #[serde(skip)]
+    pub report: Option<ScanReport>,
+}
+
+impl Detonation {
+    /// The report with this detonation's evidence: judged again, dated now (so a store keeps it as the source's
+    /// latest report).
+    pub fn judged(&self, report: &ScanReport) -> ScanReport {
+        let mut report = report.clone();
+        airlock_scan::add_evidence(&mut report, self.findings.clone(), self.summary.clone());
+        report.created_at = airlock_types::now_rfc3339();
+        report
+    }
 }
 
 /// Runs the skill's runnable parts sealed with canaries and a sinkhole network; the findings say what touched a
@@ -251,6 +300,7 @@ pub fn detonate(
                 duration_ms: 0,
                 findings: Vec::new(),
                 summary: format!("Not detonated: nothing to run ({})", first_sentence(&message)),
+                report: None,
             })
         }
         Err(e) => return Err(e),
@@ -289,6 +339,7 @@ pub fn detonate(
         duration_ms: record.duration_ms,
         findings,
         summary,
+        report: Some(outcome.report.clone()),
     })
 }
 
@@ -359,7 +410,7 @@ pub(crate) fn configure(
             .files
             .push((path.clone(), airlock_egress::FileContent::Text(content.clone())));
     }
-    let sink = airlock_egress::Sinkhole::new(canaries.needles())
+    let sink = airlock_egress::Sinkhole::new(canaries.needles(), &canaries.marker)
         .map_err(|e| RunError::Usage(format!("cannot set up the sinkhole: {e}")))?;
     let ca = scratch.join("sinkhole-ca.pem");
     fs_err::write(&ca, sink.ca_pem())?;
@@ -410,7 +461,9 @@ pub fn findings(
             &[&host, address.trim_matches(['[', ']']), path, parent],
             NETWORK_CALLS,
         );
-        if !catch.canaries.is_empty() {
+        let stolen = canaries.stolen(&catch.canaries, &host);
+        if !stolen.is_empty() {
+            let stolen: Vec<String> = stolen.into_iter().cloned().collect();
             push(Finding {
                 rule: "detonation/secret-sent".into(),
                 severity: Severity::Critical,
@@ -424,7 +477,7 @@ pub fn findings(
                 message: format!(
                     "Run sealed with planted secrets, the skill sent {} to {host}; in a real run it would have \
                      left this machine.",
-                    some_of(&catch.canaries)
+                    some_of(&stolen)
                 ),
                 context: FindingContext::Code,
             });
@@ -461,6 +514,25 @@ pub fn findings(
             ),
             context: FindingContext::Code,
         });
+    }
+    // Code the sinkhole served (to a download) that ran.
+    for e in &record.timeline {
+        if !e.argv.iter().skip(1).any(|a| a == &canaries.marker) {
+            continue;
+        }
+        let (file, line) = cite.at(e.ppid, &[], DOWNLOADS);
+        push(Finding {
+            rule: "detonation/fetched-code-ran".into(),
+            severity: Severity::Critical,
+            file,
+            line,
+            evidence: airlock_types::display::line(&cite.program(e.ppid)),
+            message: "Run sealed, the skill ran code it downloaded: the sinkhole answered a download with a script, \
+                      and that script ran. In a real run, whoever serves that address decides what runs."
+                .into(),
+            context: FindingContext::Code,
+        });
+        break;
     }
     // A name looked up and never connected to: only the lookup would have left.
     let connected: Vec<&str> = record
@@ -556,6 +628,17 @@ const NETWORK_CALLS: &[&str] = &[
     "socket.",
     "/dev/tcp/",
     "Invoke-WebRequest",
+];
+
+/// Words of a download in code, for citing the line fetched code came from.
+const DOWNLOADS: &[&str] = &[
+    "curl ",
+    "wget ",
+    "urlopen",
+    "requests.get",
+    "fetch(",
+    "Invoke-WebRequest",
+    "iwr ",
 ];
 
 /// An agent's own configuration, memory, instructions or skills.

@@ -85,6 +85,11 @@ impl App {
         }
     }
 
+    /// The run slots: a sandbox started outside a run's queue (a detonation) holds one too.
+    pub(crate) fn slots(&self) -> Arc<Semaphore> {
+        self.slots.clone()
+    }
+
     pub(crate) fn settings(&self) -> &ImportSettings {
         &self.settings
     }
@@ -167,6 +172,7 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(create_source, list_sources))
         .routes(routes!(get_source))
         .routes(routes!(get_report))
+        .routes(routes!(crate::detonate::detonate))
         .routes(routes!(create_run, list_runs))
         .routes(routes!(get_run, discard_run))
         .routes(routes!(cancel_run))

@@ -9,6 +9,7 @@
 
 mod access;
 mod api;
+mod detonate;
 pub mod dispatch;
 mod live;
 mod metrics;

@@ -37,6 +37,7 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/import", post(import))
         .route("/sources/{id}", get(source_page))
         .route("/sources/{id}/run", post(start_run))
+        .route("/sources/{id}/detonate", post(detonate))
         .route("/sources/{id}/file", get(file_page))
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/discard", post(discard))
@@ -244,6 +245,7 @@ async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>
         return error_page(&e);
     }
     let id2 = id.clone();
+    let here = !app.config.dispatches();
     let loaded = blocking(move || {
         let store = app.config.store()?;
         store.source(&id2).map_err(|_| ApiError::not_found("source"))
@@ -260,10 +262,50 @@ async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>
             "this source has no report",
         ));
     };
-    page("Risk", risk(&id, &source, &report))
+    page("Risk", risk(&id, &source, &report, here))
 }
 
-fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> Markup {
+/// Detonates a source (without the page's script) and shows its report again.
+async fn detonate(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    match crate::detonate::run(&app, id.clone()).await {
+        Ok(_) => Redirect::to(&format!("/sources/{id}")).into_response(),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// The detonation part of the risk screen: its result when the report has one; for a skill with something to run,
+/// a detonation that starts by itself (the page's script), or with its button.
+fn detonation(id: &str, report: &ScanReport, here: bool) -> Markup {
+    let done = report
+        .headline
+        .iter()
+        .find(|h| h.starts_with("Detonated in the sandbox") || h.starts_with("Not detonated"));
+    let runnable = report.classification != airlock_types::Classification::PromptOnly;
+    html! {
+        @if let Some(summary) = done {
+            section #detonation {
+                h2 { "Detonation" }
+                p { (shown(summary)) }
+                @if let Some(run) = summary.split(", run ").nth(1).and_then(|r| r.split(')').next()) {
+                    p { a href={ "/runs/" (run) } { "The detonation's run record" } }
+                }
+            }
+        } @else if runnable && here {
+            section #detonation data-detonate=(id) {
+                h2 { "Detonation" }
+                p.note { "What the skill can run (its commands, every script) runs sealed with planted secrets and a \
+                    sinkhole network for at most 10 s; what touches a secret or would leave is added to this report. \
+                    Nothing leaves this server." }
+                form.inline method="post" action={ "/sources/" (id) "/detonate" } {
+                    button type="submit" { "Detonate now" }
+                }
+                p #detonation-state {}
+            }
+        }
+    }
+}
+
+fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here: bool) -> Markup {
     let mut by_severity: BTreeMap<std::cmp::Reverse<Severity>, Vec<&Finding>> = BTreeMap::new();
     for f in &report.findings {
         by_severity
@@ -312,6 +354,7 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport) -> M
                 }
             }
         }
+        (detonation(id, report, here))
         section #modes {
             h2 { "Try it" }
             p.note { "Every mode runs with the same limits: 60 s, 512 MiB of memory, 256 MiB of disk, 256 processes, no network." }
@@ -728,6 +771,21 @@ async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) ->
 /// Live updates: follows the run's events and reloads the page when it ends. Text is added with `textContent`.
 const APP_JS: &str = r#""use strict";
 document.addEventListener("DOMContentLoaded", () => {
+  const det = document.querySelector("[data-detonate]");
+  if (det) {
+    const state = document.getElementById("detonation-state");
+    const button = det.querySelector("button");
+    button.disabled = true;
+    state.textContent = "Detonating in the sandbox (up to 10 s)...";
+    fetch("/api/sources/" + encodeURIComponent(det.dataset.detonate) + "/detonate", { method: "POST", credentials: "same-origin" })
+      .then((r) => r.json().then((body) => ({ ok: r.ok, body })))
+      .then(({ ok, body }) => {
+        if (ok) { window.location.reload(); return; }
+        state.textContent = "The detonation did not run: " + (body.message || "error");
+        button.disabled = false;
+      })
+      .catch((e) => { state.textContent = "The detonation did not run: " + e; button.disabled = false; });
+  }
   const run = document.querySelector("[data-live]");
   if (!run) return;
   const list = document.getElementById("live");

@@ -121,6 +121,26 @@ async fn finished(client: &Client) {
     }
 }
 
+/// Waits until the risk screen's detonation (started by the page's script for a skill with something to run) is
+/// done and the page shows its result.
+async fn detonated(client: &Client) {
+    let t0 = Instant::now();
+    loop {
+        if client
+            .find(Locator::Css("#detonation:not([data-detonate])"))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        if t0.elapsed() > Duration::from_secs(90) {
+            let body = client.source().await.unwrap_or_default();
+            panic!("the risk screen never showed the detonation:\n{body}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Whether any script a skill put on a page ran: the hostile skill's markup sets `window.__pwned`.
 async fn pwned(client: &Client) -> bool {
     client
@@ -168,9 +188,16 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     client.goto(&server.base).await.unwrap();
     shot(&client, "1-import").await;
     el(&client, "#example button").await.click().await.unwrap();
+    detonated(&client).await;
     assert!(text(&client, "#risk h1").await.contains("MEDIUM"));
+    let detonation = text(&client, "#detonation").await;
+    assert!(
+        detonation.contains("touched no planted secret and sent nothing out"),
+        "{detonation}"
+    );
     // Import by URL.
     import(&client, &server.base, &repo).await;
+    detonated(&client).await;
     // The risk screen: level, pin, findings, one button per mode.
     let headline = text(&client, "#risk h1").await;
     assert!(
@@ -235,6 +262,7 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     // The hostile skill: imported, scanned and run; nothing of it executes on any page.
     import(&client, &server.base, &evil).await;
     el(&client, "#risk").await;
+    detonated(&client).await;
     assert!(!pwned(&client).await, "a script ran on the risk screen");
     let page = client.source().await.unwrap();
     assert!(
