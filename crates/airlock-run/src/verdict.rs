@@ -169,7 +169,8 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
             continue;
         }
         match n.decision {
-            NetDecision::Allowed => push_unique(&mut o.network_allowed, host),
+            // A detonation's sinkhole took it: in a real run it would have gone out.
+            NetDecision::Allowed | NetDecision::Sinkholed => push_unique(&mut o.network_allowed, host),
             _ => push_unique(&mut o.network_denied, host),
         }
     }
@@ -444,8 +445,19 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
         .iter()
         .filter(|n| n.decision == airlock_types::NetDecision::Denied)
         .count();
+    let sinkholed = remote
+        .iter()
+        .filter(|n| n.decision == airlock_types::NetDecision::Sinkholed)
+        .count();
     let net_warned = warned(&["net", "curl", "download", "exfil", "http", "fetch", "url"]);
-    if !hosts.is_empty() {
+    if sinkholed > 0 {
+        out.push(format!(
+            "A detonation: the run tried {} destination(s) ({}); the sinkhole on this machine took all {sinkholed} \
+             attempt(s), nothing left it.",
+            hosts.len(),
+            hosts.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+        ));
+    } else if !hosts.is_empty() {
         out.push(format!(
             "{}the run tried {} destination(s) ({}): {} attempt(s) allowed, {} denied.",
             if net_warned {

@@ -334,6 +334,17 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
                 field(&n.destination),
                 field(&n.reason)
             ));
+            if let Some(c) = &n.catch {
+                let what = c.request.as_deref().unwrap_or(&c.kind);
+                out.push_str(&format!("           caught: {} ({} bytes)", field(what), n.bytes_up));
+                if !c.canaries.is_empty() {
+                    out.push_str(&format!(", carrying {}", field(&c.canaries.join(", "))));
+                }
+                if c.shell {
+                    out.push_str(", a remote shell answered");
+                }
+                out.push('\n');
+            }
         }
         if out.len() == heading + "\nnetwork:\n".len() {
             out.push_str(if args.net {
