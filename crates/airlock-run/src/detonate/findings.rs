@@ -86,19 +86,30 @@ pub fn findings(
         if catch.kind == "dns" {
             continue;
         }
+        let registry = REGISTRIES.contains(&host.as_str());
         push(Finding {
             rule: "detonation/network".into(),
-            severity: Severity::High,
+            severity: if registry {
+                Severity::Medium
+            } else {
+                Severity::High
+            },
             file,
             line,
             evidence: airlock_types::display::line(&format!(
                 "{what} to {} ({} bytes)",
                 n.destination, n.bytes_up
             )),
-            message: format!(
-                "Run sealed, the skill opened a connection to {host}; the sinkhole took it, in a real run it would \
-                 have reached the network."
-            ),
+            message: if registry {
+                format!(
+                    "Run sealed, the skill reached the package registry {host} (an install); the sinkhole took it."
+                )
+            } else {
+                format!(
+                    "Run sealed, the skill opened a connection to {host}; the sinkhole took it, in a real run it \
+                     would have reached the network."
+                )
+            },
             context: FindingContext::Code,
         });
     }
@@ -151,7 +162,8 @@ pub fn findings(
         let Some(name) = canaries.planted_at(path).or_else(|| canaries.planted_at(&f.path)) else {
             continue;
         };
-        if !skill_pid(f.pid) {
+        // An app reads its project's `.env` (dotenv): only sending it counts.
+        if !skill_pid(f.pid) || path.starts_with(crate::WORKSPACE) {
             continue;
         }
         let hint = path.rsplit('/').next().unwrap_or(path);
@@ -171,7 +183,7 @@ pub fn findings(
     for f in &record.files_written {
         let path = f.resolved.as_deref().unwrap_or(&f.path);
         let agent = agent_file(path);
-        if !(airlock_types::observe::startup_or_hook(path) || agent) || !skill_pid(f.pid) {
+        if !(airlock_types::observe::startup_or_hook(path) || agent) || !lasting(path) || !skill_pid(f.pid) {
             continue;
         }
         let hint = path.rsplit('/').next().unwrap_or(path);
@@ -228,10 +240,10 @@ const DOWNLOADS: &[&str] = &[
     "iwr ",
 ];
 
-/// An agent's own configuration, memory, instructions or skills.
+/// An agent's own configuration, memory, instructions or skills (not its logs, caches or locks).
 fn agent_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    [
+    const DIRS: &[&str] = &[
         "/.claude/",
         "/.codex/",
         "/.cursor/",
@@ -239,11 +251,58 @@ fn agent_file(path: &str) -> bool {
         "/.config/opencode/",
         "/.openclaw/",
         "/.continue/",
+    ];
+    const WHAT: &[&str] = &[
+        "/settings.json",
+        "/settings.local.json",
+        "/config.toml",
+        "/config.json",
+        "/mcp.json",
+        "/.mcp.json",
+        "/skills/",
+        "/commands/",
+        "/agents/",
+        "/hooks/",
+        "/prompts/",
+        "/rules/",
+        "/plugins/",
+    ];
+    DIRS.iter().any(|d| {
+        path.split_once(d)
+            .is_some_and(|(_, rest)| WHAT.iter().any(|w| format!("/{rest}").starts_with(w)))
+    }) || [
+        "CLAUDE.md",
+        "AGENTS.md",
+        "GEMINI.md",
+        ".cursorrules",
+        "MEMORY.md",
+        "SOUL.md",
     ]
-    .iter()
-    .any(|p| path.contains(p) && !path.ends_with("/.credentials.json"))
-        || ["CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules", "MEMORY.md"].contains(&name)
+    .contains(&name)
 }
+
+/// Whether a write there matters later: in the home folder or the project, not in scratch space, and not one of the
+/// sample hooks `git init` writes.
+fn lasting(path: &str) -> bool {
+    (path.starts_with(&format!("{}/", airlock_sandbox::SANDBOX_HOME))
+        || path.starts_with(&format!("{}/", crate::WORKSPACE)))
+        && !(path.contains("/.git/hooks/") && path.ends_with(".sample"))
+}
+
+/// Hosts packages are installed from: reaching them is an install's network, a `medium`, not a skill's own.
+const REGISTRIES: &[&str] = &[
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "crates.io",
+    "index.crates.io",
+    "static.crates.io",
+    "rubygems.org",
+    "proxy.golang.org",
+    "deb.debian.org",
+    "repo.maven.apache.org",
+];
 
 /// The start of what was sent, on one line.
 fn sample(text: &str) -> String {
@@ -293,7 +352,15 @@ impl<'a> Citer<'a> {
     fn program(&self, pid: i32) -> String {
         self.execs
             .get(&pid)
-            .map(|(_, argv)| argv.iter().take(3).cloned().collect::<Vec<_>>().join(" "))
+            .map(|(_, argv)| {
+                let text = argv.iter().take(3).cloned().collect::<Vec<_>>().join(" ");
+                let first = text.lines().next().unwrap_or_default();
+                let mut shown: String = first.chars().take(120).collect();
+                if shown.len() < text.len() {
+                    shown.push_str(" …");
+                }
+                shown
+            })
             .unwrap_or_else(|| format!("process {pid}"))
     }
 

@@ -33,7 +33,7 @@ re!(
 );
 re!(
     AS_CREDENTIAL,
-    r"(?i)authorization|bearer|x-api-key|api-key\s*:|auth\s*=|auth:\s|-u\s+\S+:|--user\s|headers\s*=|headers\s*:|'key'\s*:|token=\{|apikey="
+    r#"(?i)authorization|bearer|x-api-key|api-key\s*:|auth\s*=|auth:\s|-u\s+\S+:|--user\s|headers\s*=|headers\s*:|'key'\s*:|token=\{|apikey=|\.(append|set)\(\s*['"](secret|token|key|api_?key|apikey|auth|password|client_secret|access_token)['"]"#
 );
 re!(
     ASSIGN,
@@ -293,6 +293,71 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
     None
 }
 
+re!(
+    /// A secret-named variable read into a collection: a dict or object entry (`"K": os.environ["K"]`,
+    /// `k: process.env.K`), capturing the variable's name.
+    COLLECTED_SECRET,
+    r#"['"]?[\w-]+['"]?\s*:\s*(?:os\.environ(?:\.get)?\s*[\[(]\s*|os\.getenv\(\s*|process\.env\.|process\.env\[\s*)['"]?([A-Z][A-Z0-9_]*)"#
+);
+re!(
+    SERIALIZE,
+    r"json\.dumps?\(|JSON\.stringify\(|b64encode\(|\bbtoa\(|pickle\.dumps?\(|yaml\.(safe_)?dump\(|Buffer\.from\("
+);
+
+/// Words that make a variable's name a secret's.
+const SECRET_WORDS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PWD",
+    "CREDENTIALS",
+    "CREDENTIAL",
+    "AUTH",
+    "DSN",
+    "PRIVATE",
+];
+
+/// Secrets of two services or more collected into one structure that is then serialized or encoded, within a few
+/// lines (`{"STRIPE_SECRET_KEY": os.environ[...], "DOCKER_PASSWORD": os.environ[...]}` then `json.dumps`): a
+/// harvest, whatever it is for. A key passed to its own client (`OpenAI(api_key=os.environ[...])`) is not collected.
+/// (first read line, serializing line, the names).
+pub(super) fn harvest(code: &str, first_line: u32) -> Option<(u32, u32, Vec<String>)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut reads: Vec<(usize, String)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        for c in COLLECTED_SECRET.captures_iter(line) {
+            let name = c[1].to_owned();
+            let secret = name.split('_').any(|w| SECRET_WORDS.contains(&w)) || name == "DATABASE_URL";
+            if secret && !reads.iter().any(|(_, n)| *n == name) {
+                reads.push((i, name));
+            }
+        }
+    }
+    for (start, (first, _)) in reads.iter().enumerate() {
+        let window: Vec<&(usize, String)> = reads[start..].iter().filter(|(i, _)| i - first <= 12).collect();
+        let services: BTreeSet<&str> = window
+            .iter()
+            .map(|(_, n)| n.split('_').next().unwrap_or_default())
+            .collect();
+        if services.len() < 2 {
+            continue;
+        }
+        let last = window.last().map_or(*first, |(i, _)| *i);
+        let until = (last + 12).min(lines.len().saturating_sub(1));
+        if let Some(at) = (last..=until).find(|&i| SERIALIZE.is_match(lines[i])) {
+            let n = |i: usize| first_line + u32::try_from(i).unwrap_or(0);
+            return Some((
+                n(*first),
+                n(at),
+                window.iter().map(|(_, name)| name.clone()).collect(),
+            ));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,5 +425,30 @@ mod tests {
         assert_eq!(download_then_run(py, 1), Some((2, 3)));
         let data = "urllib.request.urlretrieve(URL, out)\nprint(open(out).read())\n";
         assert_eq!(download_then_run(data, 1), None);
+    }
+
+    #[test]
+    fn secrets_of_several_services_collected_and_serialized_are_a_harvest() {
+        let hostile = "import os\nsecrets = {\n    \"STRIPE_SECRET_KEY\": os.environ[\"STRIPE_SECRET_KEY\"],\n    \"DOCKER_PASSWORD\": os.environ[\"DOCKER_PASSWORD\"],\n}\n# audit\npayload = json.dumps(secrets)\n";
+        let (from, to, names) = harvest(hostile, 1).unwrap();
+        assert_eq!((from, to), (3, 7));
+        assert_eq!(names, ["STRIPE_SECRET_KEY", "DOCKER_PASSWORD"]);
+        let js = "const all = { a: process.env.SLACK_BOT_TOKEN, b: process.env.GITHUB_TOKEN };\nfetch(u, {body: JSON.stringify(all)})\n";
+        assert!(harvest(js, 1).is_some());
+        // A secret put in a form field named as the credential (Turnstile's siteverify) is how that API is called.
+        let verify = "const form = new FormData();\nform.append('secret', process.env.TURNSTILE_SECRET_KEY);\nawait fetch(VERIFY, { method: 'POST', body: form });\n";
+        assert!(secret_flows(verify, 1).is_empty());
+        let stolen = "await fetch(U, { method: 'POST', body: 'k=' + process.env.TURNSTILE_SECRET_KEY });\n";
+        assert!(!secret_flows(stolen, 1).is_empty());
+        for honest in [
+            // Each key to its own client.
+            "client = OpenAI(api_key=os.environ[\"OPENAI_API_KEY\"])\nother = Anthropic(api_key=os.environ[\"ANTHROPIC_API_KEY\"])\nprint(json.dumps(result))\n",
+            // One service's settings.
+            "cfg = {\"key\": os.environ[\"STRIPE_SECRET_KEY\"], \"hook\": os.environ[\"STRIPE_WEBHOOK_SECRET\"]}\nprint(json.dumps(cfg))\n",
+            // Collected, never serialized.
+            "keys = {\"a\": os.environ[\"OPENAI_API_KEY\"], \"b\": os.environ[\"ANTHROPIC_API_KEY\"]}\nrun(keys)\n",
+        ] {
+            assert_eq!(harvest(honest, 1), None, "{honest}");
+        }
     }
 }

@@ -445,6 +445,24 @@ impl FileScan<'_> {
                 context: FindingContext::Code,
             });
         }
+        if let Some((from, to, names)) = flow::harvest(code, first_line) {
+            self.out.push(Finding {
+                rule: "secrets/harvest".to_owned(),
+                severity: Severity::Critical,
+                file: self.file.to_owned(),
+                line: to,
+                evidence: visible(
+                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
+                    240,
+                ),
+                message: format!(
+                    "Collects the secrets of several services ({}) from the environment into one payload and \
+                     serializes it (line {to}): a harvest.",
+                    names.join(", ")
+                ),
+                context: FindingContext::Code,
+            });
+        }
         if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
             self.out.push(Finding {
                 rule: "persist/startup-write".to_owned(),

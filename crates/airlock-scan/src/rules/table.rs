@@ -350,6 +350,20 @@ pub const RULES: &[RuleDef] = &[
         "Opens a reverse shell: gives a remote host a shell on this machine.",
     ),
     rule(
+        "exec/bind-shell",
+        Critical,
+        Instruction,
+        r"(?i)\b(nc|ncat|netcat)\b[^\n|;]*\s-[a-z]*l[a-z]*\b[^\n]*\|\s*(/bin/|/usr/bin/)?(ba|z|da)?sh\b|\bsocat\b[^\n]*\btcp(4|6)?-listen:[^\n]*\b(exec|system):",
+        "Opens a shell for anyone who connects to a port of this machine (a bind shell).",
+    ),
+    rule(
+        "intent/cryptominer",
+        Critical,
+        Instruction,
+        r"(?i)stratum\+(tcp|ssl|tls)://|\b(xmrig|minerd|cpuminer|ethminer|nbminer|lolminer|phoenixminer)\b\s+(-|--)\w",
+        "Runs a cryptocurrency miner: the machine's time and power for someone else's gain.",
+    ),
+    rule(
         "intent/agent-config",
         High,
         Always,
