@@ -14,6 +14,7 @@ pub mod environment;
 mod invoke;
 pub mod patch;
 pub mod policy;
+pub mod request;
 pub mod target;
 pub mod trust;
 pub mod verdict;

@@ -20,9 +20,9 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use airlock_run::{ImportSettings, Invocation, RunError, RunEvent, RunRequest};
+pub use airlock_protocol::RunSpec;
+use airlock_run::{ImportSettings, RunError, RunEvent, RunRequest};
 use airlock_source::SourceSpec;
-use airlock_types::RunMode;
 
 use crate::live::{Event, Live, State};
 use crate::ServerConfig;
@@ -37,11 +37,6 @@ const MAX_OBJECT: usize = 256 * 1024 * 1024;
 pub const MAX_EVENTS_BODY: usize = 8 * 1024 * 1024;
 /// How a source names an uploaded archive.
 pub const UPLOAD_PREFIX: &str = "upload:";
-
-/// The longest time limit a run may ask for.
-const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-/// The most memory a run may ask for.
-const MAX_MEMORY: u64 = 8 << 30;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -705,43 +700,6 @@ async fn get_report(
 
 // ----- runs -----
 
-/// A run to carry out.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewRun {
-    /// The skill: a URL or an allowed local path, as for sources.
-    pub source: String,
-    /// `inspect`, `dry_run` or `sandbox` (the default).
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// `blank` (the default), or a git URL or allowed folder.
-    #[serde(default)]
-    pub target: Option<String>,
-    /// A script of the skill to run, with its arguments.
-    #[serde(default)]
-    pub script: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// An agent preset (`claude`, `codex`) and its task.
-    #[serde(default)]
-    pub agent: Option<String>,
-    #[serde(default)]
-    pub task: Option<String>,
-    #[serde(default)]
-    pub timeout_secs: Option<u64>,
-    #[serde(default)]
-    pub memory_mb: Option<u64>,
-    /// Hosts to allow, each one the server allows (`--allow-net` of `airlock serve`).
-    #[serde(default)]
-    pub allow_net: Vec<String>,
-    /// Run even when the scan says block.
-    #[serde(default)]
-    pub force: bool,
-    /// Apply the policy the skill declares (capped by the server's policy).
-    #[serde(default)]
-    pub accept_policy: bool,
-}
-
 /// A run as the API shows it: where it is, and its record once it has one.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunView {
@@ -759,161 +717,51 @@ pub struct RunView {
     pub record: Option<serde_json::Value>,
 }
 
-/// What a run's request is built with besides the client's body: the server's settings where the server runs it,
-/// a runner's own (and the server's policy, from the job) where a runner does.
-pub struct RequestContext<'a> {
-    /// Hosts a run may ask to reach.
-    pub allow_net: &'a [String],
-    /// The egress settings every run gets: upstream proxy, trusted names, mirrors.
-    pub network: &'a airlock_egress::Policy,
-    pub egress_ca: &'a [std::path::PathBuf],
-    pub retention: Duration,
-    pub helper: Option<std::path::PathBuf>,
-    pub policy: Option<airlock_types::policy::SourcedPolicy>,
-}
-
+/// The library's request for a run this server (or, with `ctx` of its own, a runner) carries out.
 fn run_request(
     app: &App,
-    body: NewRun,
+    body: RunSpec,
     run_id: &str,
     cancel: Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<RunRequest, ApiError> {
-    let ctx = RequestContext {
-        allow_net: &app.config.allow_net,
-        network: &app.config.network,
-        egress_ca: &app.config.egress_ca,
+    let ctx = airlock_run::request::Context {
+        allow_net: Some(app.config.allow_net.clone()),
+        egress: Some(airlock_egress::EgressConfig {
+            policy: app.config.network.clone(),
+            extra_ca: app.config.egress_ca.clone(),
+            ..Default::default()
+        }),
         retention: app.config.retention,
         helper: app.config.helper.clone(),
         policy: app.config.policy.clone(),
+        bounded: true,
+        ..Default::default()
     };
-    build_request(&ctx, body, run_id, cancel, &|s| app.settings_parse(s))
+    let mut request = airlock_run::request::build(&body, &ctx, Some(run_id), Some(cancel), &|s| {
+        app.settings_parse(s)
+    })?;
+    request.source_name = body
+        .source
+        .starts_with(UPLOAD_PREFIX)
+        .then(|| body.source.clone());
+    Ok(request)
 }
 
-/// A run's request from a client's body: checked (mode, limits, hosts), with its source parsed by `parse`.
-pub fn build_request(
-    ctx: &RequestContext<'_>,
-    body: NewRun,
-    run_id: &str,
-    cancel: Arc<std::sync::atomic::AtomicBool>,
-    parse: &dyn Fn(&str) -> Result<SourceSpec, ApiError>,
-) -> Result<RunRequest, ApiError> {
-    let spec = parse(&body.source)?;
-    let target = body.target.clone().unwrap_or_else(|| "blank".into());
-    if target != "blank" {
-        parse(&target)?;
+impl From<airlock_run::request::RequestError> for ApiError {
+    fn from(e: airlock_run::request::RequestError) -> Self {
+        let status = if e.refused {
+            StatusCode::FORBIDDEN
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        Self::new(status, e.code, e.message)
     }
-    let mode = match body.mode.as_deref() {
-        None | Some("sandbox") => RunMode::Sandbox,
-        Some("inspect") => RunMode::Inspect,
-        Some("dry_run" | "dry-run") => RunMode::DryRun,
-        Some(_) => return Err(ApiError::bad("bad_mode", "mode is inspect, dry_run or sandbox")),
-    };
-    let invocation = match (body.script.clone(), body.agent.clone()) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::bad(
-                "bad_request",
-                "give a script or an agent, not both",
-            ))
-        }
-        (Some(path), None) => Invocation::Script {
-            path,
-            args: body.args.clone(),
-        },
-        (None, Some(agent)) => Invocation::Agent {
-            agent,
-            task: body
-                .task
-                .clone()
-                .unwrap_or_else(|| "Use the installed skill on this project.".into()),
-        },
-        (None, None) => Invocation::Plan,
-    };
-    let mut limits = airlock_sandbox::Limits {
-        timeout: Duration::from_secs(60),
-        ..airlock_sandbox::Limits::default()
-    };
-    if let Some(t) = body.timeout_secs {
-        let t = Duration::from_secs(t);
-        if t.is_zero() || t > MAX_TIMEOUT {
-            return Err(ApiError::bad(
-                "bad_limit",
-                format!("timeout_secs is 1 to {}", MAX_TIMEOUT.as_secs()),
-            ));
-        }
-        limits.timeout = t;
-    }
-    if let Some(m) = body.memory_mb {
-        let bytes = m.saturating_mul(1 << 20);
-        if !((16 << 20)..=MAX_MEMORY).contains(&bytes) {
-            return Err(ApiError::bad(
-                "bad_limit",
-                format!("memory_mb is 16 to {}", MAX_MEMORY >> 20),
-            ));
-        }
-        limits.memory_bytes = bytes;
-    }
-    let egress = {
-        let mut policy = ctx.network.clone();
-        for host in &body.allow_net {
-            if !ctx.allow_net.iter().any(|a| a == host) {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "net_refused",
-                    format!(
-                        "this server does not let runs reach {}",
-                        airlock_types::display::line(host)
-                    ),
-                ));
-            }
-            policy.allow.push(
-                airlock_egress::Rule::parse(host).map_err(|e| ApiError::bad("bad_net", e.to_string()))?,
-            );
-        }
-        let base = ctx.network;
-        let settings = base.upstream.is_some() || !base.mirrors.is_empty() || !base.trusted.is_empty();
-        (policy.is_open() || settings || !ctx.egress_ca.is_empty()).then(|| airlock_egress::EgressConfig {
-            policy,
-            extra_ca: ctx.egress_ca.to_vec(),
-            ..Default::default()
-        })
-    };
-    Ok(RunRequest {
-        source: spec,
-        mode,
-        target,
-        invocation,
-        force: body.force,
-        limits,
-        egress,
-        retention: ctx.retention,
-        run_id: Some(run_id.to_owned()),
-        cancel: Some(cancel),
-        helper: ctx.helper.clone(),
-        host_opt: false,
-        environment: airlock_run::environment::EnvOptions::default(),
-        source_name: body
-            .source
-            .starts_with(UPLOAD_PREFIX)
-            .then(|| body.source.clone()),
-        detonation: None,
-        policy: airlock_run::policy::PolicyOptions {
-            operator: ctx.policy.clone(),
-            accept: body.accept_policy,
-            given: [
-                body.timeout_secs.map(|_| "timeout"),
-                body.memory_mb.map(|_| "memory"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-        },
-    })
 }
 
 /// Queue a run; it starts when a slot is free. Its events are at `/api/runs/{id}/events`.
-#[utoipa::path(post, path = "/api/runs", request_body = NewRun,
+#[utoipa::path(post, path = "/api/runs", request_body = RunSpec,
     responses((status = 202, body = RunView), (status = 400, body = ApiErrorBody), (status = 403, body = ApiErrorBody)))]
-async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> Result<Response, ApiError> {
+async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<RunSpec>) -> Result<Response, ApiError> {
     let (run_id, position) = submit_run(&app, body).await?;
     Ok((
         StatusCode::ACCEPTED,
@@ -930,7 +778,7 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<NewRun>) -> 
 }
 
 /// Checks a run and queues it, for this server's sandboxes or (with runners) for the runners: its id and place.
-pub(crate) async fn submit_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+pub(crate) async fn submit_run(app: &Shared, body: RunSpec) -> Result<(String, Option<usize>), ApiError> {
     // (On a blocking thread: an uploaded archive may be fetched from a bucket.)
     if !app.config.dispatches() {
         let app = app.clone();
@@ -947,7 +795,7 @@ pub(crate) async fn submit_run(app: &Shared, body: NewRun) -> Result<(String, Op
 }
 
 /// Checks a run and queues it for this server's sandboxes: its id and place in the queue.
-fn queue_run(app: &Shared, body: NewRun) -> Result<(String, Option<usize>), ApiError> {
+fn queue_run(app: &Shared, body: RunSpec) -> Result<(String, Option<usize>), ApiError> {
     let run_id = airlock_run::new_run_id();
     let live = Live::new(run_id.clone());
     let request = run_request(app, body, &run_id, live.cancel.clone())?;

@@ -9,28 +9,14 @@ use axum::extract::{Path as UrlPath, State as AxState};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use airlock_store::queue::{self, Cancelled, Lease};
 
 use airlock_types::RunMode;
 
-use crate::api::{blocking, check_id, ApiError, Body, NewRun, Shared, UPLOAD_PREFIX};
+pub use airlock_protocol::{Claim, Failed, Finished, Job, LeaseView, RunnerEvent, RunnerEvents};
 
-/// What a runner gets when it claims a run: the client's request as the server checked it, and the server's
-/// settings the runner applies to it.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct Job {
-    pub run_id: String,
-    pub run: NewRun,
-    /// The operator's policy (`--policy` of `airlock serve`).
-    #[schema(value_type = Option<Object>)]
-    pub policy: Option<airlock_types::policy::SourcedPolicy>,
-    pub retention_secs: u64,
-    /// How long a lease lasts: renew well within it.
-    pub lease_ms: u64,
-}
+use crate::api::{blocking, check_id, ApiError, Body, RunSpec, Shared, UPLOAD_PREFIX};
 
 /// The key a runner's token is known by in the store (its SHA-256, shortened): the token itself is never stored.
 #[derive(Debug, Clone)]
@@ -117,16 +103,22 @@ pub(crate) fn end_events(state: &str, message: &str) -> Vec<(i64, String, String
     final_events(None, state, message)
 }
 
+/// A `state` event's data.
+fn state_event(state: &str, message: &str) -> String {
+    serde_json::to_string(&airlock_protocol::StateEvent {
+        state: state.to_owned(),
+        message: message.to_owned(),
+    })
+    .unwrap_or_default()
+}
+
 /// A run's last events: its record when it has one, its final state, and the end.
 fn final_events(record: Option<String>, state: &str, message: &str) -> Vec<(i64, String, String)> {
     let mut names: Vec<(&str, String)> = Vec::new();
     if let Some(record) = record {
         names.push(("record", record));
     }
-    names.push((
-        "state",
-        serde_json::json!({"state": state, "message": message}).to_string(),
-    ));
+    names.push(("state", state_event(state, message)));
     names.push(("end", "{}".into()));
     (SERVER_SEQ..)
         .zip(names)
@@ -140,7 +132,7 @@ fn final_events(record: Option<String>, state: &str, message: &str) -> Vec<(i64,
 pub(crate) async fn enqueue(
     app: &Shared,
     run_id: &str,
-    run: NewRun,
+    run: RunSpec,
     mode: &str,
 ) -> Result<Option<usize>, ApiError> {
     let job = Job {
@@ -226,19 +218,6 @@ pub(crate) async fn sweep_lost(app: Shared) {
 
 // ----- the runner side -----
 
-/// A runner asking for work.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Claim {
-    /// The runner's name, shown on the runs it holds (letters, digits, `-`, `_`, `.`).
-    pub name: String,
-    /// The modes its machine can enforce (its doctor's verdict): `inspect`, `dry-run`, `sandbox`.
-    pub modes: Vec<String>,
-    /// How long to wait for a run when none is queued (at most 25 s).
-    #[serde(default)]
-    pub wait_secs: Option<u64>,
-}
-
 /// Claim the oldest queued run this runner can run (long poll): 200 with the job, or 204 when none came.
 #[utoipa::path(post, path = "/api/runner/claim", request_body = Claim, tag = "runner",
     responses((status = 200, body = Job), (status = 204), (status = 401, body = crate::api::ApiErrorBody)))]
@@ -304,14 +283,6 @@ pub(crate) async fn claim(
     }
 }
 
-/// A renewed lease.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LeaseView {
-    /// Someone asked for the run to stop: stop it and hand back its record.
-    pub cancel: bool,
-    pub lease_ms: u64,
-}
-
 /// Renew the lease on a run this runner holds; 409 when it does not hold it any more (stop the run).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/lease", params(("id" = String, Path)), tag = "runner",
     responses((status = 200, body = LeaseView), (status = 409, body = crate::api::ApiErrorBody)))]
@@ -330,22 +301,6 @@ pub(crate) async fn renew(
         })),
         Lease::NotHeld => Err(not_held()),
     }
-}
-
-/// One event of a run, numbered by the runner from 1.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunnerEvent {
-    pub seq: i64,
-    /// `state`, `phase`, `sandbox`, `record` or `end`.
-    pub name: String,
-    pub data: String,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunnerEvents {
-    pub events: Vec<RunnerEvent>,
 }
 
 /// The most events kept of one run from its runner (the server's final ones always are).
@@ -429,16 +384,6 @@ pub(crate) async fn get_source(
     Ok(([(axum::http::header::CONTENT_TYPE, "application/gzip")], bytes).into_response())
 }
 
-/// What a runner hands back when a run is over.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Finished {
-    #[schema(value_type = Object)]
-    pub report: airlock_types::ScanReport,
-    #[schema(value_type = Object)]
-    pub record: airlock_types::SkillRun,
-}
-
 /// Hand back a run's record (and the scan it was based on) once its artifacts are uploaded: the run is stored.
 #[utoipa::path(post, path = "/api/runner/runs/{id}/finish", params(("id" = String, Path)), tag = "runner",
     request_body = Finished,
@@ -494,13 +439,6 @@ pub(crate) async fn finish(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// Why a runner could not carry out a run.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Failed {
-    pub message: String,
-}
-
 /// Report that a run could not be carried out (an import that failed, a sandbox that could not start).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/fail", params(("id" = String, Path)), tag = "runner",
     request_body = Failed, responses((status = 204), (status = 409, body = crate::api::ApiErrorBody)))]
@@ -550,7 +488,7 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
             // A run that has no event yet (it waits in the queue) is said to be where it is, once.
             if let (Some(state), 0, false) = (&state, after, told_state) {
                 told_state = true;
-                let data = serde_json::json!({"state": state, "message": ""}).to_string();
+                let data = state_event(state, "");
                 if tx.send(crate::live::Event { name: "state", data }).await.is_err() {
                     return;
                 }

@@ -21,10 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use access::PublicUrl;
-pub use api::{
-    build_request, openapi_and_router, ApiDoc, ApiError, NewRun, RequestContext, MAX_EVENTS_BODY, MAX_UPLOAD,
-    UPLOAD_PREFIX,
-};
+pub use api::{openapi_and_router, ApiDoc, ApiError, RunSpec, MAX_EVENTS_BODY, MAX_UPLOAD, UPLOAD_PREFIX};
 
 /// How a server is set up.
 #[derive(Debug, Clone)]

@@ -19,7 +19,7 @@ use airlock_types::{Finding, ScanReport, Severity, SkillRun};
 
 use crate::access::{session_cookie, session_set_cookie, token_matches};
 use crate::api::{
-    blocking, check_id, import_and_store, queue_status, queued_view, submit_run, ApiError, NewRun, Shared,
+    blocking, check_id, import_and_store, queue_status, queued_view, submit_run, ApiError, RunSpec, Shared,
 };
 use crate::live::State;
 
@@ -519,19 +519,14 @@ async fn start_run(
     let Ok(Some(input)) = input else {
         return error_page(&ApiError::not_found("source"));
     };
-    let body = NewRun {
-        source: input,
-        mode: Some(form.mode),
-        target: None,
-        script: None,
-        args: Vec::new(),
-        agent: None,
-        task: None,
-        timeout_secs: None,
-        memory_mb: None,
-        allow_net: Vec::new(),
-        force: false,
+    let Ok(mode) = serde_json::from_value::<airlock_types::RunMode>(serde_json::Value::String(form.mode))
+    else {
+        return error_page(&ApiError::bad("bad_mode", "mode is inspect, dry_run or sandbox"));
+    };
+    let body = RunSpec {
+        mode,
         accept_policy: form.accept_policy.is_some(),
+        ..RunSpec::new(input)
     };
     match submit_run(&app, body).await {
         Ok((run_id, _)) => Redirect::to(&format!("/runs/{run_id}")).into_response(),

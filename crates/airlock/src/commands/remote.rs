@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use airlock_types::{Artifact, SkillRun};
 
@@ -230,33 +230,12 @@ fn pack(dir: &Path) -> anyhow::Result<Vec<u8>> {
     Ok(tar.into_inner()?.finish()?)
 }
 
-/// What `POST /api/runs` takes, from `run`'s arguments.
+/// What `POST /api/runs` takes, from `run`'s arguments: the same request a local run is built from.
 pub fn new_run(args: &super::run::RunArgs, source: &str) -> anyhow::Result<Value> {
     if args.target != "blank" && Path::new(&args.target).exists() {
         anyhow::bail!(
             "--server runs against the bundled sample or a git URL the server can reach, not a local folder"
         );
     }
-    let limits = &args.limits;
-    if limits.disk.is_some() || limits.pids.is_some() || limits.cpus.is_some() {
-        anyhow::bail!("--server takes --timeout and --memory; the server sets the other limits");
-    }
-    Ok(json!({
-        "source": source,
-        "mode": match args.mode {
-            super::run::Mode::Inspect => "inspect",
-            super::run::Mode::DryRun => "dry_run",
-            super::run::Mode::Sandbox => "sandbox",
-        },
-        "target": args.target,
-        "script": args.script,
-        "args": args.args,
-        "agent": args.agent,
-        "task": args.task,
-        "timeout_secs": limits.timeout.map(|t| t.as_secs().max(1)),
-        "memory_mb": limits.memory.map(|m| m >> 20),
-        "allow_net": args.net.allow_net,
-        "force": args.force,
-        "accept_policy": args.accept_policy,
-    }))
+    Ok(serde_json::to_value(super::run::spec(args, source))?)
 }

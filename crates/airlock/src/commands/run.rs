@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use airlock_run::{Invocation, RunEvent, RunRequest};
+use airlock_protocol::RunSpec;
+use airlock_run::RunEvent;
 use airlock_store::Store;
 use airlock_types::{RunMode, RunStatus, ScanReport, SkillRun};
 
@@ -85,6 +86,35 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
+/// The run as every face asks for it: the same whether it runs here or on a server.
+pub fn spec(args: &RunArgs, source: &str) -> RunSpec {
+    let limits = &args.limits;
+    let mib = |bytes: u64| bytes.div_ceil(1 << 20);
+    RunSpec {
+        source: source.to_owned(),
+        mode: match args.mode {
+            Mode::Inspect => RunMode::Inspect,
+            Mode::DryRun => RunMode::DryRun,
+            Mode::Sandbox => RunMode::Sandbox,
+        },
+        target: args.target.clone(),
+        script: args.script.clone(),
+        args: args.args.clone(),
+        agent: args.agent.clone(),
+        task: args.agent.as_ref().map(|_| args.task.clone()),
+        // Whole seconds, at least one.
+        timeout_secs: limits.timeout.map(|t| t.as_millis().div_ceil(1000).max(1) as u64),
+        memory_mb: limits.memory.map(mib),
+        disk_mb: limits.disk.map(mib),
+        pids: limits.pids,
+        cpus: limits.cpus,
+        allow_net: args.net.allow_net.clone(),
+        force: args.force,
+        accept_policy: args.accept_policy,
+        install: !args.no_install,
+    }
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     if let Some(remote) = args.server.remote()? {
         return run_remote(args, &remote);
@@ -95,51 +125,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let _ = store.gc(airlock_store::now_unix());
     // Caches another airlock may be using right now are never that old: the sweep here keeps a day at least.
     let _ = store.sweep_caches(args.retention.max(Duration::from_secs(24 * 3600)));
-    let request = RunRequest {
-        source: settings.parse(&args.source.source)?,
-        mode: match args.mode {
-            Mode::Inspect => RunMode::Inspect,
-            Mode::DryRun => RunMode::DryRun,
-            Mode::Sandbox => RunMode::Sandbox,
-        },
-        target: args.target.clone(),
-        invocation: match (&args.script, &args.agent) {
-            (Some(path), _) => Invocation::Script {
-                path: path.clone(),
-                args: args.args.clone(),
-            },
-            (None, Some(agent)) => Invocation::Agent {
-                agent: agent.clone(),
-                task: args.task.clone(),
-            },
-            (None, None) => Invocation::Plan,
-        },
-        force: args.force,
-        limits: args.limits.limits(Duration::from_secs(60)),
+    let ctx = airlock_run::request::Context {
+        allow_net: None,
+        // Every network flag but the hosts, which the request carries.
         egress: args.net.egress()?,
         retention: args.retention,
-        run_id: None,
-        cancel: None,
         helper: None,
+        policy: args
+            .policy
+            .as_deref()
+            .map(super::net::operator_policy)
+            .transpose()?,
         host_opt: args.host_opt,
-        environment: airlock_run::environment::EnvOptions {
-            install: !args.no_install,
-            pip_index_url: args.pip_index_url.clone(),
-            npm_registry: args.npm_registry.clone(),
-            ..Default::default()
-        },
-        source_name: None,
-        detonation: None,
-        policy: airlock_run::policy::PolicyOptions {
-            operator: args
-                .policy
-                .as_deref()
-                .map(super::net::operator_policy)
-                .transpose()?,
-            accept: args.accept_policy,
-            given: args.limits.given(),
-        },
+        pip_index_url: args.pip_index_url.clone(),
+        npm_registry: args.npm_registry.clone(),
+        bounded: false,
     };
+    let parse = |input: &str| -> anyhow::Result<airlock_source::SourceSpec> { Ok(settings.parse(input)?) };
+    let request = airlock_run::request::build(&spec(args, &args.source.source), &ctx, None, None, &parse)?;
     // Phases on a terminal's stderr, so a long run shows where it is; the record is printed at the end.
     let progress = std::io::stderr().is_terminal() && !args.source.json;
     let on_event: airlock_run::OnEvent = std::sync::Arc::new(move |event: RunEvent| {

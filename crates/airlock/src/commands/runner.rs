@@ -10,12 +10,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use airlock_protocol::{Claim, Failed, Finished, Job, LeaseView, RunnerEvent, RunnerEvents, StateEvent};
 use airlock_types::RunMode;
 
 use crate::exit;
 use crate::settings::{data_dir, escape};
+
+/// A wire value as JSON (these types always serialize).
+fn to_value(v: &impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
 
 #[derive(Debug, Args)]
 pub struct RunnerArgs {
@@ -281,7 +287,11 @@ pub fn runner(args: &RunnerArgs) -> anyhow::Result<u8> {
 fn slot(runner: &Runner) {
     let mut wait = Duration::from_millis(200);
     while !runner.refused.load(Ordering::Relaxed) && !runner.draining.load(Ordering::Relaxed) {
-        let body = json!({"name": runner.name, "modes": runner.modes, "wait_secs": 10});
+        let body = to_value(&Claim {
+            name: runner.name.clone(),
+            modes: runner.modes.clone(),
+            wait_secs: Some(10),
+        });
         match runner.client.call(
             "POST",
             "/api/runner/claim",
@@ -290,7 +300,7 @@ fn slot(runner: &Runner) {
         ) {
             Ok(r) if r.status() == 200 => {
                 wait = Duration::from_millis(200);
-                match r.into_json::<airlock_server::dispatch::Job>() {
+                match r.into_json::<Job>() {
                     Ok(job) => carry_out(runner, job),
                     Err(e) => eprintln!("airlock runner: a job the server sent could not be read: {e}"),
                 }
@@ -310,7 +320,7 @@ fn slot(runner: &Runner) {
 #[derive(Default)]
 struct Outbox {
     /// The events not sent yet, and the number the last one pushed got.
-    pending: Mutex<(Vec<Value>, i64)>,
+    pending: Mutex<(Vec<RunnerEvent>, i64)>,
     /// Held while a batch is on its way, so that batches arrive in order (a follower reads them by number).
     sending: Mutex<()>,
 }
@@ -327,10 +337,14 @@ impl Outbox {
             return;
         }
         *last += 1;
-        events.push(json!({"seq": *last, "name": name, "data": data}));
+        events.push(RunnerEvent {
+            seq: *last,
+            name: name.to_owned(),
+            data,
+        });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Value>, i64)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<RunnerEvent>, i64)> {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -343,21 +357,23 @@ impl Outbox {
             .sending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut pending: std::collections::VecDeque<Value> = std::mem::take(&mut self.lock().0).into();
+        let mut pending: std::collections::VecDeque<RunnerEvent> = std::mem::take(&mut self.lock().0).into();
         let budget = airlock_server::MAX_EVENTS_BODY / 4;
         let mut all_sent = true;
         while !pending.is_empty() {
             let mut batch = Vec::new();
             let mut size = 0;
             while let Some(e) = pending.front() {
-                let len = e["data"].as_str().map_or(0, str::len) + 64;
+                let len = e.data.len() + 64;
                 if !batch.is_empty() && size + len > budget {
                     break;
                 }
                 size += len;
                 batch.extend(pending.pop_front());
             }
-            let body = json!({"events": batch});
+            let sent = RunnerEvents { events: batch };
+            let body = to_value(&sent);
+            let batch = sent.events;
             match client.call_retrying(
                 "POST",
                 &format!("/api/runner/runs/{run_id}/events"),
@@ -389,7 +405,7 @@ impl Outbox {
 }
 
 /// Carries out one claimed run and reports it.
-fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
+fn carry_out(runner: &Runner, job: Job) {
     let id = job.run_id.as_str();
     eprintln!("airlock runner {}: running {id}", escape(&runner.name));
     let cancel = Arc::new(AtomicBool::new(false));
@@ -398,7 +414,11 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
     let outbox = Arc::new(Outbox::default());
     outbox.push(
         "state",
-        json!({"state": "running", "message": format!("on runner {}", runner.name)}).to_string(),
+        serde_json::to_string(&StateEvent {
+            state: "running".into(),
+            message: format!("on runner {}", runner.name),
+        })
+        .unwrap_or_default(),
     );
     // The lease, renewed at a third of its length; a run whose lease is gone is stopped.
     let lease = Duration::from_millis(job.lease_ms.max(300) / 3);
@@ -413,8 +433,7 @@ fn carry_out(runner: &Runner, job: airlock_server::dispatch::Job) {
                     lease,
                 ) {
                     Ok(r) => {
-                        let v: Value = r.into_json().unwrap_or(Value::Null);
-                        if v["cancel"] == true {
+                        if r.into_json::<LeaseView>().is_ok_and(|l| l.cancel) {
                             cancel2.store(true, Ordering::Relaxed);
                         }
                     }
@@ -478,34 +497,41 @@ impl Stop {
 /// Runs the job in this machine's sealed runner, with the run's local record in this runner's data folder.
 fn execute(
     runner: &Runner,
-    job: &airlock_server::dispatch::Job,
+    job: &Job,
     cancel: &Arc<AtomicBool>,
     outbox: &Arc<Outbox>,
 ) -> Result<(airlock_run::Outcome, airlock_store::Store), String> {
-    let ctx = airlock_server::RequestContext {
+    let ctx = airlock_run::request::Context {
         // The server checked the hosts against what it allows.
-        allow_net: &job.run.allow_net,
-        network: &runner.network,
-        egress_ca: &runner.egress_ca,
+        allow_net: None,
+        egress: Some(airlock_egress::EgressConfig {
+            policy: runner.network.clone(),
+            extra_ca: runner.egress_ca.clone(),
+            ..Default::default()
+        }),
         retention: Duration::from_secs(job.retention_secs),
         helper: None,
         policy: job.policy.clone(),
+        bounded: true,
+        ..Default::default()
     };
     let upload = match job.run.source.strip_prefix(airlock_server::UPLOAD_PREFIX) {
         Some(sha) => Some(fetch_upload(runner, &job.run_id, sha)?),
         None => None,
     };
-    let parse = |input: &str| -> Result<airlock_source::SourceSpec, airlock_server::ApiError> {
+    let parse = |input: &str| -> Result<airlock_source::SourceSpec, airlock_run::request::RequestError> {
         match (&upload, input.starts_with(airlock_server::UPLOAD_PREFIX)) {
             (Some(path), true) => Ok(airlock_source::SourceSpec::Archive(path.clone())),
             _ => runner
                 .settings
                 .parse(input)
-                .map_err(|e| airlock_server::ApiError::bad_source(e.to_string())),
+                .map_err(|e| airlock_run::request::RequestError::bad("bad_source", e.to_string())),
         }
     };
-    let request = airlock_server::build_request(&ctx, job.run.clone(), &job.run_id, cancel.clone(), &parse)
-        .map_err(|e| e.message().to_owned())?;
+    let mut request =
+        airlock_run::request::build(&job.run, &ctx, Some(&job.run_id), Some(cancel.clone()), &parse)
+            .map_err(|e| e.message)?;
+    request.source_name = upload.is_some().then(|| job.run.source.clone());
     let mut store = airlock_store::Store::connect(&runner.data, None).map_err(|e| e.to_string())?;
     let sink = outbox.clone();
     let on_event: airlock_run::OnEvent = Arc::new(move |event: airlock_run::RunEvent| {
@@ -589,7 +615,10 @@ fn report(
                 }
             }
             outbox.flush(&runner.client, id, patience);
-            let body = json!({"report": outcome.report, "record": record});
+            let body = to_value(&Finished {
+                report: outcome.report,
+                record: record.clone(),
+            });
             match runner.client.call_retrying(
                 "POST",
                 &format!("/api/runner/runs/{id}/finish"),
@@ -607,7 +636,9 @@ fn report(
         }
         Err(message) => {
             outbox.flush(&runner.client, id, patience);
-            let body = json!({"message": message});
+            let body = to_value(&Failed {
+                message: message.clone(),
+            });
             if let Err(e) = runner.client.call_retrying(
                 "POST",
                 &format!("/api/runner/runs/{id}/fail"),

@@ -1,0 +1,230 @@
+//! What airlock's faces say to each other: the CLI to a server, a server to its runners and back. Each type is the
+//! one both ends read and write, so a field added here reaches every face that carries it; the OpenAPI document is
+//! generated from them.
+//!
+//! A run is asked for with a [`RunSpec`] wherever it comes from (`airlock run`, `airlock run --server`, the API, the
+//! web UI's form); `airlock_run::request` turns it into the library's `RunRequest`, with the defaults below.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use airlock_types::RunMode;
+
+/// The task an agent gets when none is given.
+pub const DEFAULT_TASK: &str = "Use the installed skill on this project.";
+/// A run's time when none is given, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The longest time a run may ask for, in seconds.
+pub const MAX_TIMEOUT_SECS: u64 = 30 * 60;
+/// The memory a run may ask for, in MiB: from 16 to 8 GiB.
+pub const MEMORY_MB: std::ops::RangeInclusive<u64> = 16..=8192;
+/// The disk a run may ask for, in MiB.
+pub const DISK_MB: std::ops::RangeInclusive<u64> = 16..=65_536;
+/// The processes a run may ask for.
+pub const PIDS: std::ops::RangeInclusive<u64> = 8..=4096;
+/// The CPUs a run may ask for.
+pub const CPUS: std::ops::RangeInclusive<u32> = 1..=64;
+
+/// A run, as any face asks for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// The skill: a URL, an allowed local path, or `upload:<sha256>` of an archive uploaded before.
+    pub source: String,
+    /// `inspect`, `dry_run` (or `dry-run`) or `sandbox` (the default).
+    #[serde(default = "sandbox")]
+    #[schema(value_type = String, pattern = "^(inspect|dry_run|dry-run|sandbox)$")]
+    pub mode: RunMode,
+    /// `blank` (the bundled sample app, the default), or a git URL or allowed folder.
+    #[serde(default = "blank")]
+    pub target: String,
+    /// A script of the skill to run (a path inside it), with its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// An agent preset (`claude`, `codex`) or command template, and its task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Limits; each one given replaces the default (and a skill's accepted policy cannot raise it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+    /// Hosts the run may reach (each one a server allows, on a server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_net: Vec<String>,
+    /// Run even when the scan says block.
+    #[serde(default)]
+    pub force: bool,
+    /// Apply the policy the skill declares (within the operator's).
+    #[serde(default)]
+    pub accept_policy: bool,
+    /// Install what the skill needs before a sandbox run (the default).
+    #[serde(default = "yes")]
+    pub install: bool,
+}
+
+fn sandbox() -> RunMode {
+    RunMode::Sandbox
+}
+
+fn blank() -> String {
+    "blank".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl RunSpec {
+    /// A sandbox run of `source`'s plan against the sample app, with every default.
+    pub fn new(source: impl Into<String>) -> Self {
+        Self {
+            source: source.into(),
+            mode: RunMode::Sandbox,
+            target: blank(),
+            script: None,
+            args: Vec::new(),
+            agent: None,
+            task: None,
+            timeout_secs: None,
+            memory_mb: None,
+            disk_mb: None,
+            pids: None,
+            cpus: None,
+            allow_net: Vec::new(),
+            force: false,
+            accept_policy: false,
+            install: true,
+        }
+    }
+
+    /// The limits the request gives (the others are defaults a skill's accepted policy may replace).
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            self.timeout_secs.map(|_| "timeout"),
+            self.memory_mb.map(|_| "memory"),
+            self.disk_mb.map(|_| "disk"),
+            self.pids.map(|_| "pids"),
+            self.cpus.map(|_| "cpus"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// What a runner gets when it claims a run: the request as the server checked it, and the server's settings the
+/// runner applies to it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Job {
+    pub run_id: String,
+    pub run: RunSpec,
+    /// The operator's policy (`--policy` of `airlock serve`).
+    #[schema(value_type = Option<Object>)]
+    pub policy: Option<airlock_types::policy::SourcedPolicy>,
+    pub retention_secs: u64,
+    /// How long a lease lasts: renew well within it.
+    pub lease_ms: u64,
+}
+
+/// A runner asking for work.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// The runner's name, shown on the runs it holds (letters, digits, `-`, `_`, `.`).
+    pub name: String,
+    /// The modes its machine can enforce (its doctor's verdict): `inspect`, `dry-run`, `sandbox`.
+    pub modes: Vec<String>,
+    /// How long to wait for a run when none is queued (at most 25 s).
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
+}
+
+/// A renewed lease.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LeaseView {
+    /// Someone asked for the run to stop: stop it and hand back its record.
+    pub cancel: bool,
+    pub lease_ms: u64,
+}
+
+/// One event of a run, numbered by the runner from 1.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerEvent {
+    pub seq: i64,
+    /// `state`, `phase`, `sandbox`, `record` or `end`.
+    pub name: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerEvents {
+    pub events: Vec<RunnerEvent>,
+}
+
+/// A run's state, as its `state` event carries it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StateEvent {
+    /// `queued`, `running`, `cancelled`, `error`, or the record's status.
+    pub state: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// What a runner hands back when a run is over.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Finished {
+    #[schema(value_type = Object)]
+    pub report: airlock_types::ScanReport,
+    #[schema(value_type = Object)]
+    pub record: airlock_types::SkillRun,
+}
+
+/// Why a runner could not carry out a run.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Failed {
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_spec_takes_both_spellings_of_a_mode_and_fills_the_defaults() {
+        let spec: RunSpec = serde_json::from_str(r#"{"source": "s", "mode": "dry_run"}"#).unwrap();
+        assert_eq!(spec.mode, RunMode::DryRun);
+        assert_eq!(spec.target, "blank");
+        assert!(spec.install);
+        let spec: RunSpec = serde_json::from_str(r#"{"source": "s", "mode": "dry-run"}"#).unwrap();
+        assert_eq!(spec.mode, RunMode::DryRun);
+        assert_eq!(
+            serde_json::from_str::<RunSpec>(r#"{"source": "s"}"#).unwrap(),
+            RunSpec::new("s")
+        );
+        assert!(serde_json::from_str::<RunSpec>(r#"{"source": "s", "mode": "run"}"#).is_err());
+        assert!(serde_json::from_str::<RunSpec>(r#"{"source": "s", "colour": 1}"#).is_err());
+        // What one face writes, another reads back the same.
+        let mut spec = RunSpec::new("https://github.com/o/r");
+        spec.script = Some("scripts/x.py".into());
+        spec.args = vec!["--n".into(), "3".into()];
+        spec.memory_mb = Some(1024);
+        let back: RunSpec = serde_json::from_value(serde_json::to_value(&spec).unwrap()).unwrap();
+        assert_eq!(back, spec);
+        assert_eq!(back.given(), ["memory"]);
+    }
+}
