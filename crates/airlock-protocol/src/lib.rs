@@ -200,6 +200,73 @@ pub struct Failed {
     pub message: String,
 }
 
+/// A request of `airlock exec --json-io` (docs/json-io.md): a command, or a call of a skill's Python function, with
+/// its mounts, limits and network. Unknown keys are an error, so a typo never silently loosens a limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoRequest {
+    /// The program and its arguments; or `call`.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// A function of a Python skill module to call instead of a command.
+    #[serde(default)]
+    pub call: Option<IoCall>,
+    /// A skill folder on the host, mounted read-only at `/skill`.
+    #[serde(default)]
+    pub skill: Option<std::path::PathBuf>,
+    /// The policy the caller grants the call (docs/policy.md), within the operator's (`AIRLOCK_POLICY`).
+    #[serde(default)]
+    pub policy: Option<serde_json::Value>,
+    #[serde(default)]
+    pub request_id: Option<String>,
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Host folders mounted read-only and copy-on-write: `HOST[:SANDBOX_PATH]`.
+    #[serde(default)]
+    pub ro: Vec<String>,
+    #[serde(default)]
+    pub rw: Vec<String>,
+    #[serde(default)]
+    pub workdir: Option<std::path::PathBuf>,
+    /// `30s`, `500ms`, `2m`.
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// `512M`, `2G`.
+    #[serde(default)]
+    pub memory: Option<String>,
+    #[serde(default)]
+    pub disk: Option<String>,
+    #[serde(default)]
+    pub pids: Option<u64>,
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    #[serde(default)]
+    pub allow_net: Vec<String>,
+    #[serde(default)]
+    pub deny_net: Vec<String>,
+    #[serde(default)]
+    pub net_preset: Vec<String>,
+    #[serde(default)]
+    pub connect_to: Vec<String>,
+    #[serde(default = "yes")]
+    pub record_files: bool,
+}
+
+/// `{"module": "skill.py", "function": "name", "kwargs": {...}}`: a function of a Python module in the skill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoCall {
+    #[serde(default = "skill_py")]
+    pub module: String,
+    pub function: String,
+    #[serde(default)]
+    pub kwargs: serde_json::Map<String, serde_json::Value>,
+}
+
+fn skill_py() -> String {
+    "skill.py".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,20 +44,6 @@ impl LimitArgs {
             open_files: 1024,
         }
     }
-
-    /// The limits the user gave (the others are defaults a skill's accepted policy may replace).
-    pub fn given(&self) -> Vec<&'static str> {
-        [
-            self.timeout.map(|_| "timeout"),
-            self.memory.map(|_| "memory"),
-            self.disk.map(|_| "disk"),
-            self.pids.map(|_| "pids"),
-            self.cpus.map(|_| "cpus"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
-    }
 }
 
 #[derive(Debug, Args)]
@@ -126,39 +112,69 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
 /// Runs the command as the arguments say and returns its record.
 fn sandbox_record(args: &ExecArgs) -> anyhow::Result<airlock_types::RunRecord> {
     let config = build_config(
-        args,
+        &args.sealed()?,
         args.limits.limits(Duration::from_secs(30)),
         args.net.egress()?,
     )?;
     Ok(airlock_sandbox::run(&config, None)?)
 }
 
-/// The sandbox's configuration for these arguments, with these limits and this egress.
+/// One sealed command, however it was asked for (`exec`'s flags, a `--json-io` request).
+pub(super) struct Sealed {
+    pub command: Vec<String>,
+    /// Host folders: `HOST[:SANDBOX_PATH]`.
+    pub ro: Vec<String>,
+    pub rw: Vec<String>,
+    pub workdir: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub record_files: bool,
+    pub host_opt: bool,
+}
+
+impl ExecArgs {
+    fn sealed(&self) -> anyhow::Result<Sealed> {
+        let env = self
+            .env
+            .iter()
+            .map(|kv| {
+                kv.split_once('=')
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .with_context(|| format!("--env {kv}: use K=V"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Sealed {
+            command: self.command.clone(),
+            ro: self.ro.clone(),
+            rw: self.rw.clone(),
+            workdir: self.workdir.clone(),
+            env,
+            record_files: !self.no_record_files,
+            host_opt: self.host_opt,
+        })
+    }
+}
+
+/// The sandbox's configuration for a sealed command, with these limits and this egress.
 pub(super) fn build_config(
-    args: &ExecArgs,
+    sealed: &Sealed,
     limits: Limits,
     egress: Option<airlock_egress::EgressConfig>,
 ) -> anyhow::Result<Config> {
-    let mut config = Config::new(args.command.clone());
+    let mut config = Config::new(sealed.command.clone());
     config.egress = egress;
-    for ro in &args.ro {
+    for ro in &sealed.ro {
         let (host, sandbox) = mount_arg(ro);
         config.mounts.push(Mount::Ro { host, sandbox });
     }
-    for rw in &args.rw {
+    for rw in &sealed.rw {
         let (host, sandbox) = mount_arg(rw);
         config.mounts.push(Mount::Rw { host, sandbox });
     }
-    config.workdir = args.workdir.clone();
-    for kv in &args.env {
-        let (k, v) = kv
-            .split_once('=')
-            .with_context(|| format!("--env {kv}: use K=V"))?;
-        config.env.push((k.to_owned(), v.to_owned()));
-    }
+    config.workdir = sealed.workdir.clone();
+    config.env.extend(sealed.env.iter().cloned());
     config.limits = limits;
-    config.record_files = !args.no_record_files;
-    config.host_opt = args.host_opt;
+    config.record_files = sealed.record_files;
+    config.host_opt = sealed.host_opt;
     Ok(config)
 }
 

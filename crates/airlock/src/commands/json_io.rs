@@ -3,7 +3,7 @@
 //! waiting for its request, while the caller reads the answer.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -12,78 +12,11 @@ use serde_json::json;
 use airlock_types::policy::{EffectivePolicy, SourcedPolicy};
 use airlock_types::RunRecord;
 
-use super::exec::{build_config, parse_duration, parse_size, ExecArgs, LimitArgs};
+use super::exec::{build_config, parse_duration, parse_size, Sealed};
 use crate::exit;
 use crate::settings::escape;
 
-/// A request of `airlock exec --json-io`. Unknown keys are an error, so a typo never silently loosens a limit.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-struct IoRequest {
-    /// The program and its arguments; or `call`.
-    #[serde(default)]
-    command: Vec<String>,
-    /// A function of a Python skill module to call instead of a command.
-    #[serde(default)]
-    call: Option<IoCall>,
-    /// A skill folder on the host, mounted read-only at `/skill`.
-    #[serde(default)]
-    skill: Option<PathBuf>,
-    /// The policy the caller grants the call (docs/policy.md), within the operator's (`AIRLOCK_POLICY`).
-    #[serde(default)]
-    policy: Option<serde_json::Value>,
-    #[serde(default)]
-    request_id: Option<String>,
-    #[serde(default)]
-    env: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    ro: Vec<String>,
-    #[serde(default)]
-    rw: Vec<String>,
-    #[serde(default)]
-    workdir: Option<PathBuf>,
-    /// `30s`, `500ms`, `2m`.
-    #[serde(default)]
-    timeout: Option<String>,
-    /// `512M`, `2G`.
-    #[serde(default)]
-    memory: Option<String>,
-    #[serde(default)]
-    disk: Option<String>,
-    #[serde(default)]
-    pids: Option<u64>,
-    #[serde(default)]
-    cpus: Option<u32>,
-    #[serde(default)]
-    allow_net: Vec<String>,
-    #[serde(default)]
-    deny_net: Vec<String>,
-    #[serde(default)]
-    net_preset: Vec<String>,
-    #[serde(default)]
-    connect_to: Vec<String>,
-    #[serde(default = "yes")]
-    record_files: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// `{"module": "skill.py", "function": "name", "kwargs": {...}}`: a function of a Python module in the skill.
-#[derive(Debug, Clone, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-struct IoCall {
-    #[serde(default = "skill_py")]
-    module: String,
-    function: String,
-    #[serde(default)]
-    kwargs: serde_json::Map<String, serde_json::Value>,
-}
-
-fn skill_py() -> String {
-    "skill.py".into()
-}
+use airlock_protocol::IoRequest;
 
 /// Calls one function of a skill module inside the sandbox: the call comes on stdin (so a sandbox can be started
 /// before it is known), what the skill prints goes to stderr, and stdout carries one JSON line, the function's result
@@ -404,16 +337,33 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
         return Ok(Err("`command` must name a program (or give `call`)".into()));
     }
     let size = |v: &Option<String>| v.as_deref().map(parse_size).transpose();
-    let limits = (|| -> Result<LimitArgs, String> {
-        Ok(LimitArgs {
-            timeout: request.timeout.as_deref().map(parse_duration).transpose()?,
-            memory: size(&request.memory)?,
-            disk: size(&request.disk)?,
-            pids: request.pids,
-            cpus: request.cpus,
+    let given = [
+        request.timeout.as_ref().map(|_| "timeout"),
+        request.memory.as_ref().map(|_| "memory"),
+        request.disk.as_ref().map(|_| "disk"),
+        request.pids.map(|_| "pids"),
+        request.cpus.map(|_| "cpus"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let limits = (|| -> Result<airlock_sandbox::Limits, String> {
+        let defaults = airlock_sandbox::Limits::default();
+        Ok(airlock_sandbox::Limits {
+            timeout: request
+                .timeout
+                .as_deref()
+                .map(parse_duration)
+                .transpose()?
+                .unwrap_or(Duration::from_secs(30)),
+            memory_bytes: size(&request.memory)?.unwrap_or(defaults.memory_bytes),
+            disk_bytes: size(&request.disk)?.unwrap_or(defaults.disk_bytes),
+            pids: request.pids.unwrap_or(defaults.pids),
+            cpus: request.cpus.unwrap_or(defaults.cpus),
+            open_files: defaults.open_files,
         })
     })();
-    let limits = match limits {
+    let mut limits = match limits {
         Ok(l) => l,
         Err(e) => return Ok(Err(e)),
     };
@@ -431,27 +381,6 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
         Ok(p) => p.clone(),
         Err(e) => return Ok(Err(e.clone())),
     };
-    let args = ExecArgs {
-        ro: request.ro,
-        rw: request.rw,
-        workdir: request.workdir,
-        net: super::net::NetArgs {
-            allow_net: request.allow_net,
-            deny_net: request.deny_net,
-            net_preset: request.net_preset,
-            connect_to: request.connect_to,
-            ..Default::default()
-        },
-        limits,
-        env: request.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        audit: None,
-        json: true,
-        no_record_files: !request.record_files,
-        host_opt: false,
-        json_io: false,
-        serve: false,
-        command: request.command,
-    };
     let declared = policy.map(|policy| SourcedPolicy {
         source: airlock_types::policy::PolicySource {
             role: "caller".into(),
@@ -461,8 +390,14 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
         },
         policy,
     });
-    let mut limits = args.limits.limits(Duration::from_secs(30));
-    let mut egress = match args.net.egress() {
+    let rules = super::net::NetRules {
+        allow: &request.allow_net,
+        deny: &request.deny_net,
+        presets: &request.net_preset,
+        connect_to: &request.connect_to,
+        ..Default::default()
+    };
+    let mut egress = match rules.egress() {
         Ok(e) => e,
         Err(e) => return Ok(Err(format!("{e:#}"))),
     };
@@ -470,7 +405,7 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
         let options = airlock_run::policy::PolicyOptions {
             operator,
             accept: true,
-            given: args.limits.given(),
+            given,
         };
         let mut env = airlock_run::environment::EnvOptions::default();
         match airlock_run::policy::apply(declared.as_ref(), &options, &mut limits, &mut egress, &mut env) {
@@ -480,7 +415,16 @@ fn prepare(mut request: IoRequest) -> anyhow::Result<Result<Prepared, String>> {
     } else {
         None
     };
-    let config = match build_config(&args, limits, egress) {
+    let sealed = Sealed {
+        command: request.command,
+        ro: request.ro,
+        rw: request.rw,
+        workdir: request.workdir,
+        env: request.env.into_iter().collect(),
+        record_files: request.record_files,
+        host_opt: false,
+    };
+    let config = match build_config(&sealed, limits, egress) {
         Ok(c) => c,
         Err(e) => return Ok(Err(format!("{e:#}"))),
     };

@@ -127,20 +127,57 @@ impl NetArgs {
     /// The egress configuration, or `None` when nothing is allowed and nothing is set for the install phase
     /// (loopback only; a configuration whose policy allows nothing also keeps the run on loopback).
     pub fn egress(&self) -> Result<Option<EgressConfig>, UsageError> {
+        NetRules {
+            allow: &self.allow_net,
+            deny: &self.deny_net,
+            presets: &self.net_preset,
+            connect_to: &self.connect_to,
+            secrets: &self.secret,
+            file: self.net_policy.as_deref(),
+            upstream_proxy: self.operator.upstream_proxy.as_deref(),
+            trust_name: &self.operator.trust_name,
+            mirror: &self.operator.mirror,
+            egress_ca: &self.operator.egress_ca,
+        }
+        .egress()
+    }
+}
+
+/// What decides a run's egress, however it was given (flags, a `--json-io` request).
+#[derive(Debug, Default)]
+pub struct NetRules<'a> {
+    pub allow: &'a [String],
+    pub deny: &'a [String],
+    pub presets: &'a [String],
+    pub connect_to: &'a [String],
+    /// `HOST=HEADER:ENV_VAR`.
+    pub secrets: &'a [String],
+    /// A TOML policy file.
+    pub file: Option<&'a std::path::Path>,
+    pub upstream_proxy: Option<&'a str>,
+    pub trust_name: &'a [String],
+    pub mirror: &'a [String],
+    pub egress_ca: &'a [PathBuf],
+}
+
+impl NetRules<'_> {
+    /// The egress configuration, or `None` when nothing is allowed and nothing is set for the install phase
+    /// (loopback only; a configuration whose policy allows nothing also keeps the run on loopback).
+    pub fn egress(&self) -> Result<Option<EgressConfig>, UsageError> {
         let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
         // The environment, then the file, then the flags: a later one wins.
         let mut policy = base_policy(None, &[], &[])?;
-        if let Some(file) = &self.net_policy {
+        if let Some(file) = self.file {
             policy.add_file(file).map_err(|e| usage(&e))?;
         }
-        if let Some(flag) = &self.operator.upstream_proxy {
+        if let Some(flag) = self.upstream_proxy {
             policy.upstream = upstream(Some(flag))?;
         }
-        add_names_and_mirrors(&mut policy, &self.operator.trust_name, &self.operator.mirror)?;
-        for p in &self.net_preset {
+        add_names_and_mirrors(&mut policy, self.trust_name, self.mirror)?;
+        for p in self.presets {
             policy.add_preset(p).map_err(|e| usage(&e))?;
         }
-        for a in &self.allow_net {
+        for a in self.allow {
             let rule = Rule::parse(a).map_err(|e| usage(&e))?;
             if matches!(&rule.target, airlock_egress::Target::Domain(d) if d == "localhost") {
                 let port = rule.port.map_or("PORT".to_owned(), |p| p.to_string());
@@ -150,16 +187,16 @@ impl NetArgs {
             }
             policy.allow.push(rule);
         }
-        for d in &self.deny_net {
+        for d in self.deny {
             policy.deny.push(Rule::parse(d).map_err(|e| usage(&e))?);
         }
-        for c in &self.connect_to {
+        for c in self.connect_to {
             policy
                 .connect_to
                 .push(ConnectTo::parse(c).map_err(|e| usage(&e))?);
         }
         let mut secrets = Vec::new();
-        for s in &self.secret {
+        for s in self.secrets {
             let secret = Secret::from_env_spec(s).map_err(|e| usage(&e))?;
             if !policy.check_name(&secret.host, 443).allowed {
                 return Err(UsageError(format!(
@@ -179,7 +216,7 @@ impl NetArgs {
             if policy.upstream.is_none()
                 && policy.mirrors.is_empty()
                 && policy.trusted.is_empty()
-                && self.operator.egress_ca.is_empty()
+                && self.egress_ca.is_empty()
             {
                 return Ok(None);
             }
@@ -187,7 +224,7 @@ impl NetArgs {
         Ok(Some(EgressConfig {
             policy,
             secrets,
-            extra_ca: self.operator.egress_ca.clone(),
+            extra_ca: self.egress_ca.to_vec(),
             events: None,
             sinkhole: None,
         }))
