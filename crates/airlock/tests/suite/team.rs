@@ -598,3 +598,108 @@ fn a_client_following_a_lost_run_is_told_why() {
         r.started.lock().unwrap().extend(started);
     }
 }
+
+/// A TCP relay on loopback to a server, which can be cut: while cut, every connection through it is closed and new
+/// ones are closed at once (the runner behind it is cut off from the servers).
+struct Relay {
+    base: String,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+    open: Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn start(to: &str) -> Self {
+        use std::sync::atomic::Ordering;
+        let target = to.trim_start_matches("http://").to_owned();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let (cut2, open2) = (cut.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if cut2.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
+                let Ok(upstream) = std::net::TcpStream::connect(&target) else {
+                    continue;
+                };
+                for s in [&client, &upstream] {
+                    open2.lock().unwrap().push(s.try_clone().unwrap());
+                }
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
+                    (upstream, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Self { base, cut, open }
+    }
+
+    fn cut(&self, cut: bool) {
+        self.cut.store(cut, std::sync::atomic::Ordering::SeqCst);
+        if cut {
+            for s in self.open.lock().unwrap().drain(..) {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+}
+
+/// A runner cut off from the servers for longer than its lease finds its run taken back (failed, runner lost) and,
+/// once it reaches them again, hands back no second record; it goes on to take new runs.
+#[test]
+fn a_runner_cut_off_past_its_lease_hands_back_no_second_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let skills = root.join("skills");
+    let slow = skill(&skills, "slow", "echo started\nsleep 6\necho done > DONE.txt\n");
+    let quick = skill(&skills, "quick", "echo done > DONE.txt\n");
+    let token = "runner-token-0123456789abcdef";
+    write(root, "runner-tokens", &format!("{token}\n"));
+    write(root, "runner.token", token);
+    let server = start(
+        &root.join("server"),
+        &[
+            "--runner-tokens",
+            root.join("runner-tokens").to_str().unwrap(),
+            "--lease",
+            "2s",
+            "--allow-local",
+            skills.to_str().unwrap(),
+        ],
+    );
+    let relay = Relay::start(&server.base);
+    let through = Server {
+        child: Command::new("true").spawn().unwrap(),
+        base: relay.base.clone(),
+        token: None,
+    };
+    let r = runner("r1", &[&through], &root.join("runner.token"), &root.join("r1"));
+    let id = server.queue(json!({"source": slow.display().to_string(), "script": "scripts/go.sh"}));
+    assert_eq!(wait_running(&server, &id), "r1");
+    relay.cut(true);
+    let view = wait_final(&server, &id, Duration::from_secs(60));
+    assert_eq!(view["status"], "failed", "{view}");
+    assert!(
+        view["message"].as_str().unwrap().contains("runner lost"),
+        "{view}"
+    );
+    // The runner reaches the server again while its run goes on, and after it has ended.
+    relay.cut(false);
+    std::thread::sleep(Duration::from_secs(8));
+    let (_, view) = server.call("GET", &format!("/api/runs/{id}"), None);
+    assert_eq!(view["status"], "failed", "a second record came back: {view}");
+    assert!(view["record"].is_null(), "{view}");
+    // It goes on: the next run is its, and ends with a record.
+    let next = server.queue(json!({"source": quick.display().to_string(), "script": "scripts/go.sh"}));
+    let done = wait_final(&server, &next, Duration::from_secs(60));
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert!(r.started.lock().unwrap().contains(&next));
+}
