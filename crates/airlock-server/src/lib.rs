@@ -10,6 +10,7 @@
 mod access;
 mod api;
 mod detonate;
+mod diffview;
 pub mod dispatch;
 mod live;
 mod metrics;

@@ -227,6 +227,13 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     );
     let diff = text(&client, "#diff").await;
     assert!(diff.contains("+++ b/src/Footer.jsx"), "{diff}");
+    // The diff is one section per file, its added lines marked.
+    let summary = text(&client, "#diff details.file-diff summary").await;
+    assert!(
+        summary.contains("src/Footer.jsx") && summary.contains('+'),
+        "{summary}"
+    );
+    assert!(client.find(Locator::Css("#diff pre.diff span.add")).await.is_ok());
     shot(&client, "3-run").await;
 
     // Download the patch and apply it to a copy of the sample app.
@@ -258,6 +265,20 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(app.join("src/Footer.jsx").is_file());
+
+    // A dry run shows the plan step by step and what an agent would receive.
+    import(&client, &server.base, &repo).await;
+    detonated(&client).await;
+    el(&client, "button[value='dry_run']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let plan = text(&client, "#plan").await;
+    assert!(plan.contains("The plan ("), "{plan}");
+    assert!(plan.contains("What an agent would receive"), "{plan}");
+    assert!(plan.contains("SKILL.md"), "{plan}");
+    shot(&client, "4-dry-run").await;
 
     // The hostile skill: imported, scanned and run; nothing of it executes on any page.
     import(&client, &server.base, &evil).await;

@@ -15,13 +15,16 @@ use maud::{html, Markup, DOCTYPE};
 use serde::Deserialize;
 
 use airlock_types::display::line as shown;
-use airlock_types::{Finding, ScanReport, Severity, SkillRun};
+use airlock_types::{Finding, ScanReport, Severity};
 
 use crate::access::{session_cookie, session_set_cookie, token_matches};
 use crate::api::{
     blocking, check_id, import_and_store, queue_status, queued_view, submit_run, ApiError, RunSpec, Shared,
 };
 use crate::live::State;
+
+mod review;
+use review::review;
 
 const CSP: &str =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
@@ -629,115 +632,8 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
     }
 }
 
-fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
-    let o = &run.observed;
-    html! {
-        section #run data-run=(run.run_id) {
-            h1 { "Run " (run.run_id) }
-            p #state class={ "status " (airlock_types::wire_name(&run.status)) } { (airlock_types::wire_name(&run.status))
-                " · " (airlock_types::wire_name(&run.mode)) " · " (run.duration_ms) " ms" }
-            @if let Some(reason) = &run.status_reason { p.reason { (shown(reason)) } }
-            h2 { "Verdict" }
-            ul #verdict { @for v in &run.verdict { li { (shown(v)) } } }
-            @if o.level > airlock_types::RiskLevel::Low {
-                p { "What the run did is rated " strong { (o.level.as_str()) } "; with the scan, " strong { (o.overall.as_str()) } "." }
-                ul { @for r in &o.reasons { li { (shown(r)) } } }
-            }
-            @if run.mode == airlock_types::RunMode::Sandbox && !matches!(run.status, airlock_types::RunStatus::Refused | airlock_types::RunStatus::Succeeded) {
-                @let lines: Vec<&str> = run.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-                @if !lines.is_empty() {
-                    h2 { "Last lines of its errors" }
-                    pre #errors { (shown_block(&lines[lines.len().saturating_sub(8)..].join("\n"))) }
-                }
-            }
-            @if let Some(env) = run.environment.as_ref().filter(|e| e.status != "nothing to install" || !e.missing_programs.is_empty()) {
-                section #environment {
-                    h2 { "Environment" }
-                    p { (shown(&env.status)) @if env.cached { " (the cached layer was reused)" } @else if env.duration_ms > 0 { " in " (env.duration_ms) " ms" } }
-                    ul {
-                        @if !env.installed.is_empty() { li { "installed: " (shown(&env.installed.join(", "))) } }
-                        @if !env.failed.is_empty() { li.error { "could not install: " (shown(&env.failed.join(", "))) } }
-                        @for r in env.refusals() { li.error { "network refused: " (shown(r)) } }
-                        @for p in &env.missing_programs { li { "needs " code { (shown(p)) } ": " (shown(&env.missing_why(p))) } }
-                    }
-                    @if !env.errors_tail.is_empty() { pre { (shown_block(&env.errors_tail.join("\n"))) } }
-                }
-            }
-            @if let Some(p) = &run.policy {
-                section #run-policy {
-                    h2 { "Policy" }
-                    table { tr { th { "part" } th { "value" } th { "set by" } }
-                        @for part in &p.parts { tr { td { (part.key) } td { code { (shown(&part.value)) } } td { (shown(&part.from)) } } } }
-                    @if !p.refused.is_empty() { p { "Not granted:" } ul { @for r in &p.refused { li { (shown(r)) } } } }
-                    @if !p.beyond.is_empty() {
-                        p.error { "Beyond the declared policy:" }
-                        ul { @for b in &p.beyond { li { (b.kind) " " code { (shown(&b.what)) } " — " (shown(&b.evidence)) } } }
-                    }
-                }
-            }
-            @if !run.review.is_empty() {
-                h2 { "Review carefully before applying" }
-                ul #review { @for r in &run.review { li { code { (shown(&r.path)) } " " (shown(&r.reason)) } } }
-            }
-            h2 { "Export" }
-            p.actions {
-                @for a in run.artifacts.iter().filter(|a| matches!(a.kind.as_str(), "patch" | "stdout" | "stderr" | "report")) {
-                    a.download href={ "/api/runs/" (run.run_id) "/artifacts/" (a.id) } { "download " (a.kind) } " "
-                }
-                a.download href={ "/api/runs/" (run.run_id) "/bundle" } { "download bundle" } " "
-                form.inline method="post" action={ "/runs/" (run.run_id) "/discard" } { button type="submit" { "Discard this run" } }
-            }
-        }
-        @if run.mode == airlock_types::RunMode::Sandbox && run.status != airlock_types::RunStatus::Refused {
-            section #timeline {
-                h2 { "Commands (" (run.timeline.len()) ")" }
-                ol { @for e in &run.timeline { li {
-                    span.t { (e.t_ms) " ms" } " " code { (shown(&e.path)) } " "
-                    @for a in e.argv.iter().skip(1) { code.arg { (shown(a)) } " " }
-                    span.exit { "exit " (e.exit_code.map_or("?".to_owned(), |c| c.to_string())) }
-                } } }
-            }
-            section #network {
-                h2 { "Network attempts (" (run.network.len()) ")" }
-                ul { @for n in &run.network { li class={ "net " (airlock_types::wire_name(&n.decision)) } {
-                    (airlock_types::wire_name(&n.decision)) " " (shown(&n.protocol)) " " (shown(&n.destination)) " — " (shown(&n.reason))
-                    @if let Some(via) = &n.via { " (through " (shown(via)) ")" }
-                } } }
-            }
-            section #changes {
-                h2 { "Changed files (" (run.changes.len()) ")" }
-                ul { @for c in &run.changes { li { (airlock_types::wire_name(&c.kind)) " " code { (shown(&c.path)) } } } }
-                @if !run.patch_skipped.is_empty() {
-                    p { "Not in the patch:" }
-                    ul { @for s in &run.patch_skipped { li { code { (shown(&s.path)) } " " (shown(&s.reason)) } } }
-                }
-                h3 { "Diff" }
-                pre #diff { @if let Some(p) = patch { (shown_block(p)) } @else { "(no changes)" } }
-            }
-            section #files {
-                h2 { "Files read (" (run.files_read.len()) ")" }
-                ul.compact { @for f in &run.files_read { li { code { (shown(&f.path)) } } } }
-                h2 { "Installs (" (run.installs.len()) ")" }
-                ul { @for i in &run.installs { li { (i.manager) " " code { (shown(&i.argv.join(" "))) } } } }
-                @if let Some(l) = &run.limits {
-                    h2 { "Resources against limits" }
-                    table #usage {
-                        tr { th { "" } th { "used" } th { "limit" } }
-                        tr { td { "time" } td { (run.duration_ms) " ms" } td { (l.timeout_ms / 1000) " s" } }
-                        tr { td { "memory (peak)" } td { (run.max_rss_bytes >> 20) " MiB" } td { (l.memory_bytes >> 20) " MiB" } }
-                        tr { td { "CPU" } td { (run.cpu_ms) " ms" } td { "" } }
-                        tr { td { "disk" } td { (run.changes.iter().filter_map(|c| c.size_after).sum::<u64>() >> 10) " KiB changed" } td { (l.disk_bytes >> 20) " MiB" } }
-                        tr { td { "processes" } td { (run.timeline.len()) " started" } td { (l.pids) " at once" } }
-                    }
-                    @if let Some(hit) = run.limit_hit { p.error { "It hit the " (airlock_types::wire_name(&hit)) " limit." } }
-                }
-            }
-        }
-    }
-}
-
 /// Multi-line text a skill controls, each line through the display rule.
-fn shown_block(text: &str) -> String {
+pub(crate) fn shown_block(text: &str) -> String {
     text.lines().map(shown).collect::<Vec<_>>().join("\n")
 }
 
@@ -809,4 +705,8 @@ pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-b
 .status.succeeded{color:#080}.status.failed,.status.error,.status.killed,.status.timed_out{color:#a00}
 .file td{padding:0 .5rem;border:0;white-space:pre-wrap}.file .n{color:#999;text-align:right;user-select:none}.file tr.hit{background:#fff3b0}
 form.mode{display:flex;gap:1rem;align-items:center}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
+code{overflow-wrap:anywhere}details.file-diff{border:1px solid #ddd;margin:.4rem 0}details.file-diff summary{padding:.3rem .5rem;background:#f6f8fa;cursor:pointer}
+pre.diff{margin:0;background:#fff}pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff .hunk{color:#0550ae}pre.diff .meta{color:#666}
+li.step.skipped>code{color:#777}li.step .where{color:#666;font-size:.85rem}details.context summary{cursor:pointer}
+summary .add{color:#1a7f37}summary .del{color:#cf222e}summary .kind{color:#666;font-style:italic}
 ";
