@@ -199,6 +199,7 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
                 .layer(axum::extract::DefaultBodyLimit::max(MAX_OBJECT)),
         )
         .split_for_parts();
+    let doc = complete(doc);
     let doc_json = Arc::new(doc.to_pretty_json().unwrap_or_default());
     let router = api_router
         .merge(crate::ui::routes())
@@ -255,6 +256,83 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
     (router, doc)
+}
+
+/// The statuses every route may answer whatever its handler says (the guards, the extractors, the store), added to
+/// each operation of the document, with the pattern of the ids in paths: what the server answers is what the
+/// document says.
+fn complete(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    let Ok(mut value) = serde_json::to_value(&doc) else {
+        return doc;
+    };
+    let error = |description: &str| {
+        serde_json::json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiErrorBody"}}},
+        })
+    };
+    let Some(paths) = value.get_mut("paths").and_then(serde_json::Value::as_object_mut) else {
+        return doc;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if !["get", "post", "put", "delete"].contains(&method.as_str()) {
+                continue;
+            }
+            let with_body = op.get("requestBody").is_some();
+            let Some(responses) = op.get_mut("responses").and_then(serde_json::Value::as_object_mut) else {
+                continue;
+            };
+            let mut add = |status: &str, description: &str| {
+                responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| error(description));
+            };
+            add(
+                "401",
+                "no token, or not a valid one, where the server asks for one",
+            );
+            add(
+                "421",
+                "sent to a host name that is not this server's (DNS rebinding)",
+            );
+            add("503", "the store cannot be reached");
+            if path.contains('{') {
+                add("400", "an id that is not one airlock makes");
+            }
+            if with_body {
+                add("400", "a body that cannot be read");
+                add("413", "a body larger than the route takes");
+                add(
+                    "415",
+                    "a body that is not JSON (or, for an upload, not an archive)",
+                );
+                add("422", "JSON that does not fit the schema");
+            }
+            if path.starts_with("/api/runner/") {
+                add(
+                    "404",
+                    "this server runs its runs itself: it has no runner routes (no_runners)",
+                );
+            }
+            if let Some(params) = op.get_mut("parameters").and_then(serde_json::Value::as_array_mut) {
+                for p in params {
+                    if p["in"] == "path" {
+                        let pattern = if p["name"] == "sha" {
+                            "^[0-9a-f]{64}$"
+                        } else {
+                            "^[A-Za-z0-9-]{1,100}$"
+                        };
+                        p["schema"] = serde_json::json!({"type": "string", "pattern": pattern});
+                    }
+                }
+            }
+        }
+    }
+    serde_json::from_value(value).unwrap_or(doc)
 }
 
 // ----- errors -----

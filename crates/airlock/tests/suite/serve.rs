@@ -537,6 +537,21 @@ fn the_openapi_document_describes_every_route() {
             "{method} {path} not in the document"
         );
     }
+    // What every route may answer besides its own statuses is documented on each, and ids have their pattern.
+    let get_run = &paths["/api/runs/{id}"]["get"];
+    for status in ["400", "401", "404", "421", "503"] {
+        assert!(get_run["responses"].get(status).is_some(), "{status} {get_run}");
+    }
+    assert_eq!(
+        get_run["parameters"][0]["schema"]["pattern"],
+        "^[A-Za-z0-9-]{1,100}$"
+    );
+    let create = &paths["/api/runs"]["post"];
+    for status in ["202", "400", "403", "413", "415", "422"] {
+        assert!(create["responses"].get(status).is_some(), "{status} {create}");
+    }
+    let (code, _) = server.call("GET", "/api/runs/bad..id", None);
+    assert!(get_run["responses"].get(code.to_string()).is_some());
     // Every documented operation answers (a route in the document and not in the server would be a 404 with
     // the `no such route` message).
     for path in paths.keys() {
