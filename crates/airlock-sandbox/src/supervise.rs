@@ -546,7 +546,9 @@ fn run_inner(
         RunStatus::TimedOut
     } else if limit_hit.is_some() {
         RunStatus::LimitExceeded
-    } else if signal.is_some() || cancelled {
+    } else if cancelled {
+        RunStatus::Cancelled
+    } else if signal.is_some() {
         RunStatus::Killed
     } else if code == Some(0) {
         RunStatus::Succeeded

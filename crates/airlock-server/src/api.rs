@@ -1121,54 +1121,19 @@ async fn get_run(
     .await
 }
 
-/// Cancel a run: a queued one never starts, a running one is killed and recorded as `killed`.
+/// Cancel a run: a queued one never starts, a running one is stopped and recorded as `cancelled`.
 #[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = String, Path)),
     responses((status = 202, body = RunView), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody)))]
 async fn cancel_run(
     AxState(app): AxState<Shared>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    check_id(&id)?;
-    if app.config.dispatches() && app.live(&id).is_none() {
-        use airlock_store::queue::Cancelled;
-        let status = match crate::dispatch::cancel(&app, &id).await? {
-            Cancelled::Dequeued => "cancelled",
-            Cancelled::Asked => "cancelling",
-            Cancelled::Over => {
-                return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"))
-            }
-            Cancelled::NotFound => return Err(ApiError::not_found("run in progress")),
-        };
-        return Ok((
-            StatusCode::ACCEPTED,
-            Json(RunView {
-                run_id: id,
-                status: status.into(),
-                position: None,
-                message: None,
-                runner: None,
-                record: None,
-            }),
-        )
-            .into_response());
-    }
-    let live = app
-        .live(&id)
-        .ok_or_else(|| ApiError::not_found("run in progress"))?;
-    if live.state().is_over() {
-        return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
-    }
-    live.cancel.store(true, Ordering::Relaxed);
-    // A queued run leaves the queue at once; its task finds the next one, or none.
-    if app.take_queued(&id) {
-        live.set_state(State::Cancelled);
-        live.emit("end", "{}".into());
-    }
+    let status = cancel(&app, &id).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(RunView {
             run_id: id,
-            status: "cancelling".into(),
+            status: status.into(),
             position: None,
             message: None,
             runner: None,
@@ -1176,6 +1141,34 @@ async fn cancel_run(
         }),
     )
         .into_response())
+}
+
+/// Asks run `id` to stop: `cancelled` when it had not started, `cancelling` when it is being stopped.
+pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<&'static str, ApiError> {
+    check_id(id)?;
+    if app.config.dispatches() && app.live(id).is_none() {
+        use airlock_store::queue::Cancelled;
+        return match crate::dispatch::cancel(app, id).await? {
+            Cancelled::Dequeued => Ok("cancelled"),
+            Cancelled::Asked => Ok("cancelling"),
+            Cancelled::Over => Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over")),
+            Cancelled::NotFound => Err(ApiError::not_found("run in progress")),
+        };
+    }
+    let live = app
+        .live(id)
+        .ok_or_else(|| ApiError::not_found("run in progress"))?;
+    if live.state().is_over() {
+        return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
+    }
+    live.cancel.store(true, Ordering::Relaxed);
+    // A queued run leaves the queue at once; its task finds the next one, or none.
+    if app.take_queued(id) {
+        live.set_state(State::Cancelled);
+        live.emit("end", "{}".into());
+        return Ok("cancelled");
+    }
+    Ok("cancelling")
 }
 
 /// Delete a stored run and its artifacts now.

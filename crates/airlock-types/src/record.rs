@@ -9,6 +9,8 @@ pub enum RunStatus {
     TimedOut,
     LimitExceeded,
     Killed,
+    /// Someone asked the run to stop (cancel): every process was killed.
+    Cancelled,
     Refused,
 }
 

@@ -99,7 +99,7 @@ pub mod exit {
             (_, _, Some(sig)) => u8::try_from(128 + (sig & 0x7f)).unwrap_or(AIRLOCK),
             (RunStatus::Succeeded, _, _) => OK,
             // Ended by a limit or killed without a code of its own: as the kernel's SIGKILL would say.
-            (RunStatus::Killed | RunStatus::LimitExceeded, _, _) => 137,
+            (RunStatus::Killed | RunStatus::LimitExceeded | RunStatus::Cancelled, _, _) => 137,
             (RunStatus::Failed, _, _) => POLICY,
         }
     }

@@ -44,6 +44,7 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/sources/{id}/file", get(file_page))
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/discard", post(discard))
+        .route("/runs/{id}/cancel", post(cancel))
         .route("/login", get(login_page).post(login))
         .route("/logout", post(logout))
         .route(
@@ -567,6 +568,9 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
                         h1 { "Run " (id) }
                         p #state class={ "status " (state.name()) } { (state.name())
                             @if let Some(p) = position { " (place " (p) " in the queue)" } }
+                        form.inline #cancel method="post" action={ "/runs/" (id) "/cancel" } {
+                            button type="submit" { "Cancel this run" }
+                        }
                         h2 { "Live" }
                         ol #live {}
                         p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
@@ -586,6 +590,9 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
                         p #state class={ "status " (view.status) } { (view.status)
                             @if let Some(p) = view.position { " (place " (p) " in the queue)" }
                             @if let Some(r) = &view.runner { " on runner " (shown(r)) } }
+                        form.inline #cancel method="post" action={ "/runs/" (id) "/cancel" } {
+                            button type="submit" { "Cancel this run" }
+                        }
                         h2 { "Live" }
                         ol #live {}
                         p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
@@ -635,6 +642,14 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
 /// Multi-line text a skill controls, each line through the display rule.
 pub(crate) fn shown_block(text: &str) -> String {
     text.lines().map(shown).collect::<Vec<_>>().join("\n")
+}
+
+/// Stops a run from its page, then shows it again.
+async fn cancel(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    match crate::api::cancel(&app, &id).await {
+        Ok(_) => Redirect::to(&format!("/runs/{id}")).into_response(),
+        Err(e) => error_page(&e),
+    }
 }
 
 async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {

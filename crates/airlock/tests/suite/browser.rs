@@ -167,6 +167,14 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         ),
     );
     commit_all(&repo, "skill");
+    // One that takes its time, to be cancelled from its page.
+    let slow = init_repo(&repos.join("slow"));
+    write(
+        &slow,
+        "SKILL.md",
+        &skill_md("slow", "Waits.\n\n```bash\nsleep 50\n```\n"),
+    );
+    commit_all(&slow, "skill");
     // A hostile one: markup and escapes in its name, fields, file names and output.
     let evil = init_repo(&repos.join("evil"));
     write(
@@ -265,6 +273,19 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(app.join("src/Footer.jsx").is_file());
+
+    // A run cancelled from its page ends as `cancelled`.
+    import(&client, &server.base, &slow).await;
+    detonated(&client).await;
+    el(&client, "button[value='sandbox']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    el(&client, "#cancel button").await.click().await.unwrap();
+    finished(&client).await;
+    let state = text(&client, "#state").await;
+    assert!(state.starts_with("cancelled"), "{state}");
 
     // A dry run shows the plan step by step and what an agent would receive.
     import(&client, &server.base, &repo).await;

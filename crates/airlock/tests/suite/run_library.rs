@@ -144,6 +144,6 @@ fn a_library_run_can_be_cancelled_and_is_recorded_as_killed() {
     });
     let started = std::time::Instant::now();
     let outcome = airlock_run::execute(&req, &settings, &mut store, &on_event).unwrap();
-    assert_eq!(outcome.record.status, RunStatus::Killed);
+    assert_eq!(outcome.record.status, RunStatus::Cancelled);
     assert!(started.elapsed() < Duration::from_secs(20));
 }

@@ -722,7 +722,7 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
         202
     );
     let killed = server.wait_done(&first);
-    assert_eq!(killed["record"]["status"], "killed", "{killed}");
+    assert_eq!(killed["record"]["status"], "cancelled", "{killed}");
     assert!(
         t0.elapsed() < Duration::from_secs(25),
         "the cancel did not end the run"

@@ -398,13 +398,13 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         .count();
     assert_eq!(long_execs, 40, "{} events", events.len());
 
-    // Cancel reaches the runner at its next renewal: the run is stopped and recorded as killed.
+    // Cancel reaches the runner at its next renewal: the run is stopped and recorded as cancelled.
     let cancelled = a.queue(json!({"source": slow, "script": "scripts/go.sh", "timeout_secs": 120}));
     wait_running(&a, &cancelled);
     let (code, v) = b.call("POST", &format!("/api/runs/{cancelled}/cancel"), None);
     assert_eq!((code, v["status"].as_str()), (202, Some("cancelling")), "{v}");
     let v = wait_final(&b, &cancelled, Duration::from_secs(30));
-    assert_eq!(v["status"], "killed", "{v}");
+    assert_eq!(v["status"], "cancelled", "{v}");
     assert_eq!(
         b.call("POST", &format!("/api/runs/{cancelled}/cancel"), None).0,
         409
