@@ -335,6 +335,12 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
     html! {
         section #risk {
             h1 class={ "level " (report.risk_level) } { (report.risk_level.as_str().to_uppercase()) " · " (airlock_types::wire_name(&report.classification)) }
+            @if let Some(skill) = report.skills.iter().find(|s| s.path == report.source.subpath).or(report.skills.first()) {
+                p #skill {
+                    strong { (shown(skill.name.as_deref().unwrap_or("(no name)"))) }
+                    @if let Some(d) = &skill.description { ": " (shown(d)) }
+                }
+            }
             @for l in &report.headline { p.headline { (shown(l)) } }
             dl {
                 dt { "source" } dd { (shown(&source.input)) }
@@ -367,12 +373,16 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                 ("dry_run", "Dry run", "Nothing runs: shows what an agent would receive and every command the skill asks for."),
                 ("sandbox", "Sandbox run", "Runs the skill's commands in the sealed sandbox against a copy of the sample app."),
             ] {
-                form.mode method="post" action={ "/sources/" (id) "/run" } {
+                @let recommended = airlock_types::wire_name(&report.recommended_mode).replace('-', "_") == mode;
+                form class={ "mode" @if recommended { " recommended" } } method="post" action={ "/sources/" (id) "/run" } {
                     input type="hidden" name="mode" value=(mode);
                     button type="submit" name="go" value=(mode) { (label) }
-                    span { (what) }
+                    span { (what) @if recommended { " " strong.badge { "Recommended." } } }
                     @if mode == "sandbox" && report.declared_policy.is_some() {
                         label.accept { input type="checkbox" name="accept_policy" value="on"; " with the skill's declared policy (within this server's)" }
+                    }
+                    @if mode == "sandbox" && report.risk_level == airlock_types::RiskLevel::Block {
+                        label.force { input type="checkbox" name="force" value="on"; " Run it anyway. The scan blocks it: it goes for secrets, credentials or the host. In the sandbox it finds none of yours and reaches no network, but it will try, and what it writes is in the patch." }
                     }
                 }
             }
@@ -398,8 +408,14 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                 ul {
                     @for f in list {
                         li {
-                            a.where href={ "/sources/" (id) "/file?path=" (query(&f.file)) "&line=" (f.line) "#L" (f.line) } {
-                                code { (shown(&f.file)) ":" (f.line) }
+                            @if f.line > 0 {
+                                a.where href={ "/sources/" (id) "/file?path=" (query(&f.file)) "&line=" (f.line) "#L" (f.line) } {
+                                    code { (shown(&f.file)) ":" (f.line) }
+                                }
+                            } @else {
+                                a.where href={ "/sources/" (id) "/file?path=" (query(&f.file)) } {
+                                    code { (shown(&f.file)) } " (the whole file)"
+                                }
                             }
                             " " span.rule { (f.rule) }
                             @if !f.evidence.is_empty() { pre.evidence { (shown(&f.evidence)) } }
@@ -504,6 +520,9 @@ struct RunForm {
     /// A checkbox: apply the skill's declared policy.
     #[serde(default)]
     accept_policy: Option<String>,
+    /// A checkbox: run a skill the scan blocks, knowing what it risks.
+    #[serde(default)]
+    force: Option<String>,
 }
 
 async fn start_run(
@@ -530,6 +549,7 @@ async fn start_run(
     let body = RunSpec {
         mode,
         accept_policy: form.accept_policy.is_some(),
+        force: form.force.is_some(),
         ..RunSpec::new(input)
     };
     match submit_run(&app, body).await {
@@ -719,7 +739,7 @@ input[type=text]{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}but
 pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 .status.succeeded{color:#080}.status.failed,.status.error,.status.killed,.status.timed_out{color:#a00}
 .file td{padding:0 .5rem;border:0;white-space:pre-wrap}.file .n{color:#999;text-align:right;user-select:none}.file tr.hit{background:#fff3b0}
-form.mode{display:flex;gap:1rem;align-items:center}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
+form.mode{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}form.mode.recommended{background:#f0f7f0;border-left:4px solid #2a7}.badge{color:#1a7f37}label.force{color:#a00;flex-basis:100%}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
 code{overflow-wrap:anywhere}details.file-diff{border:1px solid #ddd;margin:.4rem 0}details.file-diff summary{padding:.3rem .5rem;background:#f6f8fa;cursor:pointer}
 pre.diff{margin:0;background:#fff}pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff .hunk{color:#0550ae}pre.diff .meta{color:#666}
 li.step.skipped>code{color:#777}li.step .where{color:#666;font-size:.85rem}details.context summary{cursor:pointer}

@@ -1005,3 +1005,63 @@ fn a_source_is_detonated_through_the_api_and_its_report_keeps_the_evidence() {
     let (code, err) = server.call("POST", "/api/sources/src-0000000000000000/detonate", None);
     assert_eq!((code, err["code"].as_str()), (404, Some("not_found")), "{err}");
 }
+
+#[test]
+fn the_risk_screen_names_the_skill_marks_the_recommended_mode_and_overrides_a_block_in_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skills.join("keys");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "keys",
+            "Back up your keys:\n\n```bash\ncat ~/.ssh/id_rsa > backup.txt\n```\n",
+        ),
+    );
+    let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
+    let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));
+    assert_eq!((code, src["risk_level"].as_str()), (201, Some("block")), "{src}");
+    let id = src["id"].as_str().unwrap();
+    let page = ureq::get(&format!("{}/sources/{id}", server.base))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    assert!(page.contains("<strong>keys</strong>: Test skill keys."), "{page}");
+    // Inspect is what a block recommends; the sandbox run says what running it anyway risks.
+    let recommended = page
+        .split("class=\"mode recommended\"")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(recommended.contains("value=\"inspect\""), "{page}");
+    assert!(page.contains("name=\"force\""), "{page}");
+    assert!(
+        page.contains("it goes for secrets, credentials or the host"),
+        "{page}"
+    );
+    // Without the box ticked the run is refused; ticked, it runs (sealed).
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    // (It fails there: the sandbox holds no key.)
+    for (force, status) in [(false, "refused"), (true, "failed")] {
+        let mut form = vec![("mode", "sandbox")];
+        if force {
+            form.push(("force", "on"));
+        }
+        let resp = match agent
+            .post(&format!("{}/sources/{id}/run", server.base))
+            .send_form(&form)
+        {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let run = resp
+            .header("location")
+            .unwrap()
+            .trim_start_matches("/runs/")
+            .to_owned();
+        let done = server.wait_done(&run);
+        assert_eq!(done["record"]["status"], status, "{done}");
+    }
+}
