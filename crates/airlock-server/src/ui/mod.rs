@@ -716,14 +716,62 @@ document.addEventListener("DOMContentLoaded", () => {
   if (!run) return;
   const list = document.getElementById("live");
   const state = document.getElementById("state");
-  const add = (text) => { const li = document.createElement("li"); li.textContent = text; list.appendChild(li); };
+  const said = { queued: "waiting for a free slot", running: "running in the sandbox", cancelling: "stopping",
+    cancelled: "cancelled", error: "could not run" };
+  const add = (text, cls) => {
+    const li = document.createElement("li");
+    li.textContent = text;
+    if (cls) li.className = cls;
+    list.appendChild(li);
+    return li;
+  };
+  const cut = (text, n) => (text.length > n ? text.slice(0, n) + "…" : text);
+  // The system's own files (libraries, locales, caches) in one line that counts them.
+  const system = /^\/(usr|lib|lib64|etc|proc|sys|dev|bin|sbin)\//;
+  let folded = null, foldedCount = 0;
+  const programs = {};
+  const words = (ev) => {
+    switch (ev.kind) {
+      case "exec": {
+        const line = cut((ev.argv || [ev.path]).join(" "), 200);
+        programs[ev.pid] = line;
+        return ["ran " + line, "exec"];
+      }
+      case "exit": {
+        const what = programs[ev.pid];
+        return what ? [cut(what, 80) + " ended: exit " + ev.exit_code, ev.exit_code === 0 ? "exit ok" : "exit bad"] : null;
+      }
+      case "file_read":
+      case "file_written": {
+        const path = ev.path || "";
+        if (ev.kind === "file_read" && system.test(path)) {
+          foldedCount += 1;
+          if (!folded) folded = add("", "folded");
+          folded.textContent = "read " + foldedCount + " of the system's own files (libraries, locales)";
+          return null;
+        }
+        return [(ev.kind === "file_read" ? "read " : "wrote ") + cut(path, 200), ev.kind];
+      }
+      case "net": {
+        if (ev.decision === "local") return null;
+        const where = ev.host || ev.destination;
+        const verb = { allowed: "reached", denied: "was refused", sinkholed: "was caught going to" }[ev.decision] || ev.decision;
+        return ["network: " + verb + " " + where + (ev.reason ? " (" + cut(ev.reason, 120) + ")" : ""), "net " + ev.decision];
+      }
+      default:
+        return null;
+    }
+  };
   const events = new EventSource("/api/runs/" + encodeURIComponent(run.dataset.run) + "/events");
-  events.addEventListener("state", (e) => { const d = JSON.parse(e.data); state.textContent = d.state; state.className = "status " + d.state; });
-  events.addEventListener("phase", (e) => { const d = JSON.parse(e.data); add(d.phase + (d.message ? ": " + d.message : "")); });
+  events.addEventListener("state", (e) => {
+    const d = JSON.parse(e.data);
+    state.textContent = said[d.state] || d.state;
+    state.className = "status " + d.state;
+  });
+  events.addEventListener("phase", (e) => { const d = JSON.parse(e.data); add(d.phase + (d.message ? ": " + d.message : ""), "phase"); });
   events.addEventListener("sandbox", (e) => {
-    const ev = JSON.parse(e.data).event || {};
-    const kind = ev.kind || Object.keys(ev)[0] || "event";
-    add(kind + " " + JSON.stringify(ev).slice(0, 300));
+    const w = words(JSON.parse(e.data).event || {});
+    if (w) add(w[0], w[1]);
   });
   events.addEventListener("end", () => { events.close(); window.location.reload(); });
 });
@@ -742,6 +790,7 @@ pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-b
 form.mode{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}form.mode.recommended{background:#f0f7f0;border-left:4px solid #2a7}.badge{color:#1a7f37}label.force{color:#a00;flex-basis:100%}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
 code{overflow-wrap:anywhere}details.file-diff{border:1px solid #ddd;margin:.4rem 0}details.file-diff summary{padding:.3rem .5rem;background:#f6f8fa;cursor:pointer}
 pre.diff{margin:0;background:#fff}pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff .hunk{color:#0550ae}pre.diff .meta{color:#666}
+#live li.exec{font-family:monospace}#live li.phase{color:#555}#live li.folded{color:#777;font-style:italic}#live li.exit.bad,#live li.net.denied{color:#a00}
 li.step.skipped>code{color:#777}li.step .where{color:#666;font-size:.85rem}details.context summary{cursor:pointer}
 summary .add{color:#1a7f37}summary .del{color:#cf222e}summary .kind{color:#666;font-style:italic}
 ";

@@ -282,6 +282,31 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         .click()
         .await
         .unwrap();
+    // The live page says what the skill does in words, the system's own file reads folded into one line.
+    let t0 = Instant::now();
+    loop {
+        let lines = client.find_all(Locator::Css("#live li.exec")).await.unwrap();
+        let mut texts = Vec::new();
+        for l in &lines {
+            texts.push(l.text().await.unwrap_or_default());
+        }
+        if texts.iter().any(|t| t.starts_with("ran sleep 50")) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no `ran sleep 50` line: {texts:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        client
+            .find_all(Locator::Css("#live li.folded"))
+            .await
+            .unwrap()
+            .len()
+            <= 1
+    );
     el(&client, "#cancel button").await.click().await.unwrap();
     finished(&client).await;
     let state = text(&client, "#state").await;
