@@ -326,10 +326,10 @@ fn absolute(cwd: &str, path: &str) -> String {
 /// Joins what the scan said with what was observed.
 pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     let mut out = vec![format!(
-        "The scan rated this skill {} ({}) with {} finding(s).",
+        "The scan rated this skill {} ({}) with {}.",
         report.risk_level,
         airlock_types::wire_name(&report.classification),
-        report.findings.len()
+        airlock_types::display::count(report.findings.len(), "finding")
     )];
     match run.mode {
         RunMode::Inspect => out.push("Nothing was executed (inspect).".into()),
@@ -577,10 +577,11 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
             && run.steps.iter().any(|s| s.command == e.argv[2])
     };
     out.push(format!(
-        "It ran {} program(s) and ended {} (exit {}).",
-        run.timeline.iter().filter(|e| !wrapper(e)).count(),
+        "It ran {} and ended {} ({}).",
+        airlock_types::display::count(run.timeline.iter().filter(|e| !wrapper(e)).count(), "program"),
         airlock_types::wire_name(&run.status),
-        run.exit_code.map_or("none".into(), |c| c.to_string())
+        run.exit_code
+            .map_or("with no exit code of its own".into(), |c| format!("exit {c}"))
     ));
     out
 }

@@ -79,3 +79,12 @@ mod tests {
         assert_eq!(line("plain ünïcode ✓"), "plain ünïcode ✓");
     }
 }
+
+/// `1 finding`, `2 findings`: a count with its noun (which takes an `s` for more than one).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -72,7 +72,7 @@ pub(super) fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
         }
         @if run.mode == airlock_types::RunMode::Sandbox && run.status != airlock_types::RunStatus::Refused {
             section #timeline {
-                h2 { "Commands (" (run.timeline.len()) ")" }
+                h2 { "Programs started (" (run.timeline.len()) ", the steps' own shells included)" }
                 ol { @for e in &run.timeline { li {
                     span.t { (e.t_ms) " ms" } " " code { (shown(&e.path)) } " "
                     @for a in e.argv.iter().skip(1) { code.arg { (shown(a)) } " " }
@@ -81,9 +81,22 @@ pub(super) fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
             }
             section #network {
                 h2 { "Network attempts (" (run.network.len()) ")" }
+                @if run.network.is_empty() { p { "None." } }
                 ul { @for n in &run.network { li class={ "net " (airlock_types::wire_name(&n.decision)) } {
-                    (airlock_types::wire_name(&n.decision)) " " (shown(&n.protocol)) " " (shown(&n.destination)) " — " (shown(&n.reason))
-                    @if let Some(via) = &n.via { " (through " (shown(via)) ")" }
+                    @if n.protocol == "dns" && n.host.is_none() {
+                        "a name lookup: the run has no network, so nothing answered and no name was sent anywhere"
+                    } @else {
+                        (airlock_types::wire_name(&n.decision)) " " (shown(&n.protocol)) " "
+                        strong { (shown(n.host.as_deref().unwrap_or(&n.destination))) }
+                        @if n.host.is_some() { " (" (shown(&n.destination)) ")" }
+                        " — " (shown(&n.reason))
+                        @if let Some(via) = &n.via { " (through " (shown(via)) ")" }
+                        @if let Some(c) = &n.catch {
+                            br; span.note { "caught: " (shown(c.request.as_deref().unwrap_or(&c.kind))) ", " (n.bytes_up) " bytes"
+                                @if !c.canaries.is_empty() { ", carrying " (shown(&c.canaries.join(", "))) }
+                                @if c.shell { ", a remote shell answered" } }
+                        }
+                    }
                 } } }
             }
             section #changes {
@@ -100,8 +113,16 @@ pub(super) fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                 } @else { p #diff { "(no changes)" } }
             }
             section #files {
+                @let (system, own): (Vec<_>, Vec<_>) = run.files_read.iter().partition(|f| system_file(&f.path));
                 h2 { "Files read (" (run.files_read.len()) ")" }
-                ul.compact { @for f in &run.files_read { li { code { (shown(&f.path)) } } } }
+                @if own.is_empty() { p { "None of the project's or the skill's." } }
+                ul.compact { @for f in &own { li { code { (shown(&f.path)) } } } }
+                @if !system.is_empty() {
+                    details.system {
+                        summary { "and " (system.len()) " of the system's own (libraries, locales, configuration)" }
+                        ul.compact { @for f in &system { li { code { (shown(&f.path)) } } } }
+                    }
+                }
                 h2 { "Installs (" (run.installs.len()) ")" }
                 ul { @for i in &run.installs { li { (i.manager) " " code { (shown(&i.argv.join(" "))) } } } }
                 @if let Some(l) = &run.limits {
@@ -167,4 +188,13 @@ fn plan_view(run: &SkillRun, plan: &airlock_types::Plan) -> Markup {
             }
         }
     }
+}
+
+/// A file of the system's own (a library, a locale, the loader's cache), not the project's or the skill's.
+fn system_file(path: &str) -> bool {
+    [
+        "/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/sys/", "/dev/", "/bin/", "/sbin/",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p))
 }

@@ -780,7 +780,7 @@ fn a_failed_run_says_why_on_screen() {
         "| ModuleNotFoundError: No module named 'pypdf_not_installed_here'",
         "export r",
         "--output",
-        "It ran 1 program(s)",
+        "It ran 1 program and ended",
     ] {
         assert!(r.stdout.contains(words), "`{words}` not in {}", r.stdout);
     }
