@@ -61,6 +61,15 @@ pub fn block(text: &str) -> String {
     out
 }
 
+/// `1 finding`, `2 findings`: a count with its noun (which takes an `s` for more than one).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,14 +86,5 @@ mod tests {
         assert_eq!(line("a\\u{0a}b"), "a\\\\u{0a}b");
         assert_eq!(block("one\r\ntwo\n"), "one\\u{000d}\ntwo\n");
         assert_eq!(line("plain ünïcode ✓"), "plain ünïcode ✓");
-    }
-}
-
-/// `1 finding`, `2 findings`: a count with its noun (which takes an `s` for more than one).
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
