@@ -52,6 +52,14 @@ pub(crate) fn routes() -> Router<Shared> {
             get(|| async { asset("text/javascript", APP_JS) }),
         )
         .route("/static/app.css", get(|| async { asset("text/css", APP_CSS) }))
+        .route(
+            "/static/favicon.svg",
+            get(|| async { asset("image/svg+xml", FAVICON) }),
+        )
+        .route(
+            "/favicon.ico",
+            get(|| async { Redirect::permanent("/static/favicon.svg") }),
+        )
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -75,6 +83,7 @@ fn page(title: &str, body: Markup) -> Response {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · airlock" }
                 link rel="stylesheet" href="/static/app.css";
+                link rel="icon" href="/static/favicon.svg" type="image/svg+xml";
                 script src="/static/app.js" defer {}
             }
             body {
@@ -212,7 +221,7 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
                                 td { a href={ "/runs/" (r.id) } { (r.id) } }
                                 td class={ "status " (r.status) } { (r.status) }
                                 td { (r.mode) }
-                                td { (r.started_at) }
+                                td { (when(&r.started_at)) }
                                 td { (shown(&r.source)) }
                             }
                         }
@@ -235,10 +244,39 @@ struct ImportForm {
 }
 
 async fn import(AxState(app): AxState<Shared>, Form(form): Form<ImportForm>) -> Response {
-    let result = blocking(move || import_and_store(&app, form.url.trim())).await;
+    let url = form.url.trim().to_owned();
+    let given = url.clone();
+    let result = blocking(move || import_and_store(&app, &given)).await;
     match result {
         Ok(view) => Redirect::to(&format!("/sources/{}", view.id)).into_response(),
-        Err(e) => error_page(&e),
+        // The form again, with what was typed, under the reason.
+        Err(e) => {
+            let mut r = page(
+                "Import",
+                html! {
+                    section.error {
+                        h1 { "That did not import" }
+                        p { (shown(&e.body.message)) }
+                        form method="post" action="/import" {
+                            label for="url" { "GitHub URL, git URL or (where the operator allows) a folder" }
+                            input #url type="text" name="url" required value=(url);
+                            button type="submit" { "Import and scan" }
+                        }
+                        p { a href="/" { "Back" } }
+                    }
+                },
+            );
+            *r.status_mut() = e.status;
+            r
+        }
+    }
+}
+
+/// A stored time, to the second (`2026-11-25 03:47:37 UTC`).
+fn when(rfc3339: &str) -> String {
+    match (rfc3339.get(..10), rfc3339.get(11..19)) {
+        (Some(day), Some(time)) => format!("{day} {time} UTC"),
+        _ => rfc3339.to_owned(),
     }
 }
 
@@ -672,9 +710,26 @@ async fn cancel(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> 
     }
 }
 
-async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+#[derive(Deserialize)]
+struct DiscardForm {
+    /// The box that says what discarding does, ticked.
+    #[serde(default)]
+    confirm: Option<String>,
+}
+
+async fn discard(
+    AxState(app): AxState<Shared>,
+    UrlPath(id): UrlPath<String>,
+    Form(form): Form<DiscardForm>,
+) -> Response {
     if let Err(e) = check_id(&id) {
         return error_page(&e);
+    }
+    if form.confirm.as_deref() != Some("on") {
+        return error_page(&ApiError::bad(
+            "not_confirmed",
+            "tick the box that says the run's record, patch and outputs are deleted now",
+        ));
     }
     if app.live(&id).is_some_and(|l| !l.state().is_over()) {
         return error_page(&ApiError::new(
@@ -693,6 +748,9 @@ async fn discard(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) ->
         Err(e) => error_page(&e),
     }
 }
+
+/// An airlock: a door in a wall.
+const FAVICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><rect x='1' y='1' width='14' height='14' rx='3' fill='#4a7bb7'/><rect x='5' y='4' width='6' height='9' rx='1' fill='#fff'/></svg>";
 
 /// Live updates: follows the run's events and reloads the page when it ends. Text is added with `textContent`.
 const APP_JS: &str = r#""use strict";

@@ -64,7 +64,10 @@ pub(super) fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
                     a.download href={ "/api/runs/" (run.run_id) "/artifacts/" (a.id) } { "download " (a.kind) } " "
                 }
                 a.download href={ "/api/runs/" (run.run_id) "/bundle" } { "download bundle" } " "
-                form.inline method="post" action={ "/runs/" (run.run_id) "/discard" } { button type="submit" { "Discard this run" } }
+                form.inline #discard method="post" action={ "/runs/" (run.run_id) "/discard" } {
+                    label { input type="checkbox" name="confirm" value="on" required; " delete its record, patch and outputs now" }
+                    " " button type="submit" { "Discard this run" }
+                }
             }
         }
         @if let Some(plan) = &run.plan {

@@ -1065,3 +1065,45 @@ fn the_risk_screen_names_the_skill_marks_the_recommended_mode_and_overrides_a_bl
         assert_eq!(done["record"]["status"], status, "{done}");
     }
 }
+
+#[test]
+fn the_pages_keep_what_was_typed_ask_before_discarding_and_have_an_icon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "noter", "echo note > NOTES.md\n");
+    let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let post = |path: &str, form: &[(&str, &str)]| match agent
+        .post(&format!("{}{path}", server.base))
+        .send_form(form)
+    {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{e}"),
+    };
+    // A failed import shows the form again with what was typed.
+    let typed = "/nowhere/<b>skill</b>";
+    let r = post("/import", &[("url", typed)]);
+    assert!(r.status() >= 400);
+    let page = r.into_string().unwrap();
+    assert!(
+        page.contains("value=\"/nowhere/&lt;b&gt;skill&lt;/b&gt;\""),
+        "{page}"
+    );
+    // Discarding asks for the box to be ticked.
+    let run = server.queue(json!({"source": dir.display().to_string()}));
+    server.wait_done(&run);
+    let r = post(&format!("/runs/{run}/discard"), &[]);
+    assert_eq!(r.status(), 400);
+    assert_eq!(server.call("GET", &format!("/api/runs/{run}"), None).0, 200);
+    let r = post(&format!("/runs/{run}/discard"), &[("confirm", "on")]);
+    assert_eq!(r.status(), 303, "{:?}", r.into_string());
+    assert_eq!(server.call("GET", &format!("/api/runs/{run}"), None).0, 404);
+    // Times to the second; an icon.
+    let home = ureq::get(&server.base).call().unwrap().into_string().unwrap();
+    assert!(home.contains("rel=\"icon\""), "{home}");
+    let icon = ureq::get(&format!("{}/static/favicon.svg", server.base))
+        .call()
+        .unwrap();
+    assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
+}
