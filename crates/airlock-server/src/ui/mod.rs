@@ -439,6 +439,25 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                 }
             }
         }
+        section #skill-files {
+            h2 { "Files (" (report.inventory.files.len()) ")" }
+            table {
+                tr { th { "file" } th { "kind" } th { "bytes" } th { "findings" } }
+                @for f in &report.inventory.files {
+                    @let n = report.findings.iter().filter(|x| x.file == f.path).count();
+                    tr {
+                        td { @if matches!(f.kind, airlock_types::FileKind::Binary | airlock_types::FileKind::Symlink) || f.size > FILE_VIEW_LIMIT {
+                                code { (shown(&f.path)) } @if let Some(t) = &f.link_target { " → " code { (shown(t)) } }
+                            } @else {
+                                a href={ "/sources/" (id) "/file?path=" (query(&f.path)) } { code { (shown(&f.path)) } }
+                            } }
+                        td { (airlock_types::wire_name(&f.kind)) }
+                        td { (f.size) }
+                        td { @if n > 0 { (n) } }
+                    }
+                }
+            }
+        }
         section #findings {
             h2 { "Findings (" (report.findings.len()) ")" }
             @for (sev, list) in &by_severity {
@@ -524,10 +543,16 @@ async fn file_page(
         let spec = app.settings_parse(&input)?;
         let imported = airlock_run::import(&spec, app.settings())?;
         let bytes = fs_err::read(imported.staged.root.join(&entry.path)).map_err(|_| not_found("file"))?;
-        Ok((source, String::from_utf8_lossy(&bytes).into_owned()))
+        let findings: Vec<Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.file == path)
+            .cloned()
+            .collect();
+        Ok((source, String::from_utf8_lossy(&bytes).into_owned(), findings))
     })
     .await;
-    let (source, text) = match loaded {
+    let (source, text, findings) = match loaded {
         Ok(x) => x,
         Err(e) => return error_page(&e),
     };
@@ -540,11 +565,17 @@ async fn file_page(
         html! {
             h1 { code { (shown(&q.path)) } }
             p.note { "At " (shown(&commit)) ", as airlock imported it. Shown as text; nothing in it is run or rendered." }
+            @let whole: Vec<&Finding> = findings.iter().filter(|f| f.line == 0).collect();
+            @if !whole.is_empty() {
+                ul.whole { @for f in whole { li class={ "sev " (f.severity.as_str()) } { (f.severity.as_str().to_uppercase()) " " span.rule { (f.rule) } ": " (shown(&f.message)) } } }
+            }
             table.file {
                 @for (i, l) in text.lines().enumerate() {
                     @let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                    tr id={ "L" (n) } class=[(Some(n) == q.line).then_some("hit")] {
-                        td.n { (n) } td { code { (shown(l)) } }
+                    @let here: Vec<&Finding> = findings.iter().filter(|f| f.line == n).collect();
+                    tr id={ "L" (n) } class={ @if Some(n) == q.line { "hit " } @if !here.is_empty() { "finding" } } {
+                        td.n { (n) } td { code { (shown(l)) }
+                            @for f in &here { div class={ "mark sev " (f.severity.as_str()) } { (f.severity.as_str().to_uppercase()) " " (f.rule) ": " (shown(&f.message)) } } }
                     }
                 }
             }
@@ -844,7 +875,7 @@ input[type=text]{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}but
 .level.block,.sev.critical{color:#a00}.level.high,.sev.high{color:#c50}.level.medium,.sev.medium{color:#a80}.level.low{color:#080}
 pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 .status.succeeded{color:#080}.status.failed,.status.error,.status.killed,.status.timed_out{color:#a00}
-.file td{padding:0 .5rem;border:0;white-space:pre-wrap}.file .n{color:#999;text-align:right;user-select:none}.file tr.hit{background:#fff3b0}
+.file td{padding:0 .5rem;border:0;white-space:pre-wrap}.file tr.finding{background:#fdf0e6}.file .mark{font:12px system-ui,sans-serif;color:#a00;padding:.1rem 0}.file .n{color:#999;text-align:right;user-select:none}.file tr.hit{background:#fff3b0}
 form.mode{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}form.mode.recommended{background:#f0f7f0;border-left:4px solid #2a7}.badge{color:#1a7f37}label.force{color:#a00;flex-basis:100%}form.inline{display:inline}.net.denied{color:#a00}ul.compact{columns:2;font-size:.85rem}
 code{overflow-wrap:anywhere}details.file-diff{border:1px solid #ddd;margin:.4rem 0}details.file-diff summary{padding:.3rem .5rem;background:#f6f8fa;cursor:pointer}
 pre.diff{margin:0;background:#fff}pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff .hunk{color:#0550ae}pre.diff .meta{color:#666}

@@ -218,6 +218,13 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         "{pin}"
     );
     assert_eq!(client.find_all(Locator::Css("form.mode")).await.unwrap().len(), 3);
+    // Every file of the skill can be opened from the risk screen.
+    let files = text(&client, "#skill-files").await;
+    assert!(files.contains("SKILL.md"), "{files}");
+    assert!(client
+        .find(Locator::Css("#skill-files a[href*='path=SKILL.md']"))
+        .await
+        .is_ok());
     shot(&client, "2-risk").await;
 
     // A sandbox run, followed live to its end.
@@ -340,6 +347,9 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     let finding = el(&client, "#findings a.where[href*='#L']").await;
     finding.click().await.unwrap();
     el(&client, "table.file tr.hit").await;
+    // Every line with a finding is marked with it.
+    let mark = text(&client, "table.file tr.finding .mark").await;
+    assert!(mark.contains(": "), "{mark}");
     assert!(!pwned(&client).await, "a script ran on the file view");
     client.back().await.unwrap();
     el(&client, "button[value='sandbox']")
