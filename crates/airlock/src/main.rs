@@ -38,8 +38,10 @@ enum Command {
     Runs(commands::runs::RunsArgs),
     /// Show a stored run: summary, timeline, files, diff, network.
     Show(commands::runs::ShowArgs),
-    /// Export a run's patch, output or a sanitized bundle.
+    /// Export a run's patch, output, a sanitized bundle or a signed statement of it.
     Export(commands::runs::ExportArgs),
+    /// Check a signed statement of a scan or a run against a key, the skill and the stored record.
+    Verify(commands::verify::VerifyArgs),
     /// Delete a stored run now.
     Discard(commands::runs::DiscardArgs),
     /// Delete expired runs, reports and files.
@@ -140,6 +142,7 @@ fn main() -> ExitCode {
         Command::Trusted(args) => commands::trust::trusted(&args),
         Command::Untrust(args) => commands::trust::untrust(&args),
         Command::Doctor { json } => commands::exec::doctor(json),
+        Command::Verify(args) => commands::verify::verify(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

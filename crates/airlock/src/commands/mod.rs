@@ -10,3 +10,4 @@ pub mod runs;
 pub mod scan;
 pub mod serve;
 pub mod trust;
+pub mod verify;

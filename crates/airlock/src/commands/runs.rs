@@ -68,7 +68,7 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["patch", "output", "bundle"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["patch", "output", "bundle", "attestation"])))]
 pub struct ExportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
@@ -93,6 +93,10 @@ pub struct ExportArgs {
     /// the risk report and the run record.
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,
+    /// Write a signed statement of the run (in-toto v1 in a DSSE envelope, signed with this data folder's key):
+    /// the skill, the policy in force, what was observed, the verdict and the digest of the stored record.
+    #[arg(long, value_name = "FILE")]
+    pub attestation: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -472,6 +476,14 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
             }
         }
         eprintln!("wrote {}", escape(&file.display().to_string()));
+    }
+    if let Some(file) = &args.attestation {
+        if remote.is_some() {
+            anyhow::bail!("--attestation signs with this machine's key a run stored here; it does not go through --server");
+        }
+        let keys = airlock_attest::Keys::load_or_create(&data_dir(args.store.data_dir.as_ref())?)?;
+        fs_err::write(file, keys.sign(&airlock_attest::run_statement(&run))?)?;
+        super::verify::signed(file, &keys);
     }
     Ok(exit::OK)
 }

@@ -65,6 +65,10 @@ pub struct ScanArgs {
     /// a sinkhole network, and report what touched a secret and what would have left as findings.
     #[arg(long)]
     pub detonate: bool,
+    /// Write a signed statement of the scan (in-toto v1 in a DSSE envelope, signed with this data folder's key):
+    /// the skill's digest and commit, the level, the classification and the digest of the findings.
+    #[arg(long, value_name = "FILE")]
+    pub attest: Option<PathBuf>,
     /// Time the detonation may take, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "detonate")]
     pub detonate_timeout: u64,
@@ -162,6 +166,11 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         });
         report.findings.splice(0..0, found);
     }
+    if let Some(file) = &args.attest {
+        let keys = airlock_attest::Keys::load_or_create(&args.source.import_settings()?.data_dir)?;
+        fs_err::write(file, keys.sign(&airlock_attest::scan_statement(&report))?)?;
+        super::verify::signed(file, &keys);
+    }
     let format = if args.source.json {
         Format::Json
     } else {
@@ -182,8 +191,10 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
 /// `scan --server`: the server imports (an upload, for a local folder), pins and scans; the report prints as a
 /// local one does.
 fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
-    if args.runtime || args.detonate {
-        anyhow::bail!("--runtime and --detonate run on this machine; they do not go through --server");
+    if args.runtime || args.detonate || args.attest.is_some() {
+        anyhow::bail!(
+            "--runtime, --detonate and --attest work on this machine; they do not go through --server"
+        );
     }
     let source = remote.source(&args.source.source)?;
     let view = remote.post("/api/sources", &json!({ "url": source }))?;

@@ -1,4 +1,5 @@
 mod agents;
+mod attest;
 mod browser;
 mod detonate;
 mod egress;

@@ -1,0 +1,312 @@
+//! What airlock saw, signed so that anyone holding the public key can check it later: an in-toto Statement (v1)
+//! whose subject is the skill (its tree digest, and its commit when there is one) and whose predicate is the scan's
+//! verdict or the run's, in a DSSE envelope signed with an ed25519 key made on first use in the data folder
+//! (`keys/attest.ed25519`, mode 0600). A run's statement carries the SHA-256 of its stored record, so a record edited
+//! afterwards no longer matches what was signed.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest as _, Sha256};
+
+use airlock_types::{ScanReport, SkillRun, SkillSource};
+
+/// The envelope's payload type for an in-toto statement.
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// What a scan's predicate says.
+pub const SCAN_PREDICATE: &str = "urn:airlock:predicate:scan:v1";
+/// What a run's predicate says.
+pub const RUN_PREDICATE: &str = "urn:airlock:predicate:run:v1";
+
+#[derive(Debug, thiserror::Error)]
+pub enum AttestError {
+    #[error("the signing key {path}: {why}")]
+    Key { path: String, why: String },
+    #[error("not a signed statement: {0}")]
+    Envelope(String),
+    #[error("the signature does not hold for this key: {0}")]
+    Signature(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The data folder's signing key.
+pub struct Keys {
+    signer: dsse::Ed25519Signer,
+    public: [u8; 32],
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Keys({})", self.key_id())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// SHA-256 of bytes, in hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+impl Keys {
+    /// Where a data folder keeps its key.
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join("keys").join("attest.ed25519")
+    }
+
+    /// The data folder's key, made (and kept, mode 0600) on first use.
+    pub fn load_or_create(data_dir: &Path) -> Result<Self, AttestError> {
+        let path = Self::path(data_dir);
+        let err = |why: String| AttestError::Key {
+            path: path.display().to_string(),
+            why,
+        };
+        let seed = match fs_err::read_to_string(&path) {
+            Ok(text) => unhex(&text)
+                .filter(|s| s.len() == 32)
+                .ok_or_else(|| err("not 64 hex digits".into()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut seed = vec![0u8; 32];
+                getrandom::fill(&mut seed).map_err(|e| err(e.to_string()))?;
+                if let Some(dir) = path.parent() {
+                    fs_err::create_dir_all(dir)?;
+                }
+                // Created with its mode, never readable by others for an instant.
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode_0600()
+                    .open(&path)
+                    .map_err(|e| err(e.to_string()))?;
+                file.write_all(hex(&seed).as_bytes())?;
+                seed
+            }
+            Err(e) => return Err(err(e.to_string())),
+        };
+        Self::from_seed(&seed).map_err(err)
+    }
+
+    fn from_seed(seed: &[u8]) -> Result<Self, String> {
+        let arr: [u8; 32] = seed.try_into().map_err(|_| "not 32 bytes".to_owned())?;
+        let public = ed25519_dalek::SigningKey::from_bytes(&arr)
+            .verifying_key()
+            .to_bytes();
+        let signer = dsse::Ed25519Signer::from_bytes(seed)
+            .map_err(|e| e.to_string())?
+            .with_key_id(key_id(&public));
+        Ok(Self { signer, public })
+    }
+
+    /// The public key, in hex: what `airlock verify --key` takes.
+    pub fn public_hex(&self) -> String {
+        hex(&self.public)
+    }
+
+    pub fn key_id(&self) -> String {
+        key_id(&self.public)
+    }
+
+    /// A DSSE envelope (JSON) over the statement.
+    pub fn sign(&self, statement: &Value) -> Result<Vec<u8>, AttestError> {
+        let payload = serde_json::to_vec(statement).map_err(|e| AttestError::Envelope(e.to_string()))?;
+        let envelope = dsse::sign(PAYLOAD_TYPE, &payload, &self.signer)
+            .map_err(|e| AttestError::Envelope(e.to_string()))?;
+        let mut out = envelope
+            .to_json()
+            .map_err(|e| AttestError::Envelope(e.to_string()))?;
+        out.push(b'\n');
+        Ok(out)
+    }
+}
+
+trait CreateMode {
+    fn mode_0600(&mut self) -> &mut Self;
+}
+
+impl CreateMode for std::fs::OpenOptions {
+    fn mode_0600(&mut self) -> &mut Self {
+        std::os::unix::fs::OpenOptionsExt::mode(self, 0o600)
+    }
+}
+
+/// A key's id: the first 16 hex digits of the SHA-256 of its public key.
+fn key_id(public: &[u8; 32]) -> String {
+    format!("ed25519:{}", &sha256(public)[..16])
+}
+
+/// A public key given as 64 hex digits (or a file holding them).
+pub fn public_key(text_or_file: &str) -> Result<[u8; 32], AttestError> {
+    let text = if Path::new(text_or_file).is_file() {
+        fs_err::read_to_string(text_or_file)?
+    } else {
+        text_or_file.to_owned()
+    };
+    unhex(&text)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| AttestError::Key {
+            path: text_or_file.chars().take(80).collect(),
+            why: "a public key is 64 hex digits".into(),
+        })
+}
+
+/// The statement of a checked envelope: its signature held for `public`.
+pub fn verify(envelope: &[u8], public: &[u8; 32]) -> Result<Statement, AttestError> {
+    let envelope = dsse::Envelope::from_json(envelope).map_err(|e| AttestError::Envelope(e.to_string()))?;
+    let verifier =
+        dsse::Ed25519Verifier::from_bytes(public).map_err(|e| AttestError::Signature(e.to_string()))?;
+    let verified =
+        dsse::verify(&envelope, &[&verifier], 1).map_err(|e| AttestError::Signature(e.to_string()))?;
+    if verified.payload_type != PAYLOAD_TYPE {
+        return Err(AttestError::Envelope(format!(
+            "payload type {} is not an in-toto statement",
+            verified.payload_type
+        )));
+    }
+    let statement: Statement =
+        serde_json::from_slice(&verified.payload).map_err(|e| AttestError::Envelope(e.to_string()))?;
+    if statement.statement_type != STATEMENT_TYPE {
+        return Err(AttestError::Envelope(format!(
+            "statement type {} is not in-toto v1",
+            statement.statement_type
+        )));
+    }
+    Ok(statement)
+}
+
+/// An in-toto statement (v1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    #[serde(rename = "_type")]
+    pub statement_type: String,
+    pub subject: Vec<Subject>,
+    #[serde(rename = "predicateType")]
+    pub predicate_type: String,
+    pub predicate: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subject {
+    pub name: String,
+    /// `sha256` (the skill's tree digest) and `gitCommit` when there is one.
+    pub digest: std::collections::BTreeMap<String, String>,
+}
+
+/// The skill as a subject: its tree digest, and its commit.
+pub fn subject(source: &SkillSource) -> Subject {
+    let mut digest = std::collections::BTreeMap::new();
+    digest.insert(
+        "sha256".to_owned(),
+        source.digest.trim_start_matches("sha256:").to_owned(),
+    );
+    if let Some(c) = &source.commit {
+        digest.insert("gitCommit".to_owned(), c.to_string());
+    }
+    let name = if source.subpath.is_empty() {
+        source.repo_url.clone()
+    } else {
+        format!("{}#{}", source.repo_url, source.subpath)
+    };
+    Subject { name, digest }
+}
+
+/// What a scan said about a skill.
+pub fn scan_statement(report: &ScanReport) -> Value {
+    let findings = serde_json::to_vec(&report.findings).unwrap_or_default();
+    json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [subject(&report.source)],
+        "predicateType": SCAN_PREDICATE,
+        "predicate": {
+            "scanner": {"name": "airlock", "version": env!("CARGO_PKG_VERSION")},
+            "risk_level": report.risk_level,
+            "classification": report.classification,
+            "recommended_mode": report.recommended_mode,
+            "findings": report.findings.len(),
+            "findings_sha256": sha256(&findings),
+            "headline": report.headline,
+            "created_at": report.created_at,
+        },
+    })
+}
+
+/// What a run did: the policy in force, what was observed, the verdict, and the digest of its stored record.
+pub fn run_statement(record: &SkillRun) -> Value {
+    json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [subject(&record.source)],
+        "predicateType": RUN_PREDICATE,
+        "predicate": {
+            "runner": {"name": "airlock", "version": env!("CARGO_PKG_VERSION")},
+            "run_id": record.run_id,
+            "mode": record.mode,
+            "status": record.status,
+            "policy": record.policy,
+            "observed": record.observed,
+            "network": record.network.iter().map(|n| json!({
+                "destination": n.host.clone().unwrap_or_else(|| n.destination.clone()),
+                "decision": n.decision,
+            })).collect::<Vec<_>>(),
+            "installs": record.installs.iter().map(|i| i.argv.join(" ")).collect::<Vec<_>>(),
+            "verdict": record.verdict,
+            "record_sha256": record_digest(record),
+        },
+    })
+}
+
+/// The SHA-256 of a run record as it is stored (its JSON).
+pub fn record_digest(record: &SkillRun) -> String {
+    sha256(&serde_json::to_vec(record).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signed_statement_holds_for_its_key_only_and_not_once_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = Keys::load_or_create(dir.path()).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &fs_err::metadata(Keys::path(dir.path())).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+        // The same key the next time.
+        let again = Keys::load_or_create(dir.path()).unwrap();
+        assert_eq!(again.public_hex(), keys.public_hex());
+
+        let statement = json!({"_type": STATEMENT_TYPE, "subject": [{"name": "s", "digest": {"sha256": "ab"}}],
+            "predicateType": SCAN_PREDICATE, "predicate": {"risk_level": "low"}});
+        let envelope = keys.sign(&statement).unwrap();
+        let public = public_key(&keys.public_hex()).unwrap();
+        let checked = verify(&envelope, &public).unwrap();
+        assert_eq!(checked.predicate["risk_level"], "low");
+
+        let other = Keys::load_or_create(tempfile::tempdir().unwrap().path()).unwrap();
+        assert!(verify(&envelope, &public_key(&other.public_hex()).unwrap()).is_err());
+
+        // The payload changed (`low` to `high` in the signed bytes): the signature no longer holds.
+        let mut env: Value = serde_json::from_slice(&envelope).unwrap();
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let payload = String::from_utf8(b64.decode(env["payload"].as_str().unwrap()).unwrap()).unwrap();
+        env["payload"] = Value::String(b64.encode(payload.replace("low", "high")));
+        assert!(verify(&serde_json::to_vec(&env).unwrap(), &public).is_err());
+    }
+}

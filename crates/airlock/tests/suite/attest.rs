@@ -1,0 +1,105 @@
+//! Signed statements of what airlock saw: `scan --attest` and `export --attestation` write an in-toto statement in a
+//! DSSE envelope signed with the data folder's key; `airlock verify` checks it against the key, the skill and the
+//! stored record, and says when any of them does not hold.
+
+use serde_json::Value;
+
+use super::util::{airlock, skill_md, write};
+
+#[test]
+fn a_signed_scan_and_run_hold_until_the_skill_the_statement_or_the_record_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skill = tmp.path().join("counter");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md("counter", "Count:\n\n```bash\npython3 scripts/count.py\n```\n"),
+    );
+    write(&skill, "scripts/count.py", "print(42)\n");
+    let other = tmp.path().join("other");
+    write(&other, "SKILL.md", &skill_md("other", "Nothing.\n"));
+    let file = |name: &str| tmp.path().join(name).display().to_string();
+    let skill_arg = skill.display().to_string();
+
+    let scan = airlock(&data, &["scan", &skill_arg, "--attest", &file("scan.att")]);
+    assert_eq!(scan.code, 0, "{}", scan.stderr);
+    let key = scan
+        .stderr
+        .split("public key ")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .unwrap()
+        .to_owned();
+    assert_eq!(key.len(), 64, "{}", scan.stderr);
+    let ok = airlock(
+        &data,
+        &[
+            "verify",
+            &file("scan.att"),
+            "--key",
+            &key,
+            "--skill",
+            &skill_arg,
+            "--json",
+        ],
+    );
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    let v = ok.json();
+    assert_eq!(v["holds"], true);
+    assert_eq!(v["statement"]["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(v["statement"]["predicate"]["risk_level"], "medium", "{v}");
+    // Another skill is not the one attested.
+    let wrong = airlock(
+        &data,
+        &[
+            "verify",
+            &file("scan.att"),
+            "--skill",
+            &other.display().to_string(),
+        ],
+    );
+    assert_eq!(wrong.code, 1, "{}", wrong.stdout);
+    assert!(
+        wrong.stdout.contains("is not the skill attested"),
+        "{}",
+        wrong.stdout
+    );
+    // A statement changed after signing (the level lowered) no longer holds.
+    let mut envelope: Value = serde_json::from_slice(&fs_err::read(file("scan.att")).unwrap()).unwrap();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = String::from_utf8(b64.decode(envelope["payload"].as_str().unwrap()).unwrap()).unwrap();
+    envelope["payload"] = Value::String(b64.encode(payload.replace("\"medium\"", "\"low\"")));
+    fs_err::write(file("edited.att"), serde_json::to_vec(&envelope).unwrap()).unwrap();
+    let edited = airlock(&data, &["verify", &file("edited.att")]);
+    assert_eq!(edited.code, 1, "{}", edited.stdout);
+    assert!(edited.stdout.contains("✗ signature"), "{}", edited.stdout);
+    // Nothing to check.
+    assert_eq!(airlock(&data, &["verify", &file("none.att")]).code, 125);
+    assert_eq!(
+        airlock(&data, &["verify", &file("scan.att"), "--key", "00ff"]).code,
+        125
+    );
+
+    // A run: signed, then its stored record altered.
+    let run = airlock(&data, &["run", &skill_arg, "--json"]).json();
+    let id = run["run_id"].as_str().unwrap().to_owned();
+    let export = airlock(&data, &["export", &id, "--attestation", &file("run.att")]);
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let holds = airlock(&data, &["verify", &file("run.att")]);
+    assert_eq!(holds.code, 0, "{}", holds.stdout);
+    assert!(holds.stdout.contains("is the one signed"), "{}", holds.stdout);
+    let mut store = airlock_store::Store::open(&data).unwrap();
+    let (_, record) = store.run(&id).unwrap();
+    let mut record = record.unwrap();
+    record.verdict.push("Nothing happened.".into());
+    store.finish_run(&record).unwrap();
+    let altered = airlock(&data, &["verify", &file("run.att")]);
+    assert_eq!(altered.code, 1, "{}", altered.stdout);
+    assert!(
+        altered.stdout.contains("was changed after it was signed"),
+        "{}",
+        altered.stdout
+    );
+}
