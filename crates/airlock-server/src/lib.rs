@@ -9,6 +9,7 @@
 
 mod access;
 mod api;
+mod attest;
 mod detonate;
 mod diffview;
 pub mod dispatch;

@@ -1107,3 +1107,45 @@ fn the_pages_keep_what_was_typed_ask_before_discarding_and_have_an_icon() {
         .unwrap();
     assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
 }
+
+#[test]
+fn the_api_signs_a_scan_and_a_run_with_a_key_it_shows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skills = tmp.path().join("skills");
+    let dir = skill(&skills, "noter", "echo note > NOTES.md\n");
+    let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
+    let (code, key) = server.call("GET", "/api/attestation/key", None);
+    assert_eq!(code, 200, "{key}");
+    let public = key["public_key"].as_str().unwrap().to_owned();
+    let (_, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));
+    let id = src["id"].as_str().unwrap();
+    let run = server.queue(json!({"source": dir.display().to_string()}));
+    server.wait_done(&run);
+    for (path, what) in [
+        (format!("/api/sources/{id}/attestation"), "A scan: risk medium"),
+        (format!("/api/runs/{run}/attestation"), "ended succeeded"),
+    ] {
+        let (code, envelope) = server.call("GET", &path, None);
+        assert_eq!(code, 200, "{envelope}");
+        assert_eq!(envelope["payloadType"], "application/vnd.in-toto+json");
+        let file = tmp.path().join("statement.json");
+        fs_err::write(&file, serde_json::to_vec(&envelope).unwrap()).unwrap();
+        let client = tmp.path().join("client");
+        let checked = super::util::airlock(
+            &client,
+            &[
+                "verify",
+                file.to_str().unwrap(),
+                "--key",
+                &public,
+                "--skill",
+                dir.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(checked.code, 0, "{}{}", checked.stdout, checked.stderr);
+        assert!(checked.stdout.contains(what), "{}", checked.stdout);
+    }
+    let (code, _) = server.call("GET", "/api/runs/r-none/attestation", None);
+    assert_eq!(code, 404);
+}
