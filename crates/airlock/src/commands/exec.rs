@@ -264,6 +264,20 @@ pub fn doctor(json: bool) -> anyhow::Result<u8> {
             }
             Err(e) => println!("MISSING egress: {}", escape(&e)),
         }
+        // The key statements are signed with (`scan --attest`, `export --attestation`).
+        if let Ok(data) = crate::settings::data_dir(None) {
+            if airlock_attest::Keys::path(&data).is_file() {
+                match airlock_attest::Keys::load_or_create(&data) {
+                    Ok(k) => println!("ok   signing key: {} (public key {})", k.key_id(), k.public_hex()),
+                    Err(e) => println!("MISSING signing key: {}", escape(&e.to_string())),
+                }
+            } else {
+                println!(
+                    "ok   signing key: none yet (made on first use in {})",
+                    escape(&data.display().to_string())
+                );
+            }
+        }
         println!(
             "{}",
             if report.ready {
