@@ -14,6 +14,8 @@ import pytest
 
 from airlock import (
     AirlockError,
+    SkillUntrustedError,
+    verify_skill,
     SkillCallError,
     SkillSandbox,
     SkillValidationError,
@@ -220,3 +222,27 @@ def test_the_package_is_typed_and_versioned():
 
     assert airlock.__version__ == "0.1.0"
     assert (Path(airlock.__file__).parent / "py.typed").is_file()
+
+
+def test_a_signed_statement_vouches_for_its_skill_only(skill, tmp_path):
+    data = tmp_path / "data"
+    att = tmp_path / "scan.att"
+    proc = subprocess.run(
+        [os.environ["AIRLOCK_BIN"], "scan", str(skill), "--attest", str(att), "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    key = proc.stderr.split("public key ")[1].split(";")[0]
+    checked = verify_skill(att, skill, key=key)
+    assert checked.holds and checked.statement["predicate"]["risk_level"]
+    SkillSandbox(skill, attestation=att, trusted_key=key)
+    other = tmp_path / "other"
+    other.mkdir()
+    os.chmod(tmp_path, 0o755)
+    (other / "SKILL.md").write_text("---\nname: other\ndescription: Other. Use it in tests.\n---\n\nHi.\n")
+    assert not verify_skill(att, other, key=key).holds
+    with pytest.raises(SkillUntrustedError):
+        SkillSandbox(other, attestation=att, trusted_key=key)
+    with pytest.raises(SkillUntrustedError):
+        SkillSandbox(skill, attestation=att, trusted_key="00" * 32)

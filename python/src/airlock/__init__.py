@@ -31,6 +31,9 @@ __all__ = [
     "RunResult",
     "find_airlock",
     "validate_skill",
+    "verify_skill",
+    "Verification",
+    "SkillUntrustedError",
 ]
 
 
@@ -44,6 +47,10 @@ class AirlockError(Exception):
 
 class SkillValidationError(AirlockError):
     """The folder is not a valid skill; ``message`` says why."""
+
+
+class SkillUntrustedError(AirlockError):
+    """A signed statement about the skill did not hold (the signature, the skill, or the record)."""
 
 
 class SkillRunError(AirlockError):
@@ -140,6 +147,41 @@ def validate_skill(path: Union[str, os.PathLike]) -> SkillMeta:
 
 
 @dataclass
+class Verification:
+    """What ``airlock verify`` said of a signed statement: whether it holds, what was attested, and each check."""
+
+    holds: bool
+    statement: Optional[Dict[str, Any]]
+    checks: List[Dict[str, Any]]
+
+
+def verify_skill(
+    attestation: Union[str, os.PathLike],
+    skill_path: Optional[Union[str, os.PathLike]] = None,
+    key: Optional[str] = None,
+    airlock: Optional[str] = None,
+) -> Verification:
+    """Checks a signed statement (``airlock scan --attest``, ``export --attestation``) against the public ``key`` (64
+    hex digits; the data folder's own when None) and, given ``skill_path``, that the skill is the one attested.
+    Returns the verification; it does not raise when a check fails (see ``holds``)."""
+    cmd = [airlock or find_airlock(), "verify", os.fspath(attestation), "--json"]
+    if key:
+        cmd += ["--key", key]
+    if skill_path is not None:
+        cmd += ["--skill", os.fspath(skill_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        raise AirlockError((proc.stderr or proc.stdout).strip() or f"airlock verify exited {proc.returncode}")
+    return Verification(
+        holds=bool(data.get("holds")),
+        statement=data.get("statement"),
+        checks=list(data.get("checks", [])),
+    )
+
+
+@dataclass
 class RunResult:
     """One sandboxed call: what it printed, how it ended, and airlock's record of what it did."""
 
@@ -219,7 +261,8 @@ class SkillSandbox:
     ``timeout`` is in seconds (airlock's default: 30), ``memory_mb`` bounds memory (default 512); given, they win
     over the same limits in ``policy``, as flags do over a skill's declared policy. ``allow_network`` is False (nothing leaves), a list of
     ``--allow-net`` rules, or True for the hosts the skill's declared policy names; ``policy`` is a policy document
-    (docs/policy.md) granted to every call. ``warm=True`` keeps one ``airlock exec --json-io --serve`` process for
+    (docs/policy.md) granted to every call. With ``attestation`` (a signed statement, checked against
+    ``trusted_key``), a skill it does not vouch for is refused with SkillUntrustedError. ``warm=True`` keeps one ``airlock exec --json-io --serve`` process for
     all calls (close it with ``close()`` or a ``with`` block); each call still gets a sandbox of its own.
     """
 
@@ -233,10 +276,20 @@ class SkillSandbox:
         env: Optional[Dict[str, str]] = None,
         warm: bool = False,
         airlock: Optional[str] = None,
+        attestation: Optional[Union[str, os.PathLike]] = None,
+        trusted_key: Optional[str] = None,
     ):
         self.skill_path = Path(skill_path).resolve()
         if not self.skill_path.is_dir():
             raise AirlockError(f"{skill_path} is not a folder")
+        if attestation is not None or trusted_key is not None:
+            # Refuse a skill no signed statement by the trusted key vouches for.
+            if attestation is None:
+                raise SkillUntrustedError("trusted_key is given but no attestation for the skill")
+            checked = verify_skill(attestation, self.skill_path, key=trusted_key, airlock=airlock)
+            if not checked.holds:
+                failed = [c.get("detail", "") for c in checked.checks if not c.get("holds")]
+                raise SkillUntrustedError("; ".join(failed) or "the attestation does not hold")
         self.timeout = timeout
         self.memory_mb = memory_mb
         self.env = dict(env or {})
