@@ -643,3 +643,53 @@ fn every_api_error_is_json() {
     );
     assert_eq!(code_of(body), "too_large", "{body}");
 }
+
+/// The API against its own OpenAPI document, with requests schemathesis generates from it (installed by
+/// `scripts/test`): no 5xx, no status the document does not name, no answer outside its schema. The server and
+/// schemathesis share a network namespace of their own with only a loopback, so a generated URL reaches nothing.
+#[test]
+fn the_api_keeps_its_documented_contract_under_generated_requests() {
+    let Some(schemathesis) = std::env::var_os("AIRLOCK_TEST_SCHEMATHESIS") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "scripts/test installs schemathesis and sets AIRLOCK_TEST_SCHEMATHESIS"
+        );
+        eprintln!("skipped: AIRLOCK_TEST_SCHEMATHESIS is not set (scripts/test sets it)");
+        return;
+    };
+    if super::util::as_nobody() || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let script = r#"set -e
+ip link set lo up
+"$AIRLOCK" serve --addr 127.0.0.1:38999 --data-dir "$DATA" 2>"$DATA.log" &
+server=$!
+for _ in $(seq 100); do
+  (exec 3<>/dev/tcp/127.0.0.1/38999) 2>/dev/null && break
+  sleep 0.1
+done
+set +e
+"$SCHEMATHESIS" run http://127.0.0.1:38999/api/openapi.json --url http://127.0.0.1:38999 -n 10 \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+  --exclude-path /api/uploads --no-color
+code=$?
+kill $server
+exit $code
+"#;
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "bash", "-c", script])
+        .env("AIRLOCK", env!("CARGO_BIN_EXE_airlock"))
+        .env("SCHEMATHESIS", schemathesis)
+        .env("DATA", tmp.path().join("data"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("passed"), "{stdout}");
+}
