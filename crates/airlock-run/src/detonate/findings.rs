@@ -306,7 +306,13 @@ const REGISTRIES: &[&str] = &[
 
 /// The start of what was sent, on one line.
 fn sample(text: &str) -> String {
-    text.chars()
+    // An HTTP request's headers are known from its request line: what was sent is its body.
+    let body = if text.split('\n').next().is_some_and(|l| l.contains(" HTTP/1.")) {
+        text.split_once("\n\n").map_or(text, |(_, b)| b)
+    } else {
+        text
+    };
+    body.chars()
         .take(400)
         .collect::<String>()
         .replace('\n', " ⏎ ")
