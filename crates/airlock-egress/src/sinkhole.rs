@@ -398,7 +398,7 @@ fn answer(
             .is_ok()
     {
         let _ = stream.flush();
-        let reply = read_some(stream, started, Vec::new(), |b| {
+        let reply = read_patiently(stream, started, PROBE_WAIT, |b| {
             crate::find(b, sink.probe.as_bytes()).is_some()
         });
         catch.shell = ran(&reply, &sink.probe);
@@ -424,6 +424,39 @@ fn ran(reply: &[u8], marker: &str) -> bool {
     let text = String::from_utf8_lossy(reply);
     text.match_indices(marker)
         .any(|(i, _)| !text[..i].ends_with("echo "))
+}
+
+/// How long a probed connection is given to answer (a loaded machine's shell takes its time).
+const PROBE_WAIT: Duration = Duration::from_secs(5);
+
+/// Reads until `done` says so, the connection closes, `wait` has passed or the limits are reached: silences
+/// shorter than `wait` do not end it.
+fn read_patiently(
+    r: &mut impl Read,
+    started: Instant,
+    wait: Duration,
+    done: impl Fn(&[u8]) -> bool,
+) -> Vec<u8> {
+    let until = Instant::now() + wait;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    while !done(&buf)
+        && buf.len() < CAPTURE_LIMIT
+        && started.elapsed() < SERVE_LIMIT
+        && Instant::now() < until
+    {
+        match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+    }
+    buf
 }
 
 /// Reads until `done` says so, the connection is silent or closed, or the limits are reached.
