@@ -148,7 +148,117 @@ fn encodings(value: &str) -> Vec<Form> {
     }
     let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
     forms.push((hex.into_bytes(), true));
+    // Reversed, as a string turned around before it is sent.
+    let mut reversed = v.to_ascii_lowercase();
+    reversed.reverse();
+    forms.push((reversed, true));
     forms
+}
+
+/// The views of what was sent that a canary is looked for in: the bytes, the bytes percent-decoded, and an HTTP
+/// request's body with its chunked framing and gzip or deflate encoding undone.
+fn views(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = vec![bytes.to_vec(), percent_decoded(bytes)];
+    if let Some(end) = crate::find(bytes, b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+        let mut body = bytes[end + 4..].to_vec();
+        if head.contains("transfer-encoding: chunked") {
+            body = dechunked(&body);
+            out.push(body.clone());
+        }
+        if head.contains("content-encoding: gzip") || head.contains("content-encoding: deflate") {
+            let mut plain = Vec::new();
+            let gz = std::io::Read::read_to_end(
+                &mut std::io::Read::take(flate2::read::MultiGzDecoder::new(&body[..]), CAPTURE_LIMIT as u64),
+                &mut plain,
+            );
+            if gz.is_err() || plain.is_empty() {
+                plain.clear();
+                let _ = std::io::Read::read_to_end(
+                    &mut std::io::Read::take(flate2::read::ZlibDecoder::new(&body[..]), CAPTURE_LIMIT as u64),
+                    &mut plain,
+                );
+            }
+            out.push(percent_decoded(&plain));
+            out.push(plain);
+        }
+    }
+    out
+}
+
+/// `%XX` and `+` undone.
+fn percent_decoded(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1..i + 3)) {
+            (b'%', Some(h)) if h.iter().all(u8::is_ascii_hexdigit) => {
+                let hex = std::str::from_utf8(h).unwrap_or("00");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// A chunked body's data, the framing left out.
+fn dechunked(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = crate::find(b, b"\r\n") {
+        let size = std::str::from_utf8(&b[..eol])
+            .ok()
+            .and_then(|l| usize::from_str_radix(l.split(';').next().unwrap_or("").trim(), 16).ok());
+        let Some(size) = size.filter(|n| *n > 0) else {
+            break;
+        };
+        let start = eol + 2;
+        let Some(chunk) = b.get(start..start + size) else {
+            out.extend_from_slice(&b[start.min(b.len())..]);
+            break;
+        };
+        out.extend_from_slice(chunk);
+        b = b.get(start + size + 2..).unwrap_or_default();
+    }
+    out
+}
+
+/// The canaries found in a request's credential headers (`Authorization`, `X-Api-Key`, ...), and nowhere else of
+/// what was sent: what a client sends as the request's own credential.
+fn credential_only(sink: &Sinkhole, bytes: &[u8], found: &[String]) -> Vec<String> {
+    let Some(end) = crate::find(bytes, b"\r\n\r\n") else {
+        return Vec::new();
+    };
+    let head = String::from_utf8_lossy(&bytes[..end]);
+    let (credential, other): (Vec<&str>, Vec<&str>) = head.split("\r\n").skip(1).partition(|l| {
+        let name = l.split(':').next().unwrap_or("").trim().to_ascii_lowercase();
+        matches!(
+            name.as_str(),
+            "authorization" | "x-api-key" | "api-key" | "x-auth-token"
+        )
+    });
+    let mut rest = head.split("\r\n").next().unwrap_or("").to_owned();
+    for l in other {
+        rest.push('\n');
+        rest.push_str(l);
+    }
+    let mut rest = rest.into_bytes();
+    rest.extend_from_slice(&bytes[end..]);
+    let in_credentials = sink.canaries_in(credential.join("\n").as_bytes());
+    let elsewhere: Vec<String> = views(&rest).iter().flat_map(|v| sink.canaries_in(v)).collect();
+    found
+        .iter()
+        .filter(|c| in_credentials.contains(c) && !elsewhere.contains(c))
+        .cloned()
+        .collect()
 }
 
 /// What a connection was going to, as the sinkhole learns it.
@@ -220,10 +330,21 @@ pub(crate) fn serve(
         },
     };
     let _ = stream.inner.shutdown(Shutdown::Both);
-    let sample = std::mem::take(&mut catch.sample);
-    let bytes = sample.len() as u64;
-    catch.sample = printable(sample.as_bytes());
-    catch.canaries = sink.canaries_in(sample.as_bytes());
+    // The bytes as read (carried through the catch one char per byte).
+    let raw: Vec<u8> = std::mem::take(&mut catch.sample)
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    let bytes = raw.len() as u64;
+    catch.sample = printable(&raw);
+    for view in views(&raw) {
+        for c in sink.canaries_in(&view) {
+            if !catch.canaries.contains(&c) {
+                catch.canaries.push(c);
+            }
+        }
+    }
+    catch.credential_only = credential_only(sink, &raw, &catch.canaries);
     let verdict = Verdict::refuse(
         None,
         "taken by the detonation's sinkhole on this machine; nothing left it",
@@ -286,7 +407,7 @@ fn explicit(
     let catch = Catch {
         kind: "http".into(),
         request: request_line(&all),
-        sample: String::from_utf8_lossy(&all).into_owned(),
+        sample: latin1(&all),
         ..Catch::default()
     };
     Some((to, "http", catch))
@@ -383,13 +504,13 @@ fn answer(
         return Catch {
             kind: http.into(),
             request: request_line(&bytes),
-            sample: String::from_utf8_lossy(&bytes).into_owned(),
+            sample: latin1(&bytes),
             ..Catch::default()
         };
     }
     let mut catch = Catch {
         kind: if http == "https" { "tls" } else { "raw" }.into(),
-        sample: String::from_utf8_lossy(&bytes).into_owned(),
+        sample: latin1(&bytes),
         ..Catch::default()
     };
     if started.elapsed() < SERVE_LIMIT
@@ -405,7 +526,7 @@ fn answer(
         if catch.shell {
             catch.kind = "shell".into();
         }
-        catch.sample.push_str(&String::from_utf8_lossy(&reply));
+        catch.sample.push_str(&latin1(&reply));
     }
     catch
 }
@@ -525,6 +646,11 @@ fn request_line(b: &[u8]) -> Option<String> {
     )
 }
 
+/// Bytes as a string of one char per byte (U+0000 to U+00FF), so binary bodies survive until they are decoded.
+fn latin1(b: &[u8]) -> String {
+    b.iter().map(|&c| char::from(c)).collect()
+}
+
 /// Bytes as text a terminal and a page show safely: control characters and invalid UTF-8 as escapes, bounded.
 fn printable(b: &[u8]) -> String {
     let text = String::from_utf8_lossy(b);
@@ -590,6 +716,38 @@ mod tests {
             assert_eq!(found, vec!["AWS_SECRET_ACCESS_KEY (environment)"], "{carried}");
         }
         assert!(s.canaries_in(b"q8ZrT3mWx0 nothing here").is_empty());
+    }
+
+    #[test]
+    fn canaries_are_found_reversed_percent_encoded_chunked_and_gzipped() {
+        use std::io::Write as _;
+        let s = sink();
+        let v = "q8ZrT3mWx0LbN5vPc2KsY7hJd4GfA1eR9tUiOoXn";
+        let found = |bytes: &[u8]| views(bytes).iter().any(|b| !s.canaries_in(b).is_empty());
+        let reversed: String = v.chars().rev().collect();
+        assert!(found(format!("x={reversed}").as_bytes()));
+        let percent: String = v.bytes().map(|b| format!("%{b:02X}")).collect();
+        assert!(found(format!("GET /?k={percent} HTTP/1.1\r\n\r\n").as_bytes()));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(format!("{{\"k\":\"{v}\"}}").as_bytes()).unwrap();
+        let mut request = b"POST /u HTTP/1.1\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+        request.extend(gz.finish().unwrap());
+        assert!(found(&request));
+        let body = format!("k={v}");
+        let mut chunked = b"POST /u HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for piece in body.as_bytes().chunks(7) {
+            chunked.extend(format!("{:x}\r\n", piece.len()).bytes());
+            chunked.extend(piece);
+            chunked.extend(b"\r\n");
+        }
+        chunked.extend(b"0\r\n\r\n");
+        assert!(found(&chunked));
+        // As a request's own credential only, it is said so.
+        let bearer = format!("POST /v1/chat HTTP/1.1\r\nAuthorization: Bearer {v}\r\n\r\n{{}}");
+        let all = s.canaries_in(bearer.as_bytes());
+        assert_eq!(credential_only(&s, bearer.as_bytes(), &all), all);
+        let both = format!("POST /v1 HTTP/1.1\r\nAuthorization: Bearer {v}\r\n\r\nk={v}");
+        assert!(credential_only(&s, both.as_bytes(), &all).is_empty());
     }
 
     #[test]

@@ -146,6 +146,10 @@ pub struct Catch {
     /// A command the sinkhole sent down the connection ran and answered: a remote shell.
     #[serde(default)]
     pub shell: bool,
+    /// Of `canaries`, those sent only as the request's own credential (an `Authorization` header): how a client
+    /// calls an API (or a gateway to one), and still a theft when the host is not the service's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_only: Vec<String>,
 }
 
 /// Everything observed during one sandboxed command, built while it ran.

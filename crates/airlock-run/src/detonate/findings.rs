@@ -24,6 +24,23 @@ pub fn findings(
     };
     let skill_pid = |pid: i32| pid > 0 && cite.is_skill(pid);
     for n in &record.network {
+        // UDP is not carried: what tried it would have sent datagrams out.
+        if n.protocol == "udp" && n.decision == NetDecision::Denied && skill_pid(n.pid) {
+            let (file, line) = cite.at(n.pid, &[], NETWORK_CALLS);
+            push(Finding {
+                rule: "detonation/network".into(),
+                severity: Severity::High,
+                file,
+                line,
+                evidence: airlock_types::display::line(&format!("udp to {}", n.destination)),
+                message: format!(
+                    "Run sealed, the skill sent UDP to {} (refused there; in a real run it would have left).",
+                    n.destination
+                ),
+                context: FindingContext::Code,
+            });
+            continue;
+        }
         if n.decision != NetDecision::Sinkholed {
             continue;
         }
@@ -51,9 +68,16 @@ pub fn findings(
         let stolen = canaries.stolen(&catch.canaries, &host);
         if !stolen.is_empty() {
             let stolen: Vec<String> = stolen.into_iter().cloned().collect();
+            // Sent only as the request's own credential (a bearer token to an API gateway, an S3-compatible
+            // store's signature): an API call to check, not a theft on its face.
+            let as_credential = stolen.iter().all(|c| catch.credential_only.contains(c));
             push(Finding {
                 rule: "detonation/secret-sent".into(),
-                severity: Severity::Critical,
+                severity: if as_credential {
+                    Severity::High
+                } else {
+                    Severity::Critical
+                },
                 file: file.clone(),
                 line,
                 evidence: airlock_types::display::line(&format!(
@@ -61,11 +85,20 @@ pub fn findings(
                     n.destination,
                     sample(&catch.sample)
                 )),
-                message: format!(
-                    "Run sealed with planted secrets, the skill sent {} to {host}; in a real run it would have \
-                     left this machine.",
-                    some_of(&stolen)
-                ),
+                message: if as_credential {
+                    format!(
+                        "Run sealed with planted secrets, the skill sent {} to {host} as its request's credential \
+                         (an Authorization header): an API or a gateway to one if {host} is that service's, a theft \
+                         if it is not.",
+                        some_of(&stolen)
+                    )
+                } else {
+                    format!(
+                        "Run sealed with planted secrets, the skill sent {} to {host}; in a real run it would have \
+                         left this machine.",
+                        some_of(&stolen)
+                    )
+                },
                 context: FindingContext::Code,
             });
         }
@@ -158,8 +191,11 @@ pub fn findings(
         });
     }
     for f in &record.files_read {
-        let path = f.resolved.as_deref().unwrap_or(&f.path);
-        let Some(name) = canaries.planted_at(path).or_else(|| canaries.planted_at(&f.path)) else {
+        let path = &through_proc_root(f.resolved.as_deref().unwrap_or(&f.path));
+        let Some(name) = canaries
+            .planted_at(path)
+            .or_else(|| canaries.planted_at(&through_proc_root(&f.path)))
+        else {
             continue;
         };
         // An app reads its project's `.env` (dotenv): only sending it counts.
@@ -182,8 +218,10 @@ pub fn findings(
     }
     for f in &record.files_written {
         let path = f.resolved.as_deref().unwrap_or(&f.path);
+        let path = &through_proc_root(path);
         let agent = agent_file(path);
-        if !(airlock_types::observe::startup_or_hook(path) || agent) || !lasting(path) || !skill_pid(f.pid) {
+        let later = airlock_types::observe::startup_or_hook(path) || runs_later(path);
+        if !(later || agent) || !lasting(path) || !skill_pid(f.pid) {
             continue;
         }
         let hint = path.rsplit('/').next().unwrap_or(path);
@@ -277,8 +315,41 @@ fn agent_file(path: &str) -> bool {
         ".cursorrules",
         "MEMORY.md",
         "SOUL.md",
+        "copilot-instructions.md",
+        ".windsurfrules",
+        ".clinerules",
     ]
     .contains(&name)
+}
+
+/// A path opened through `/proc/self/root/` or `/proc/PID/root/` is the path after it.
+fn through_proc_root(path: &str) -> String {
+    let Some(rest) = path.strip_prefix("/proc/") else {
+        return path.to_owned();
+    };
+    match rest.split_once("/root/") {
+        Some((pid, after))
+            if pid == "self" || pid == "thread-self" || pid.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            format!("/{after}")
+        }
+        _ => path.to_owned(),
+    }
+}
+
+/// Files beyond start-up files whose writing makes code run later: git's and ssh's configuration (a pager, an
+/// fsmonitor, a `LocalCommand`), Python's start-up hooks (`.pth` files, `sitecustomize`).
+fn runs_later(path: &str) -> bool {
+    // git writes its configuration through a lock file it renames.
+    let path = path.strip_suffix(".lock").unwrap_or(path);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name == ".gitconfig"
+        || path.ends_with("/.config/git/config")
+        || path.ends_with("/.ssh/config")
+        || path.ends_with("/.ssh/rc")
+        || (path.contains("/site-packages/") || path.contains("/dist-packages/")) && name.ends_with(".pth")
+        || name == "sitecustomize.py"
+        || name == "usercustomize.py"
 }
 
 /// Whether a write there matters later: in the home folder or the project, not in scratch space, and not one of the

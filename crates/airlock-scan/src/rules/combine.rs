@@ -123,10 +123,13 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         .iter()
         .filter(|f| f.severity >= Severity::Low && f.context != FindingContext::Prose)
         .collect();
-    // An archive with a password downloaded from an address on the same line is the lure whole.
+    // An archive with a password downloaded from an address on the same line is the lure whole; so is a command to
+    // paste into a terminal that is copied from an address (what runs is what that page says that day).
     let whole = lures.iter().find(|l| {
-        l.rule == "campaign/archive-password"
-            && (l.evidence.contains("http://") || l.evidence.contains("https://"))
+        matches!(
+            l.rule.as_str(),
+            "campaign/archive-password" | "campaign/paste-command"
+        ) && (l.evidence.contains("http://") || l.evidence.contains("https://"))
     });
     if let Some(l) = whole {
         out.push(Finding {
@@ -135,9 +138,14 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             file: file.to_owned(),
             line: l.line,
             evidence: l.evidence.clone(),
-            message: "A lure of the published skill-malware campaigns: an archive downloaded from an address and opened \
-                      with a password."
-                .to_owned(),
+            message: if l.rule == "campaign/archive-password" {
+                "A lure of the published skill-malware campaigns: an archive downloaded from an address and opened \
+                 with a password."
+            } else {
+                "A lure of the published skill-malware campaigns: a command copied from an address and pasted into a \
+                 terminal, unseen."
+            }
+            .to_owned(),
             context: l.context,
         });
         return out;
@@ -198,6 +206,24 @@ mod tests {
         assert!(added
             .iter()
             .any(|a| a.rule == "campaign/lure" && a.severity == Severity::Critical));
+    }
+
+    #[test]
+    fn a_command_pasted_from_a_page_is_a_lure_and_a_shown_one_is_not() {
+        let mut from_page = vec![{
+            let mut p = f("campaign/paste-command", Severity::High, 9);
+            p.evidence =
+                "copy the install command from https://files.dropzone.test/snippet and paste it into your terminal".into();
+            p
+        }];
+        let added = within_file("SKILL.md", &mut from_page);
+        assert!(added.iter().any(|a| a.rule == "campaign/lure"), "{added:?}");
+        let mut shown = vec![{
+            let mut p = f("campaign/paste-command", Severity::High, 9);
+            p.evidence = "copy `npm install -g tool` and paste it into your terminal".into();
+            p
+        }];
+        assert!(within_file("SKILL.md", &mut shown).is_empty());
     }
 
     #[test]
