@@ -677,7 +677,9 @@ code=$?
 kill $server
 exit $code
 "#;
+    // Run from the test's own folder: schemathesis keeps a cache where it runs.
     let out = std::process::Command::new("unshare")
+        .current_dir(tmp.path())
         .args(["--net", "bash", "-c", script])
         .env("AIRLOCK", env!("CARGO_BIN_EXE_airlock"))
         .env("SCHEMATHESIS", schemathesis)
