@@ -45,7 +45,8 @@ impl std::fmt::Debug for Keys {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Bytes in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -402,7 +402,7 @@ fn explicit(
         ip: host.parse().ok(),
         port,
     };
-    let all = http_rest(stream, started, bytes);
+    let all = read_some(stream, started, bytes, http_done);
     let _ = stream.write_all(&reply(sink, &all));
     let catch = Catch {
         kind: "http".into(),
@@ -590,11 +590,6 @@ fn read_some(r: &mut impl Read, started: Instant, mut buf: Vec<u8>, done: impl F
         }
     }
     buf
-}
-
-/// The rest of an HTTP request whose head is in `buf`.
-fn http_rest(r: &mut impl Read, started: Instant, buf: Vec<u8>) -> Vec<u8> {
-    read_some(r, started, buf, http_done)
 }
 
 /// Whether `b` holds a whole HTTP request (its head and as much body as it announces), or is not HTTP.

@@ -61,6 +61,8 @@ pub struct App {
     pub(crate) queued: Arc<tokio::sync::Notify>,
     /// Login sessions of the web UI.
     pub(crate) sessions: crate::access::Sessions,
+    /// The key statements are signed with, read (or made) on first use.
+    pub(crate) attest_keys: std::sync::OnceLock<airlock_attest::Keys>,
 }
 
 impl App {
@@ -77,6 +79,7 @@ impl App {
             metrics: crate::metrics::Metrics::default(),
             queued: Arc::default(),
             sessions: crate::access::Sessions::default(),
+            attest_keys: std::sync::OnceLock::new(),
         }
     }
 

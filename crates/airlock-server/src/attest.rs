@@ -19,12 +19,22 @@ pub struct KeyView {
     pub public_key: String,
 }
 
-fn keys(app: &Shared) -> Result<airlock_attest::Keys, ApiError> {
-    airlock_attest::Keys::load_or_create(&app.config.data_dir).map_err(|e| ApiError::internal(e.to_string()))
+/// This server's key, read (or made) once.
+fn keys(app: &Shared) -> Result<&airlock_attest::Keys, ApiError> {
+    if let Some(k) = app.attest_keys.get() {
+        return Ok(k);
+    }
+    let k = airlock_attest::Keys::load_or_create(&app.config.data_dir)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(app.attest_keys.get_or_init(|| k))
 }
 
-fn envelope(bytes: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+/// A statement signed with this server's key, as a DSSE envelope.
+fn signed(app: &Shared, statement: &serde_json::Value) -> Result<Response, ApiError> {
+    let bytes = keys(app)?
+        .sign(statement)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
 /// The public key this server signs statements with.
@@ -53,10 +63,7 @@ pub(crate) async fn source(
         let store = app.config.store()?;
         let (_, report) = store.source(&id).map_err(|_| ApiError::not_found("source"))?;
         let (_, report) = report.ok_or_else(|| ApiError::not_found("report"))?;
-        let signed = keys(&app)?
-            .sign(&airlock_attest::scan_statement(&report))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(envelope(signed))
+        signed(&app, &airlock_attest::scan_statement(&report))
     })
     .await
 }
@@ -74,10 +81,7 @@ pub(crate) async fn run(
         let store = app.config.store()?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
-        let signed = keys(&app)?
-            .sign(&airlock_attest::run_statement(&record))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(envelope(signed))
+        signed(&app, &airlock_attest::run_statement(&record))
     })
     .await
 }

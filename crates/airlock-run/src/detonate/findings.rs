@@ -405,6 +405,8 @@ struct Citer<'a> {
     report: &'a ScanReport,
     store: &'a airlock_store::Store,
     execs: HashMap<i32, (i32, &'a [String])>,
+    /// Skill files read from the store, each once for all the findings that cite it.
+    texts: std::cell::RefCell<HashMap<String, Option<std::rc::Rc<str>>>>,
 }
 
 impl<'a> Citer<'a> {
@@ -418,6 +420,7 @@ impl<'a> Citer<'a> {
             report,
             store,
             execs,
+            texts: std::cell::RefCell::default(),
         }
     }
 
@@ -514,7 +517,16 @@ impl<'a> Citer<'a> {
     }
 
     /// A skill file's text (path from the repository root), from the copy the run stored.
-    fn text_of(&self, path: &str) -> Option<String> {
+    fn text_of(&self, path: &str) -> Option<std::rc::Rc<str>> {
+        if let Some(known) = self.texts.borrow().get(path) {
+            return known.clone();
+        }
+        let text = self.read_text(path);
+        self.texts.borrow_mut().insert(path.to_owned(), text.clone());
+        text
+    }
+
+    fn read_text(&self, path: &str) -> Option<std::rc::Rc<str>> {
         let sub = &self.report.source.subpath;
         let rel = if sub.is_empty() {
             path
@@ -527,7 +539,7 @@ impl<'a> Citer<'a> {
             .iter()
             .find(|a| a.kind == "skill-file" && a.path == rel)?;
         let bytes = self.store.read_object(&artifact.sha256).ok()?;
-        String::from_utf8(bytes).ok()
+        String::from_utf8(bytes).ok().map(std::rc::Rc::from)
     }
 }
 

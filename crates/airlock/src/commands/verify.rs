@@ -87,7 +87,7 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
             checks.push(Check {
                 what: "signature",
                 holds: true,
-                detail: format!("signed by the key {}", hex(&public)),
+                detail: format!("signed by the key {}", airlock_attest::hex(&public)),
             });
             Some(s)
         }
@@ -135,10 +135,6 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
         println!("{}", if holds { "It holds." } else { "It does not hold." });
     }
     Ok(if holds { exit::OK } else { exit::POLICY })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What the statement says, in sentences.
