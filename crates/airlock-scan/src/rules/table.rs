@@ -99,14 +99,14 @@ pub const RULES: &[RuleDef] = &[
         "secrets/browser-data",
         Critical,
         Instruction,
-        r"(?i)Login Data\b|cookies\.sqlite|/Cookies\b|key4\.db|logins\.json|(?-i:Local State)\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
+        r"(?i)Login Data\b|cookies\.sqlite|(?-i:/Cookies)\b|key4\.db|logins\.json|(?-i:Local State)\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
         "Reads browser profiles, cookies or saved passwords.",
     ),
     rule(
         "secrets/keychain",
         Critical,
         Instruction,
-        r"(?i)\bsecurity\s+(find-generic-password|find-internet-password|dump-keychain)|login\.keychain|secret-tool\s+lookup|gnome-keyring|kwallet|CredRead|cmdkey\s+/list",
+        r"(?i)\bsecurity\s+(find-generic-password|find-internet-password|dump-keychain)|login\.keychain|secret-tool\s+lookup|\.local/share/keyrings/|kwallet-query|kwalletcli|CredRead|cmdkey\s+/list",
         "Queries the system keychain for stored passwords.",
     ),
     rule(
@@ -149,7 +149,7 @@ pub const RULES: &[RuleDef] = &[
         "fs/home-sweep",
         Critical,
         Instruction,
-        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?['\x22\s)]|\$HOME\b|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)\b)",
+        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?(['\x22\s)]|$)|(\$HOME|\$\{HOME\})/?(['\x22\s)]|$)|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)\b)",
         "Walks or archives the user's home directory.",
     ),
     rule(
@@ -182,8 +182,15 @@ pub const RULES: &[RuleDef] = &[
         "Names a shell startup file (read, mentioned, or a file of that name in another folder; writing the user's own is persist/shell-rc).",
     ),
     rule(
-        "persist/scheduler",
+        "persist/scheduled-fetch",
         Critical,
+        Instruction,
+        r"(?i)(\bcrontab\b|LaunchAgents|LaunchDaemons|ProgramArguments|ExecStart=|systemd/user|\bschtasks\b|\.config/autostart|(^|[\s'\x22])(\*|\d+)(/\d+)?\s+\*\s+\*\s+\*\s+\*\s)[^\n]*\b(curl|wget|iwr|Invoke-WebRequest|nc|ncat|/dev/tcp)\b|\b(curl|wget)\b[^\n]*\|\s*crontab\b",
+        "Schedules a job that fetches from the network (a cron line, launch agent or service that downloads what it runs).",
+    ),
+    rule(
+        "persist/scheduler",
+        High,
         Instruction,
         r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart",
         "Installs something that starts again later (cron, launch agent, systemd, autostart).",
@@ -331,7 +338,7 @@ pub const RULES: &[RuleDef] = &[
         "obfusc/encoded-exec",
         Critical,
         Instruction,
-        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*(b64decode|fromhex|zlib)",
+        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
