@@ -5,6 +5,9 @@ running its runs itself, one slot per core):
   - a run's latency, submitted alone and waited on (POST to stored record), pair by pair against the embedded
     server, and the queue's own wait (claimed_at - created_at in the queue's table);
   - runs per minute: BATCH runs submitted at once, until the last is stored.
+
+With BEFORE=/path/to/an/older/airlock, it measures instead one embedded server of each build, pair by pair (the
+order within a pair alternating): a run alone and BATCH runs at once, each as a median ratio (this build / before).
 """
 
 import json
@@ -19,6 +22,7 @@ import urllib.request
 BIN, WORK, URL, PSQL = sys.argv[1:5]
 PAIRS = int(os.environ.get("PAIRS", "15"))
 BATCH = int(os.environ.get("BATCH", "30"))
+BEFORE = os.environ.get("BEFORE")
 SKILL = os.path.join(WORK, "skill")
 RUN = {"source": SKILL, "script": "scripts/add_footer.py", "timeout_secs": 120}
 
@@ -61,12 +65,12 @@ def wait_done(base, run_id):
 
 
 class Deployment:
-    def __init__(self, name, runners):
+    def __init__(self, name, runners, binary=BIN):
         self.procs = []
         port = free_port()
         self.base = f"http://127.0.0.1:{port}"
         data = os.path.join(WORK, name)
-        args = [BIN, "serve", "--addr", f"127.0.0.1:{port}", "--data-dir", data, "--allow-local", WORK]
+        args = [binary, "serve", "--addr", f"127.0.0.1:{port}", "--data-dir", data, "--allow-local", WORK]
         if runners:
             tokens = os.path.join(WORK, "runner-tokens")
             args += ["--database", URL, "--runner-tokens", tokens]
@@ -109,7 +113,44 @@ def queue_waits():
     return [int(x) for x in out]
 
 
+def paired(a, b, measure, n):
+    """n pairs of measure(a), measure(b), the order alternating: the two medians and the median ratio a/b."""
+    pairs = []
+    for i in range(n):
+        if i % 2 == 0:
+            x = measure(a)
+            y = measure(b)
+        else:
+            y = measure(b)
+            x = measure(a)
+        pairs.append((x, y))
+    return (statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs),
+            statistics.median(p[0] / p[1] for p in pairs))
+
+
+def against_before():
+    """This build's embedded server against an older build's, pair by pair."""
+    with open("/proc/loadavg") as f:
+        print(f"load average: {' '.join(f.read().split()[:3])} ({os.cpu_count()} CPUs)")
+    now = Deployment("now", 0)
+    before = Deployment("before", 0, BEFORE)
+    x, y, r = paired(now, before, Deployment.one, PAIRS)
+    print(f"a run alone, submitted to stored: this build {x * 1000:.0f} ms, before {y * 1000:.0f} ms, "
+          f"median ratio {r:.2f}x over {PAIRS} pairs")
+    n = max(3, PAIRS // 3)
+    x, y, r = paired(now, before, Deployment.batch, n)
+    print(f"{BATCH} runs at once: this build {BATCH * 60 / x:.0f} runs/min, before {BATCH * 60 / y:.0f} runs/min, "
+          f"median time ratio {r:.2f}x over {n} pairs")
+    with open("/proc/loadavg") as f:
+        print(f"load average after: {' '.join(f.read().split()[:3])}")
+    now.stop()
+    before.stop()
+
+
 def main():
+    if BEFORE:
+        against_before()
+        return
     with open(os.path.join(WORK, "runner-tokens"), "w") as f:
         for i in range(3):
             token = f"bench-runner-{i}-0123456789abcdef"

@@ -5,6 +5,7 @@
 #
 #   bench/queue.sh                      # builds this checkout in release
 #   PAIRS=15 BATCH=30 AIRLOCK=/path/to/airlock bench/queue.sh
+#   BEFORE=/path/to/an/older/airlock bench/queue.sh   # a single server of this build against that one, pair by pair
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh

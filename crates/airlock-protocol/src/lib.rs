@@ -10,6 +10,14 @@ use utoipa::ToSchema;
 
 use airlock_types::RunMode;
 
+/// How a run's source names an archive a client uploaded (`upload:<sha256>`).
+pub const UPLOAD_PREFIX: &str = "upload:";
+/// The most bytes of an uploaded archive.
+pub const MAX_UPLOAD: usize = 64 * 1024 * 1024;
+/// The most bytes of one batch of a run's events.
+pub const MAX_EVENTS_BODY: usize = 8 * 1024 * 1024;
+/// The most events kept of one run from its worker (the queue's final ones always are).
+pub const MAX_RUN_EVENTS: i64 = 20_000;
 /// The task an agent gets when none is given.
 pub const DEFAULT_TASK: &str = "Use the installed skill on this project.";
 /// A run's time when none is given, in seconds.

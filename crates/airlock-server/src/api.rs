@@ -1,10 +1,7 @@
 //! The routes under `/api/`, their request and response types (which the OpenAPI document is generated from), the
 //! JSON errors, authentication and the run queue.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path as UrlPath, Query, Request, State as AxState};
@@ -21,22 +18,17 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub use airlock_protocol::RunSpec;
-use airlock_run::{ImportSettings, RunError, RunEvent, RunRequest};
+use airlock_run::{ImportSettings, RunError, RunRequest};
 use airlock_source::SourceSpec;
 
-use crate::live::{Event, Live, State};
+use crate::live::Event;
 use crate::ServerConfig;
 
 /// Request bodies larger than this are refused (413).
 const MAX_BODY: usize = 64 * 1024;
-/// The most bytes of an uploaded archive (`POST /api/uploads`).
-pub const MAX_UPLOAD: usize = 64 * 1024 * 1024;
+pub use airlock_protocol::{MAX_EVENTS_BODY, MAX_UPLOAD, UPLOAD_PREFIX};
 /// The most bytes of a content file a runner uploads (an artifact, a record).
 const MAX_OBJECT: usize = 256 * 1024 * 1024;
-/// The most bytes of one batch of a run's events from its runner.
-pub const MAX_EVENTS_BODY: usize = 8 * 1024 * 1024;
-/// How a source names an uploaded archive.
-pub const UPLOAD_PREFIX: &str = "upload:";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -53,12 +45,11 @@ pub struct App {
     pub(crate) config: ServerConfig,
     settings: ImportSettings,
     slots: Arc<Semaphore>,
-    live: Mutex<HashMap<String, Arc<Live>>>,
-    /// Runs waiting for a slot, in the order they were asked for.
-    queue: Mutex<VecDeque<(Arc<Live>, RunRequest)>>,
     pub(crate) metrics: crate::metrics::Metrics,
     /// Woken when a run is queued for the runners (their claims wait on it).
     pub(crate) queued: Arc<tokio::sync::Notify>,
+    /// Woken when events are added to a run by this server's workers (its followers wait on it).
+    pub(crate) events_added: Arc<tokio::sync::Notify>,
     /// Login sessions of the web UI.
     pub(crate) sessions: crate::access::Sessions,
     /// The key statements are signed with, read (or made) on first use.
@@ -74,10 +65,9 @@ impl App {
             slots: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             settings,
             config,
-            live: Mutex::new(HashMap::new()),
-            queue: Mutex::new(VecDeque::new()),
             metrics: crate::metrics::Metrics::default(),
             queued: Arc::default(),
+            events_added: Arc::default(),
             sessions: crate::access::Sessions::default(),
             attest_keys: std::sync::OnceLock::new(),
         }
@@ -107,42 +97,6 @@ impl App {
         let spec = self.settings.parse(input)?;
         check_local(self, &spec)?;
         Ok(spec)
-    }
-
-    pub(crate) fn live(&self, id: &str) -> Option<Arc<Live>> {
-        self.live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .cloned()
-    }
-
-    pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        self.queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .position(|(q, _)| q.id == id)
-            .map(|p| p + 1)
-    }
-
-    /// Takes a run out of the queue: whether it was there.
-    fn take_queued(&self, id: &str) -> bool {
-        let mut queue = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let before = queue.len();
-        queue.retain(|(q, _)| q.id != id);
-        queue.len() != before
-    }
-
-    /// The run at the head of the queue.
-    fn next_queued(&self) -> Option<(Arc<Live>, RunRequest)> {
-        self.queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop_front()
     }
 }
 
@@ -224,28 +178,12 @@ pub fn openapi_and_router(state: Shared) -> (Router, utoipa::openapi::OpenApi) {
         .route(
             "/metrics",
             axum::routing::get(|AxState(app): AxState<Shared>| async move {
-                let (queued, running) = if app.config.dispatches() {
-                    // The whole deployment's queue (what an autoscaler of runners watches).
-                    let app2 = app.clone();
-                    blocking(move || Ok(app2.config.store()?.queue_depth()?))
-                        .await
-                        .map(|(q, r)| (usize::try_from(q).unwrap_or(0), usize::try_from(r).unwrap_or(0)))
-                        .unwrap_or((0, 0))
-                } else {
-                    let queued = app
-                        .queue
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .len();
-                    let running = app
-                        .live
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .values()
-                        .filter(|l| l.state() == State::Running)
-                        .count();
-                    (queued, running)
-                };
+                // The whole deployment's queue (what an autoscaler of runners watches).
+                let app2 = app.clone();
+                let (queued, running) = blocking(move || Ok(app2.config.store()?.queue_depth()?))
+                    .await
+                    .map(|(q, r)| (usize::try_from(q).unwrap_or(0), usize::try_from(r).unwrap_or(0)))
+                    .unwrap_or((0, 0));
                 (
                     [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
                     app.metrics.render(queued, running),
@@ -802,7 +740,7 @@ pub struct RunView {
 }
 
 /// The library's request for a run this server (or, with `ctx` of its own, a runner) carries out.
-fn run_request(
+pub(crate) fn run_request(
     app: &App,
     body: RunSpec,
     run_id: &str,
@@ -861,14 +799,10 @@ async fn create_run(AxState(app): AxState<Shared>, Body(body): Body<RunSpec>) ->
         .into_response())
 }
 
-/// Checks a run and queues it, for this server's sandboxes or (with runners) for the runners: its id and place.
+/// Checks a run and queues it (for this server's workers, or with runners for the runners): its id and place.
 pub(crate) async fn submit_run(app: &Shared, body: RunSpec) -> Result<(String, Option<usize>), ApiError> {
-    // (On a blocking thread: an uploaded archive may be fetched from a bucket.)
-    if !app.config.dispatches() {
-        let app = app.clone();
-        return blocking(move || queue_run(&app, body)).await;
-    }
-    // Checked here as this server would run it, then handed to the runners.
+    // Checked here as a worker will carry it out (on a blocking thread: an uploaded archive may be fetched from a
+    // bucket), then queued.
     let run_id = airlock_run::new_run_id();
     let (app2, body2, id2) = (app.clone(), body.clone(), run_id.clone());
     let request = blocking(move || run_request(&app2, body2, &id2, Arc::default())).await?;
@@ -876,77 +810,6 @@ pub(crate) async fn submit_run(app: &Shared, body: RunSpec) -> Result<(String, O
     app.metrics.run_queued(&mode);
     let position = crate::dispatch::enqueue(app, &run_id, body, &mode).await?;
     Ok((run_id, position))
-}
-
-/// Checks a run and queues it for this server's sandboxes: its id and place in the queue.
-fn queue_run(app: &Shared, body: RunSpec) -> Result<(String, Option<usize>), ApiError> {
-    let run_id = airlock_run::new_run_id();
-    let live = Live::new(run_id.clone());
-    let request = run_request(app, body, &run_id, live.cancel.clone())?;
-    app.metrics.run_queued(&airlock_types::wire_name(&request.mode));
-    app.live
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(run_id.clone(), live.clone());
-    live.set_state(State::Queued);
-    app.queue
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push_back((live, request));
-    let position = app.position(&run_id);
-    tokio::spawn(carry_out(app.clone()));
-    Ok((run_id, position))
-}
-
-/// Waits for a slot, then takes the run at the head of the queue (one task is spawned for each queued run, so the
-/// order runs start in is the order they were asked for, whichever task gets the slot) and runs it on a blocking
-/// thread, logging every event.
-async fn carry_out(app: Shared) {
-    let Ok(permit) = app.slots.clone().acquire_owned().await else {
-        return;
-    };
-    let Some((live, request)) = app.next_queued() else {
-        return;
-    };
-    if live.cancel.load(Ordering::Relaxed) {
-        live.set_state(State::Cancelled);
-        live.emit("end", "{}".into());
-        return;
-    }
-    live.set_state(State::Running);
-    let sink = live.clone();
-    let on_event: airlock_run::OnEvent = Arc::new(move |event: RunEvent| {
-        let name = match &event {
-            RunEvent::Phase { .. } => "phase",
-            RunEvent::Sandbox { .. } => "sandbox",
-        };
-        sink.emit(name, serde_json::to_string(&event).unwrap_or_default());
-    });
-    let settings = app.settings.clone();
-    let config = app.config.clone();
-    let outcome = tokio::task::spawn_blocking(move || {
-        let mut store = config.store().map_err(RunError::from)?;
-        airlock_run::execute(&request, &settings, &mut store, &on_event)
-    })
-    .await;
-    drop(permit);
-    match outcome {
-        Ok(Ok(outcome)) => {
-            app.metrics.run_done(
-                &airlock_types::wire_name(&outcome.record.status),
-                outcome.record.observed.overall.as_str(),
-                Some(Duration::from_millis(outcome.record.duration_ms)),
-            );
-            live.emit(
-                "record",
-                serde_json::to_string(&outcome.record).unwrap_or_default(),
-            );
-            live.set_state(State::Done(airlock_types::wire_name(&outcome.record.status)));
-        }
-        Ok(Err(e)) => live.set_state(State::Error(e.to_string())),
-        Err(e) => live.set_state(State::Error(e.to_string())),
-    }
-    live.emit("end", "{}".into());
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -975,34 +838,13 @@ async fn list_runs(
     AxState(app): AxState<Shared>,
     Query(filter): Query<RunFilter>,
 ) -> Result<Json<Vec<RunSummary>>, ApiError> {
-    let mut out: Vec<RunSummary> = {
-        let live = app.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        live.values()
-            .filter(|l| matches!(l.state(), State::Queued | State::Running))
-            .map(|l| RunSummary {
-                run_id: l.id.clone(),
-                status: l.state().name(),
-                source: None,
-                mode: None,
-                started_at: None,
-                position: None,
-            })
-            .collect()
-    };
-    for r in &mut out {
-        r.position = app.position(&r.run_id);
-    }
     let app2 = app.clone();
     let (queued, stored) = blocking(move || {
         let store = app2.config.store()?;
-        let queued = if app2.config.dispatches() {
-            store.unfinished_runs()?
-        } else {
-            Vec::new()
-        };
-        Ok((queued, store.runs()?))
+        Ok((store.unfinished_runs()?, store.runs()?))
     })
     .await?;
+    let mut out: Vec<RunSummary> = Vec::new();
     out.extend(queued.into_iter().map(|r| RunSummary {
         status: queue_status(&r.state),
         source: Some(r.source),
@@ -1053,7 +895,7 @@ fn stored_view_in(store: &airlock_store::Store, id: &str) -> Result<RunView, Api
     })
 }
 
-/// The status the API shows for a run of the runners' queue that has no stored record.
+/// The status the API shows for a run of the queue that has no stored record.
 pub(crate) fn queue_status(state: &str) -> String {
     match state {
         airlock_store::queue::state::LOST => "failed".into(),
@@ -1061,11 +903,8 @@ pub(crate) fn queue_status(state: &str) -> String {
     }
 }
 
-/// A run of the runners' queue that has not handed back its record; `None` when it has (or is not queued).
+/// A run of the queue that is not over; `None` when it is (or was never queued).
 pub(crate) async fn queued_view(app: &Shared, id: &str) -> Result<Option<RunView>, ApiError> {
-    if !app.config.dispatches() {
-        return Ok(None);
-    }
     let (app, id) = (app.clone(), id.to_owned());
     blocking(move || queued_view_in(&app.config.store()?, &id)).await
 }
@@ -1095,26 +934,7 @@ async fn get_run(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<RunView>, ApiError> {
     check_id(&id)?;
-    if let Some(live) = app.live(&id) {
-        let state = live.state();
-        if !matches!(state, State::Done(_)) {
-            return Ok(Json(RunView {
-                position: app.position(&id),
-                status: state.name(),
-                message: match state {
-                    State::Error(m) => Some(m),
-                    _ => None,
-                },
-                run_id: id,
-                runner: None,
-                record: None,
-            }));
-        }
-    }
-    if !app.config.dispatches() {
-        return Ok(Json(stored_view(&app, id).await?));
-    }
-    // With runners: where the queue has it, else its record and the runner that made it, from one store.
+    // Where the queue has it, else its record and the worker that made it, from one store.
     blocking(move || {
         let store = app.config.store()?;
         if let Some(view) = queued_view_in(&store, &id)? {
@@ -1152,29 +972,13 @@ async fn cancel_run(
 /// Asks run `id` to stop: `cancelled` when it had not started, `cancelling` when it is being stopped.
 pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<&'static str, ApiError> {
     check_id(id)?;
-    if app.config.dispatches() && app.live(id).is_none() {
-        use airlock_store::queue::Cancelled;
-        return match crate::dispatch::cancel(app, id).await? {
-            Cancelled::Dequeued => Ok("cancelled"),
-            Cancelled::Asked => Ok("cancelling"),
-            Cancelled::Over => Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over")),
-            Cancelled::NotFound => Err(ApiError::not_found("run in progress")),
-        };
+    use airlock_store::queue::Cancelled;
+    match crate::dispatch::cancel(app, id).await? {
+        Cancelled::Dequeued => Ok("cancelled"),
+        Cancelled::Asked => Ok("cancelling"),
+        Cancelled::Over => Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over")),
+        Cancelled::NotFound => Err(ApiError::not_found("run in progress")),
     }
-    let live = app
-        .live(id)
-        .ok_or_else(|| ApiError::not_found("run in progress"))?;
-    if live.state().is_over() {
-        return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
-    }
-    live.cancel.store(true, Ordering::Relaxed);
-    // A queued run leaves the queue at once; its task finds the next one, or none.
-    if app.take_queued(id) {
-        live.set_state(State::Cancelled);
-        live.emit("end", "{}".into());
-        return Ok("cancelled");
-    }
-    Ok("cancelling")
 }
 
 /// Delete a stored run and its artifacts now.
@@ -1184,19 +988,17 @@ async fn discard_run(
     AxState(app): AxState<Shared>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Response, ApiError> {
-    check_id(&id)?;
-    if app.live(&id).is_some_and(|l| !l.state().is_over()) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "in_progress",
-            "cancel the run first",
-        ));
-    }
-    let app2 = app.clone();
-    let id2 = id.clone();
+    discard(&app, &id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Deletes a stored run (and its queue row and events); 409 while it is queued or running.
+pub(crate) async fn discard(app: &Shared, id: &str) -> Result<(), ApiError> {
+    check_id(id)?;
+    let (app2, id2) = (app.clone(), id.to_owned());
     blocking(move || {
         let mut store = app2.config.store()?;
-        // A run of the runners' queue: its row and events go too (a lost or cancelled one has nothing else).
+        // A run of the queue: its row and events go too (a lost or cancelled one has nothing else).
         let queued = store.queued_run(&id2)?;
         if queued
             .as_ref()
@@ -1219,63 +1021,39 @@ async fn discard_run(
         }
         Ok(())
     })
-    .await?;
-    app.live
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .remove(&id);
-    Ok(StatusCode::NO_CONTENT.into_response())
+    .await
 }
 
 /// The run's events as Server-Sent Events: everything so far, then live, ending with `record` (the stored record)
-/// and `end`. For a run this server did not carry out (or carried out before a restart), the record alone.
-#[utoipa::path(get, path = "/api/runs/{id}/events", params(("id" = String, Path)),
+/// and `end`. Each stored event carries its number as its SSE `id`; a client that reconnects (to this server or
+/// another) sends the last one it got as `Last-Event-ID` and gets only what came after. For a run stored before the
+/// queue kept its events, the record alone.
+#[utoipa::path(get, path = "/api/runs/{id}/events",
+    params(("id" = String, Path), ("Last-Event-ID" = Option<i64>, Header, description = "the last event's number a client got")),
     responses((status = 200, description = "text/event-stream: state, phase, sandbox, record and end events"),
         (status = 404, body = ApiErrorBody)))]
 async fn run_events(
     AxState(app): AxState<Shared>,
     UrlPath(id): UrlPath<String>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
+    // A number a client got before; anything else is a start from the beginning.
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|n| *n >= 0)
+        .unwrap_or(0);
     let (tx, rx) = tokio::sync::mpsc::channel::<Event>(256);
-    match app.live(&id) {
-        Some(live) => {
-            let (past, mut live_rx, over) = live.subscribe();
-            tokio::spawn(async move {
-                for e in past {
-                    let end = e.name == "end";
-                    if tx.send(e).await.is_err() || end {
-                        return;
-                    }
-                }
-                if over {
-                    return;
-                }
-                loop {
-                    match live_rx.recv().await {
-                        Ok(e) => {
-                            let end = e.name == "end";
-                            if tx.send(e).await.is_err() || end {
-                                return;
-                            }
-                        }
-                        // A subscriber too slow for the channel misses events; it still gets the end.
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    }
-                }
-            });
-        }
-        None if app.config.dispatches()
-            && blocking({
-                let (app, id) = (app.clone(), id.clone());
-                move || Ok(app.config.store()?.queued_run(&id)?.is_some())
-            })
-            .await? =>
-        {
-            crate::dispatch::follow(app.clone(), id, tx);
-        }
-        None => {
+    let queued = blocking({
+        let (app, id) = (app.clone(), id.clone());
+        move || Ok(app.config.store()?.queued_run(&id)?.is_some())
+    })
+    .await?;
+    match queued {
+        true => crate::dispatch::follow(app.clone(), id, after, tx),
+        false => {
             let view = stored_view(&app, id).await?;
             tokio::spawn(async move {
                 if let Some(record) = view.record {
@@ -1283,6 +1061,7 @@ async fn run_events(
                         .send(Event {
                             name: "record",
                             data: record.to_string(),
+                            id: None,
                         })
                         .await;
                 }
@@ -1290,13 +1069,19 @@ async fn run_events(
                     .send(Event {
                         name: "end",
                         data: "{}".into(),
+                        id: None,
                     })
                     .await;
             });
         }
     }
-    let stream = tokio_stream::wrappers::ReceiverStream::new(rx)
-        .map(|e| Ok::<_, std::convert::Infallible>(SseEvent::default().event(e.name).data(e.data)));
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(|e| {
+        let event = SseEvent::default().event(e.name).data(e.data);
+        Ok::<_, std::convert::Infallible>(match e.id {
+            Some(id) => event.id(id.to_string()),
+            None => event,
+        })
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
 }
 

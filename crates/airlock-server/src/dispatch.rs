@@ -1,7 +1,8 @@
-//! A team deployment: runs go to the store's queue instead of this server's own sandboxes, and runner machines
-//! (`airlock runner`) claim them over HTTP with a runner token, renew a lease while they run them, report their
-//! events, upload their artifacts and hand back the record. Runner machines are where hostile code runs, so a
-//! runner's token opens these routes only, and each route only for the runs that runner holds.
+//! The store's queue, where every run a server accepts goes: this server's own workers claim from it directly
+//! (`worker.rs`); in a team deployment, runner machines (`airlock runner`) claim from it over HTTP with a runner
+//! token, renew a lease while they run them, report their events, upload their artifacts and hand back the record.
+//! Runner machines are where hostile code runs, so a runner's token opens these routes only, and each route only
+//! for the runs that runner holds.
 
 use std::time::Duration;
 
@@ -71,7 +72,7 @@ fn not_held() -> ApiError {
     )
 }
 
-fn lease_ms(app: &Shared) -> i64 {
+pub(crate) fn lease_ms(app: &Shared) -> i64 {
     i64::try_from(app.config.lease.as_millis()).unwrap_or(60_000)
 }
 
@@ -113,7 +114,7 @@ fn state_event(state: &str, message: &str) -> String {
 }
 
 /// A run's last events: its record when it has one, its final state, and the end.
-fn final_events(record: Option<String>, state: &str, message: &str) -> Vec<(i64, String, String)> {
+pub(crate) fn final_events(record: Option<String>, state: &str, message: &str) -> Vec<(i64, String, String)> {
     let mut names: Vec<(&str, String)> = Vec::new();
     if let Some(record) = record {
         names.push(("record", record));
@@ -168,6 +169,19 @@ pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<Cancelled, ApiError
         Ok(outcome)
     })
     .await
+}
+
+/// Marks failed the runs this server's workers held when it stopped (a server alone on its data folder, at start).
+pub(crate) fn reap_stopped(app: &Shared) -> Result<(), ApiError> {
+    let store = app.config.store()?;
+    for (id, _) in store.reap_all_running()? {
+        let message = format!(
+            "{}: the server stopped while the run was going",
+            queue::RUNNER_LOST
+        );
+        store.append_events(&id, &end_events("failed", &message))?;
+    }
+    Ok(())
 }
 
 /// Every second, marks `failed (runner lost)` the runs whose runner stopped renewing its lease (any server may
@@ -304,7 +318,18 @@ pub(crate) async fn renew(
 }
 
 /// The most events kept of one run from its runner (the server's final ones always are).
-pub const MAX_EVENTS: i64 = 20_000;
+pub const MAX_EVENTS: i64 = airlock_protocol::MAX_RUN_EVENTS;
+
+/// The events of a batch a worker may add: progress, numbered within the cap. The record and the end are the
+/// server's to add once the run is stored.
+pub(crate) fn progress_events(events: &[RunnerEvent]) -> Vec<(i64, String, String)> {
+    const NAMES: [&str; 3] = ["state", "phase", "sandbox"];
+    events
+        .iter()
+        .filter(|e| (1..MAX_EVENTS).contains(&e.seq) && NAMES.contains(&e.name.as_str()))
+        .map(|e| (e.seq, e.name.clone(), e.data.clone()))
+        .collect()
+}
 
 /// Report a run's events (a retried batch adds nothing twice).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/events", params(("id" = String, Path)), tag = "runner",
@@ -316,14 +341,7 @@ pub(crate) async fn events(
     UrlPath(id): UrlPath<String>,
     Body(batch): Body<RunnerEvents>,
 ) -> Result<Response, ApiError> {
-    // A runner reports progress; the record and the end are the server's to add once the run is stored.
-    const NAMES: [&str; 3] = ["state", "phase", "sandbox"];
-    let events: Vec<(i64, String, String)> = batch
-        .events
-        .into_iter()
-        .filter(|e| (1..MAX_EVENTS).contains(&e.seq) && NAMES.contains(&e.name.as_str()))
-        .map(|e| (e.seq, e.name, e.data))
-        .collect();
+    let events = progress_events(&batch.events);
     holding(&app, &id, &key, move |store, id, _| {
         Ok(store.append_events(id, &events)?)
     })
@@ -460,13 +478,19 @@ pub(crate) async fn fail(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-/// Follows a queued run's stored events (whichever server or runner wrote them) until its `end`.
-pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crate::live::Event>) {
+/// Follows a queued run's stored events (whichever server or worker wrote them) after number `after` until its
+/// `end`.
+pub(crate) fn follow(app: Shared, id: String, after: i64, tx: tokio::sync::mpsc::Sender<crate::live::Event>) {
     tokio::spawn(async move {
-        let mut after = 0_i64;
+        let mut after = after;
         let mut idle_over = 0;
         let mut told_state = false;
         loop {
+            // Registered before looking, so that events added meanwhile wake this follower.
+            let notify = app.events_added.clone();
+            let woken = notify.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
             let (app2, id2) = (app.clone(), id.clone());
             let got = blocking(move || {
                 let store = app2.config.store()?;
@@ -489,7 +513,12 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
             if let (Some(state), 0, false) = (&state, after, told_state) {
                 told_state = true;
                 let data = state_event(state, "");
-                if tx.send(crate::live::Event { name: "state", data }).await.is_err() {
+                let event = crate::live::Event {
+                    name: "state",
+                    data,
+                    id: None,
+                };
+                if tx.send(event).await.is_err() {
                     return;
                 }
             }
@@ -504,7 +533,12 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
                     "record" => "record",
                     _ => "end",
                 };
-                if tx.send(crate::live::Event { name, data }).await.is_err() || end {
+                let event = crate::live::Event {
+                    name,
+                    data,
+                    id: Some(seq),
+                };
+                if tx.send(event).await.is_err() || end {
                     return;
                 }
             }
@@ -521,6 +555,7 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
                         .send(crate::live::Event {
                             name: "end",
                             data: "{}".into(),
+                            id: None,
                         })
                         .await;
                     return;
@@ -529,7 +564,9 @@ pub(crate) fn follow(app: Shared, id: String, tx: tokio::sync::mpsc::Sender<crat
             if tx.is_closed() {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            // Woken at once by this server's own workers; a runner's events (sent through any server) are seen at
+            // the next look.
+            let _ = tokio::time::timeout(Duration::from_millis(200), woken).await;
         }
     });
 }

@@ -1,11 +1,13 @@
 //! `airlock serve`: the control API over the same run library as the CLI.
 //!
 //! JSON over HTTP (axum), described by an OpenAPI 3.1 document generated from the handlers' own types (utoipa), so
-//! the document and the routes cannot drift. Sources are imported and scanned like `airlock scan`; runs are queued
-//! behind a concurrency cap and executed by [`airlock_run::execute`] on blocking threads, each reporting its
-//! progress into an in-memory log that `GET /api/runs/{id}/events` replays and then follows as Server-Sent Events.
-//! Everything is stored in the same data folder as the CLI's, so `airlock runs` and `airlock show` see the server's
-//! runs and a restart loses nothing that was stored (a run that was going is marked failed when the store reopens).
+//! the document and the routes cannot drift. Sources are imported and scanned like `airlock scan`; runs go to the
+//! store's queue and are carried out by workers of the one worker loop ([`airlock_worker`]): this server's own (as
+//! many as it has run slots) or, with `--runner-tokens`, runner machines over HTTP. Each worker adds the run's
+//! events to the store, which `GET /api/runs/{id}/events` replays and then follows as Server-Sent Events, whichever
+//! server is asked. Everything is stored in the same data folder as the CLI's, so `airlock runs` and `airlock show`
+//! see the server's runs; a run still queued when the server stops is carried out after it starts again, and one
+//! that was going is marked failed once its lease runs out.
 
 mod access;
 mod api;
@@ -16,6 +18,7 @@ pub mod dispatch;
 mod live;
 mod metrics;
 mod ui;
+mod worker;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -91,7 +94,7 @@ impl ServerConfig {
         self.data_dir.join("cache").join("uploads")
     }
 
-    /// Whether runs go to runner machines rather than this server's sandboxes.
+    /// Whether runs go to runner machines rather than this server's own workers.
     pub fn dispatches(&self) -> bool {
         self.runner_tokens.is_some()
     }
@@ -172,9 +175,18 @@ pub async fn serve(
     let example = write_example(&config.data_dir).map_err(ServeError::Io)?;
     config.allow_local.push(example);
     let state = Arc::new(api::App::new(config));
-    if state.config.dispatches() {
-        tokio::spawn(dispatch::sweep_lost(state.clone()));
+    if !state.config.dispatches() {
+        if state.config.database.is_none() {
+            // The only server on this data folder: the runs its workers held before it stopped are over now,
+            // not when their leases run out.
+            let app = state.clone();
+            api::blocking(move || dispatch::reap_stopped(&app))
+                .await
+                .map_err(|e| ServeError::Io(std::io::Error::other(e.body.message)))?;
+        }
+        worker::start(&state);
     }
+    tokio::spawn(dispatch::sweep_lost(state.clone()));
     tokio::spawn(sweep_expired(state.clone()));
     let (router, _) = openapi_and_router(state);
     ready(addr);

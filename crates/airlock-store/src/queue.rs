@@ -293,6 +293,20 @@ impl Store {
         .collect()
     }
 
+    /// Marks `lost` every running run, whatever its lease: for a server that is the only one on its store, whose
+    /// own workers held them all before it stopped. The ids and workers.
+    pub fn reap_all_running(&self) -> Result<Vec<(String, Option<String>)>> {
+        let now = now_ms();
+        self.query(
+            "UPDATE run_queue SET state = 'lost', message = ?2, finished_at = ?1, lease_until = NULL \
+             WHERE state = 'running' RETURNING id, runner",
+            vec![Val::from(now), Val::from(RUNNER_LOST)],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.opt_text(1)?)))
+        .collect()
+    }
+
     /// Deletes a run's row of the queue and its events.
     pub fn forget_queued(&self, id: &str) -> Result<()> {
         self.db.borrow_mut().batch(&[

@@ -16,7 +16,6 @@ use airlock_types::display::line as shown;
 
 use crate::access::{session_cookie, session_set_cookie, token_matches};
 use crate::api::{blocking, check_id, import_and_store, queue_status, queued_view, ApiError, Shared};
-use crate::live::State;
 
 mod assets;
 mod review;
@@ -171,21 +170,25 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
     let runs = blocking(move || {
         let store = app.config.store()?;
         let mut runs = Vec::new();
-        // With runners, the runs that have not handed back a record yet come from the queue.
-        if app.config.dispatches() {
-            for q in store.unfinished_runs()? {
-                runs.push(airlock_store::RunRow {
-                    status: queue_status(&q.state),
-                    id: q.id,
-                    source: q.source,
-                    mode: q.mode,
-                    target: String::new(),
-                    started_at: String::new(),
-                    expires_at: 0,
-                });
-            }
+        // The runs that have not handed back a record yet come from the queue (a run this server's workers carry
+        // out is stored as it starts: it is shown once, as the queue has it).
+        for q in store.unfinished_runs()? {
+            runs.push(airlock_store::RunRow {
+                status: queue_status(&q.state),
+                id: q.id,
+                source: q.source,
+                mode: q.mode,
+                target: String::new(),
+                started_at: String::new(),
+                expires_at: 0,
+            });
         }
-        runs.extend(store.runs()?);
+        let stored: Vec<airlock_store::RunRow> = store.runs()?;
+        let stored: Vec<_> = stored
+            .into_iter()
+            .filter(|r| !runs.iter().any(|q| q.id == r.id))
+            .collect();
+        runs.extend(stored);
         Ok(runs)
     })
     .await;
@@ -285,42 +288,7 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
     if let Err(e) = check_id(&id) {
         return error_page(&e);
     }
-    if let Some(live) = app.live(&id) {
-        let state = live.state();
-        if let State::Error(_) | State::Cancelled = &state {
-            return page(
-                "Run",
-                html! {
-                    section #run data-run=(id) {
-                        h1 { "Run " (id) }
-                        p #state class={ "status " (state.name()) } { (state.name()) }
-                        @if let State::Error(m) = &state { pre.error { (shown_block(m)) } }
-                        p { a href="/" { "Back" } }
-                    }
-                },
-            );
-        }
-        if !matches!(state, State::Done(_)) {
-            let position = app.position(&id);
-            return page(
-                "Run",
-                html! {
-                    section #run data-run=(id) data-live="1" {
-                        h1 { "Run " (id) }
-                        p #state class={ "status " (state.name()) } { (state.name())
-                            @if let Some(p) = position { " (place " (p) " in the queue)" } }
-                        form.inline #cancel method="post" action={ "/runs/" (id) "/cancel" } {
-                            button type="submit" { "Cancel this run" }
-                        }
-                        h2 { "Live" }
-                        ol #live {}
-                        p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
-                    }
-                },
-            );
-        }
-    }
-    // A run the runners have not handed back yet: followed live, or why it ended without a record.
+    // A run that is not over: followed live; or why it ended without a record.
     match queued_view(&app, &id).await {
         Ok(Some(view)) if matches!(view.status.as_str(), "queued" | "running") => {
             return page(
@@ -414,19 +382,7 @@ async fn discard(
             "tick the box that says the run's record, patch and outputs are deleted now",
         ));
     }
-    if app.live(&id).is_some_and(|l| !l.state().is_over()) {
-        return error_page(&ApiError::new(
-            StatusCode::CONFLICT,
-            "in_progress",
-            "the run is still going",
-        ));
-    }
-    let result = blocking(move || {
-        app.config.store()?.discard(&id)?;
-        Ok(())
-    })
-    .await;
-    match result {
+    match crate::api::discard(&app, &id).await {
         Ok(()) => Redirect::to("/").into_response(),
         Err(e) => error_page(&e),
     }

@@ -14,19 +14,25 @@ use airlock_types::{Artifact, SkillRun};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ServerArgs {
-    /// Do the work on this airlock server (`https://airlock.example.com`) instead of this machine.
-    #[arg(long, value_name = "URL", env = "AIRLOCK_SERVER")]
-    pub server: Option<String>,
+    /// Do the work on this airlock server (`https://airlock.example.com`) instead of this machine; repeat it (or
+    /// separate with commas) to name the API servers of one deployment: a call that cannot reach one goes to the
+    /// next, and a run's events followed through a server that goes away carry on through another.
+    #[arg(long, value_name = "URL", env = "AIRLOCK_SERVER", value_delimiter = ',')]
+    pub server: Vec<String>,
     /// A file holding the server's token.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_TOKEN_FILE", requires = "server")]
     pub token_file: Option<PathBuf>,
 }
 
-/// A server and its token.
+/// The servers of one deployment and its token; a server that cannot be reached is passed over for the next.
 pub struct Remote {
-    base: String,
+    bases: Vec<String>,
+    current: std::cell::Cell<usize>,
     token: Option<String>,
 }
+
+/// How long a run's events are waited for while no server answers (a rolling restart, a load balancer's switch).
+const FOLLOW_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The most bytes of a folder a client uploads: what the server takes.
 const MAX_UPLOAD: u64 = airlock_server::MAX_UPLOAD as u64;
@@ -34,11 +40,15 @@ const MAX_UPLOAD: u64 = airlock_server::MAX_UPLOAD as u64;
 impl ServerArgs {
     /// The server to work through, when one is named.
     pub fn remote(&self) -> anyhow::Result<Option<Remote>> {
-        let Some(url) = &self.server else {
+        if self.server.is_empty() {
             return Ok(None);
-        };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            anyhow::bail!("--server takes an http:// or https:// URL");
+        }
+        let mut bases = Vec::new();
+        for url in &self.server {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                anyhow::bail!("--server takes an http:// or https:// URL");
+            }
+            bases.push(url.trim_end_matches('/').to_owned());
         }
         let token = match &self.token_file {
             Some(f) => Some(
@@ -50,7 +60,8 @@ impl ServerArgs {
             None => None,
         };
         Ok(Some(Remote {
-            base: url.trim_end_matches('/').to_owned(),
+            bases,
+            current: std::cell::Cell::new(0),
             token,
         }))
     }
@@ -58,40 +69,71 @@ impl ServerArgs {
 
 impl Remote {
     fn req(&self, method: &str, path: &str) -> ureq::Request {
-        let r = ureq::request(method, &format!("{}{path}", self.base)).timeout(Duration::from_secs(600));
+        let base = &self.bases[self.current.get() % self.bases.len()];
+        let r = ureq::request(method, &format!("{base}{path}")).timeout(Duration::from_secs(600));
         match &self.token {
             Some(t) => r.set("Authorization", &format!("Bearer {t}")),
             None => r,
         }
     }
 
+    /// Sends a request to the current server, and to the next ones in turn while none can be reached (or a load
+    /// balancer in front of them answers 502 or 503).
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        send: &dyn Fn(ureq::Request) -> Result<ureq::Response, Box<ureq::Error>>,
+    ) -> Result<ureq::Response, Box<ureq::Error>> {
+        let mut tries = self.bases.len();
+        loop {
+            match send(self.req(method, path)) {
+                Err(e)
+                    if matches!(*e, ureq::Error::Transport(_) | ureq::Error::Status(502 | 503, _))
+                        && tries > 1 =>
+                {
+                    tries -= 1;
+                    self.current.set(self.current.get() + 1);
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Turns a failed call into the server's own message.
-    fn check(result: Result<ureq::Response, ureq::Error>, what: &str) -> anyhow::Result<ureq::Response> {
-        match result {
-            Ok(r) => Ok(r),
-            Err(ureq::Error::Status(code, r)) => {
+    fn check(result: Result<ureq::Response, Box<ureq::Error>>, what: &str) -> anyhow::Result<ureq::Response> {
+        result.map_err(|e| Self::refusal(*e, what))
+    }
+
+    fn refusal(e: ureq::Error, what: &str) -> anyhow::Error {
+        match e {
+            ureq::Error::Status(code, r) => {
                 let body: Value = r.into_json().unwrap_or(Value::Null);
                 let message = body["message"].as_str().unwrap_or("no message");
-                anyhow::bail!(
+                anyhow::anyhow!(
                     "the server refused {what} ({code}): {}",
                     crate::settings::escape(message)
                 )
             }
-            Err(e) => Err(anyhow::anyhow!("cannot reach the server for {what}: {e}")),
+            e => anyhow::anyhow!("cannot reach the server for {what}: {e}"),
         }
     }
 
     pub fn get(&self, path: &str) -> anyhow::Result<Value> {
-        Ok(Self::check(self.req("GET", path).call(), path)?.into_json()?)
+        Ok(Self::check(self.send("GET", path, &|r| r.call().map_err(Box::new)), path)?.into_json()?)
     }
 
     pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        Ok(Self::check(self.req("POST", path).send_json(body.clone()), path)?.into_json()?)
+        Ok(Self::check(
+            self.send("POST", path, &|r| r.send_json(body.clone()).map_err(Box::new)),
+            path,
+        )?
+        .into_json()?)
     }
 
     pub fn bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
         let mut out = Vec::new();
-        Self::check(self.req("GET", path).call(), path)?
+        Self::check(self.send("GET", path, &|r| r.call().map_err(Box::new)), path)?
             .into_reader()
             .take(1 << 30)
             .read_to_end(&mut out)?;
@@ -118,9 +160,11 @@ impl Remote {
             );
         }
         let r = Self::check(
-            self.req("POST", "/api/uploads")
-                .set("Content-Type", "application/gzip")
-                .send_bytes(&bytes),
+            self.send("POST", "/api/uploads", &|r| {
+                r.set("Content-Type", "application/gzip")
+                    .send_bytes(&bytes)
+                    .map_err(Box::new)
+            }),
             "the upload",
         )?;
         let view: Value = r.into_json()?;
@@ -153,31 +197,77 @@ impl Remote {
     }
 
     /// Follows a run's events to its end: phases go to `phase`; the record at the end, or the server's view of a
-    /// run that ended without one (its runner lost).
+    /// run that ended without one (its runner lost). When the connection drops before the end (the server stopped,
+    /// a load balancer moved), it goes on through the next server that answers, from the last event it got
+    /// (`Last-Event-ID`), so no event is missed or told twice.
     pub fn follow(&self, id: &str, phase: &dyn Fn(&str, &str)) -> anyhow::Result<Followed> {
         let path = format!("/api/runs/{}/events", segment(id));
-        let reader =
-            BufReader::new(Self::check(self.req("GET", &path).call(), "the run's events")?.into_reader());
-        let mut name = String::new();
         let mut record = None;
-        for line in reader.lines() {
-            let line = line?;
-            if let Some(n) = line.strip_prefix("event: ") {
-                name = n.to_owned();
-            } else if let Some(data) = line.strip_prefix("data: ") {
-                match name.as_str() {
-                    "phase" => {
-                        let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                        phase(
-                            v["phase"].as_str().unwrap_or_default(),
-                            v["message"].as_str().unwrap_or_default(),
-                        );
+        let mut last_id: Option<String> = None;
+        let mut away_since: Option<std::time::Instant> = None;
+        'connect: loop {
+            let got = self.send("GET", &path, &|r| {
+                match &last_id {
+                    Some(n) => r.set("Last-Event-ID", n).call(),
+                    None => r.call(),
+                }
+                .map_err(Box::new)
+            });
+            let reader = match got {
+                Ok(r) => BufReader::new(r.into_reader()),
+                Err(e) if matches!(*e, ureq::Error::Transport(_)) => {
+                    let since = *away_since.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() > FOLLOW_PATIENCE {
+                        anyhow::bail!("cannot reach a server for the run's events: {e}");
                     }
-                    "record" => record = Some(serde_json::from_str(data)?),
-                    "end" => break,
-                    _ => {}
+                    self.current.set(self.current.get() + 1);
+                    std::thread::sleep(Duration::from_millis(300));
+                    continue 'connect;
+                }
+                Err(e) => return Err(Self::refusal(*e, "the run's events")),
+            };
+            let mut heard = false;
+            let mut name = String::new();
+            let mut event_id: Option<String> = None;
+            for line in reader.lines() {
+                let Ok(line) = line else {
+                    // The connection dropped: on through the next server.
+                    break;
+                };
+                heard = true;
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_owned();
+                } else if let Some(n) = line.strip_prefix("id: ") {
+                    event_id = Some(n.trim().to_owned());
+                } else if let Some(data) = line.strip_prefix("data: ") {
+                    match name.as_str() {
+                        "phase" => {
+                            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                            phase(
+                                v["phase"].as_str().unwrap_or_default(),
+                                v["message"].as_str().unwrap_or_default(),
+                            );
+                        }
+                        "record" => record = Some(serde_json::from_str(data)?),
+                        "end" => break 'connect,
+                        _ => {}
+                    }
+                } else if line.is_empty() {
+                    // An event is over: what came with an id is had.
+                    if let Some(n) = event_id.take() {
+                        last_id = Some(n);
+                    }
                 }
             }
+            // The stream ended without its `end`: the server went away between events. A server that keeps ending
+            // the stream with nothing in it counts as away.
+            if heard {
+                away_since = None;
+            } else if away_since.get_or_insert_with(std::time::Instant::now).elapsed() > FOLLOW_PATIENCE {
+                anyhow::bail!("the servers keep ending the run's events before its end");
+            }
+            self.current.set(self.current.get() + 1);
+            std::thread::sleep(Duration::from_millis(200));
         }
         if let Some(r) = record {
             return Ok(Followed::Record(Box::new(r)));

@@ -2,7 +2,9 @@
 //! temporary folder), two API servers sharing it and an S3-compatible bucket, three runners each with its own data folder
 //! and token. Runs are submitted across both servers and must finish exactly once each; a runner killed mid-run
 //! loses only its run (`failed`, runner lost); a killed API server leaves the other serving every run and its events;
-//! a database restart mid-run loses nothing; a wrong, revoked or another runner's token gets nothing.
+//! a database restart mid-run loses nothing; a wrong, revoked or another runner's token gets nothing; a rolling
+//! restart of every API server under a steady stream of runs loses none, and a client following a run through a
+//! server that stops carries on through another without missing an event.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -702,4 +704,223 @@ fn a_runner_cut_off_past_its_lease_hands_back_no_second_record() {
     let done = wait_final(&server, &next, Duration::from_secs(60));
     assert_eq!(done["status"], "succeeded", "{done}");
     assert!(r.started.lock().unwrap().contains(&next));
+}
+
+/// A free port on loopback, for a server restarted where its clients know it.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A POST to whichever of the servers answers first: the answer, or `None` when none did.
+fn post_any(bases: &[String], token: &str, path: &str, body: &Value) -> Option<Value> {
+    for base in bases {
+        let r = ureq::post(&format!("{base}{path}"))
+            .timeout(Duration::from_secs(30))
+            .set("Authorization", &format!("Bearer {token}"))
+            .send_json(body.clone());
+        match r {
+            Ok(r) => return r.into_json().ok(),
+            Err(ureq::Error::Status(code, r)) => {
+                panic!("{path}: {code} {}", r.into_string().unwrap_or_default())
+            }
+            Err(_) => continue,
+        }
+    }
+    None
+}
+
+/// A run's events through `base` after number `after` (`Last-Event-ID`): (id, name) of each.
+fn events_after(base: &str, token: &str, run: &str, after: Option<i64>) -> Vec<(Option<i64>, String)> {
+    let mut req = ureq::get(&format!("{base}/api/runs/{run}/events"))
+        .timeout(Duration::from_secs(60))
+        .set("Authorization", &format!("Bearer {token}"));
+    if let Some(n) = after {
+        req = req.set("Last-Event-ID", &n.to_string());
+    }
+    let mut out = Vec::new();
+    let (mut id, mut name) = (None, String::new());
+    for line in BufReader::new(req.call().unwrap().into_reader()).lines() {
+        let line = line.unwrap();
+        if let Some(n) = line.strip_prefix("event: ") {
+            name = n.to_owned();
+        } else if let Some(n) = line.strip_prefix("id: ") {
+            id = n.trim().parse().ok();
+        } else if line.is_empty() && !name.is_empty() {
+            let end = name == "end";
+            out.push((id.take(), std::mem::take(&mut name)));
+            if end {
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_rolling_restart_loses_no_run_and_a_follower_carries_on_through_another_server() {
+    if std::env::var_os("AIRLOCK_TEST_AS_NOBODY").is_some() {
+        return;
+    }
+    let cluster = airlock_store::testing::Cluster::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let skills = root.join("skills");
+    let quick = skill(&skills, "quick", "echo done > DONE.txt\n");
+    let steps = skill(
+        &skills,
+        "steps",
+        "echo one\nsleep 3\necho two\nsleep 3\necho done > DONE.txt\n",
+    );
+    let client_token = "client-token-0123456789abcdef";
+    write(root, "client-token", client_token);
+    let runner_tokens: Vec<String> = (1..=2)
+        .map(|i| format!("runner-{i}-token-0123456789abcdef"))
+        .collect();
+    write(root, "runner-tokens", &format!("{}\n", runner_tokens.join("\n")));
+    for (i, t) in runner_tokens.iter().enumerate() {
+        write(root, &format!("runner-{}.token", i + 1), t);
+    }
+    let objects = root.join("objects");
+    let ports = [free_port(), free_port()];
+    let bases: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+    let (tokens_file, client_file) = (
+        root.join("runner-tokens").display().to_string(),
+        root.join("client-token").display().to_string(),
+    );
+    let start_server = |i: usize| {
+        let addr = format!("127.0.0.1:{}", ports[i]);
+        let args = [
+            "--addr",
+            &addr,
+            "--database",
+            &cluster.url,
+            "--runner-tokens",
+            &tokens_file,
+            "--object-store",
+            objects.to_str().unwrap(),
+            "--lease",
+            "5s",
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--token-file",
+            &client_file,
+        ];
+        let mut s = start(&root.join(format!("server-{i}")), &args);
+        s.token = Some(client_token.to_owned());
+        s
+    };
+    let mut servers = [start_server(0), start_server(1)];
+    let refs: Vec<&Server> = servers.iter().collect();
+    let _runners: Vec<Runner> = (1..=2)
+        .map(|i| {
+            runner(
+                &format!("r{i}"),
+                &refs,
+                &root.join(format!("runner-{i}.token")),
+                &root.join(format!("runner-{i}")),
+            )
+        })
+        .collect();
+    drop(refs);
+
+    // A steady stream of runs, each sent to whichever server answers.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let submitted = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stream = {
+        let (stop, submitted, bases) = (stop.clone(), submitted.clone(), bases.clone());
+        let body = json!({"source": quick.display().to_string(), "script": "scripts/go.sh"});
+        std::thread::spawn(move || {
+            let mut turn = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut order = bases.clone();
+                order.rotate_left(turn % 2);
+                turn += 1;
+                if let Some(v) = post_any(&order, client_token, "/api/runs", &body) {
+                    submitted
+                        .lock()
+                        .unwrap()
+                        .push(v["run_id"].as_str().unwrap().to_owned());
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        })
+    };
+
+    // A client follows a run of several seconds through the first server, which then stops.
+    let follower = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "run",
+            steps.to_str().unwrap(),
+            "--script",
+            "scripts/go.sh",
+            "--json",
+            "--server",
+        ])
+        .arg(format!("{},{}", bases[0], bases[1]))
+        .arg("--token-file")
+        .arg(root.join("client-token"))
+        .env("AIRLOCK_DATA_DIR", root.join("client"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every API server in turn: stopped and started again where its clients know it, a few seconds apart.
+    for (i, server) in servers.iter_mut().enumerate() {
+        std::thread::sleep(Duration::from_secs(3));
+        let _ = server.child.kill();
+        let _ = server.child.wait();
+        *server = start_server(i);
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stream.join().unwrap();
+
+    let out = follower.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(record["status"], "succeeded", "{record}");
+
+    let submitted = submitted.lock().unwrap().clone();
+    assert!(submitted.len() >= 15, "only {} runs were taken", submitted.len());
+    for id in &submitted {
+        let v = wait_final(&servers[0], id, Duration::from_secs(120));
+        assert_eq!(v["status"], "succeeded", "{id}: {v}");
+        assert!(v["record"].is_object(), "{id}: {v}");
+    }
+    // Each run stored once, by one runner.
+    let (_, runs) = servers[1].call("GET", "/api/runs", None);
+    for id in &submitted {
+        let n = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["run_id"] == id.as_str())
+            .count();
+        assert_eq!(n, 1, "{id} listed {n} times");
+    }
+
+    // Events resumed after a number are exactly those after it, through either server.
+    let run = &submitted[0];
+    let all = events_after(&bases[0], client_token, run, None);
+    assert_eq!(all.last().map(|e| e.1.as_str()), Some("end"), "{all:?}");
+    let numbered: Vec<i64> = all.iter().filter_map(|e| e.0).collect();
+    assert!(numbered.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+    let cut = numbered[numbered.len() / 2];
+    let rest = events_after(&bases[1], client_token, run, Some(cut));
+    let expected: Vec<_> = all
+        .iter()
+        .filter(|e| e.0.is_none_or(|n| n > cut))
+        .cloned()
+        .collect();
+    assert_eq!(rest, expected);
 }
