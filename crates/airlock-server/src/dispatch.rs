@@ -129,8 +129,9 @@ pub(crate) fn final_events(record: Option<String>, state: &str, message: &str) -
 
 // ----- the client side: queueing, cancelling -----
 
-/// Queues a checked run for the runners: its place in the queue.
-pub(crate) async fn enqueue(
+/// Queues a checked run (on a blocking thread): its place in the queue. Whoever claims next is woken by the caller
+/// (`app.queued`).
+pub(crate) fn enqueue(
     app: &Shared,
     run_id: &str,
     run: RunSpec,
@@ -144,17 +145,11 @@ pub(crate) async fn enqueue(
         lease_ms: u64::try_from(lease_ms(app)).unwrap_or(60_000),
     };
     let json = serde_json::to_string(&job).map_err(|e| ApiError::internal(e.to_string()))?;
-    let (app2, id, mode) = (app.clone(), run_id.to_owned(), mode.to_owned());
-    let position = blocking(move || {
-        let store = app2.config.store()?;
-        let expires = airlock_store::now_unix()
-            .saturating_add(i64::try_from(app2.config.retention.as_secs()).unwrap_or(i64::MAX / 4));
-        store.enqueue(&id, &json, &mode, &job.run.source, expires)?;
-        Ok(store.queue_position(&id)?)
-    })
-    .await?;
-    app.queued.notify_waiters();
-    Ok(position)
+    let store = app.config.store()?;
+    let expires = airlock_store::now_unix()
+        .saturating_add(i64::try_from(app.config.retention.as_secs()).unwrap_or(i64::MAX / 4));
+    store.enqueue(run_id, &json, mode, &job.run.source, expires)?;
+    Ok(store.queue_position(run_id)?)
 }
 
 /// Cancels a queued run: at once when it waits, at its runner's next renewal when it runs.

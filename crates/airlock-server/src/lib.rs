@@ -17,6 +17,7 @@ mod diffview;
 pub mod dispatch;
 mod live;
 mod metrics;
+mod runs;
 mod ui;
 mod worker;
 

@@ -138,7 +138,7 @@ impl Queue for StoreQueue {
     }
 
     fn prepare(&self, job: &Job, cancel: Arc<AtomicBool>) -> Result<Prepared, String> {
-        let request = crate::api::run_request(&self.app, job.run.clone(), &job.run_id, cancel)
+        let request = crate::runs::run_request(&self.app, job.run.clone(), &job.run_id, cancel)
             .map_err(|e| e.body.message)?;
         Ok(Prepared {
             request,

@@ -15,7 +15,8 @@ use serde::Deserialize;
 use airlock_types::display::line as shown;
 
 use crate::access::{session_cookie, session_set_cookie, token_matches};
-use crate::api::{blocking, check_id, import_and_store, queue_status, queued_view, ApiError, Shared};
+use crate::api::{blocking, check_id, import_and_store, ApiError, Shared};
+use crate::runs::{queue_status, queued_view};
 
 mod assets;
 mod review;
@@ -355,7 +356,7 @@ pub(crate) fn shown_block(text: &str) -> String {
 
 /// Stops a run from its page, then shows it again.
 async fn cancel(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
-    match crate::api::cancel(&app, &id).await {
+    match crate::runs::cancel(&app, &id).await {
         Ok(_) => Redirect::to(&format!("/runs/{id}")).into_response(),
         Err(e) => error_page(&e),
     }
@@ -382,7 +383,7 @@ async fn discard(
             "tick the box that says the run's record, patch and outputs are deleted now",
         ));
     }
-    match crate::api::discard(&app, &id).await {
+    match crate::runs::discard(&app, &id).await {
         Ok(()) => Redirect::to("/").into_response(),
         Err(e) => error_page(&e),
     }

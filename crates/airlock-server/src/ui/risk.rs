@@ -13,7 +13,8 @@ use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity};
 
 use super::{error_page, page};
-use crate::api::{blocking, check_id, submit_run, ApiError, RunSpec, Shared};
+use crate::api::{blocking, check_id, ApiError, RunSpec, Shared};
+use crate::runs::submit_run;
 
 pub(super) async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
     if let Err(e) = check_id(&id) {
