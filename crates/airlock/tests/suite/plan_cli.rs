@@ -296,3 +296,41 @@ fn a_script_that_is_a_module_runs_as_one() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("> hello module"), "{}", run.stdout);
 }
+
+/// Data that documentation shows in a shell block (a connection string, SQL) and commands with a placeholder in
+/// quotes are listed with why, not run; a real command beside them runs.
+#[test]
+fn data_in_shell_blocks_and_quoted_placeholders_are_listed_not_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("db-docs");
+    let body = "Connect with:\n\n```bash\nmongodb+srv://user:secret@cluster0.example.net/app\n```\n\nClean up:\n\n```bash\nDELETE FROM sessions WHERE expired = true;\n```\n\nCall the API:\n\n```bash\ncurl -s \"<baseUrl>/api/v1/items\"\necho listed\n```\n";
+    write(&dir, "SKILL.md", &skill_md("db-docs", body));
+    let run = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    let out = &run.stdout;
+    for (line, why) in [
+        ("mongodb+srv://", "not a command: `mongodb+srv://"),
+        (
+            "DELETE FROM sessions",
+            "not a command: `DELETE` is an SQL statement",
+        ),
+        (
+            "<baseUrl>/api/v1/items",
+            "an example: `<baseUrl>` is a placeholder",
+        ),
+    ] {
+        let listed = out
+            .lines()
+            .find(|l| l.contains("[shell]") && l.contains(line))
+            .unwrap_or_default();
+        assert!(listed.contains(why), "{line}: {listed}\n{out}");
+    }
+    let ran = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert!(ran.stdout.contains("echo listed  -> exit 0"), "{}", ran.stdout);
+    assert!(
+        !ran.stdout
+            .contains("mongodb+srv://user:secret@cluster0.example.net/app  -> exit"),
+        "{}",
+        ran.stdout
+    );
+}
