@@ -267,8 +267,95 @@ pub fn run_statement(record: &SkillRun) -> Value {
             "installs": record.installs.iter().map(|i| i.argv.join(" ")).collect::<Vec<_>>(),
             "verdict": record.verdict,
             "record_sha256": record_digest(record),
+            "events": event_chain(record),
         },
     })
+}
+
+/// How many events apart the checkpoints of a chain are.
+pub const CHECKPOINT_EVERY: usize = 100;
+
+/// The run's events as a hash chain: each link the SHA-256 of the one before and the next event (its kind and its
+/// JSON), in the order the record keeps them (commands, file reads, file writes, network attempts, installs,
+/// steps). `chain_sha256` is the last link; a checkpoint is kept every [`CHECKPOINT_EVERY`] events, so that an
+/// edit is placed among a hundred events rather than only found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventChain {
+    pub count: usize,
+    pub chain_sha256: String,
+    pub every: usize,
+    pub checkpoints: Vec<String>,
+}
+
+/// The event chain of a run record.
+pub fn event_chain(record: &SkillRun) -> EventChain {
+    let mut events: Vec<Vec<u8>> = Vec::new();
+    let mut add = |kind: &str, v: serde_json::Result<Vec<u8>>| {
+        let mut bytes = kind.as_bytes().to_vec();
+        bytes.push(0);
+        bytes.extend(v.unwrap_or_default());
+        events.push(bytes);
+    };
+    record
+        .timeline
+        .iter()
+        .for_each(|e| add("command", serde_json::to_vec(e)));
+    record
+        .files_read
+        .iter()
+        .for_each(|e| add("file_read", serde_json::to_vec(e)));
+    record
+        .files_written
+        .iter()
+        .for_each(|e| add("file_write", serde_json::to_vec(e)));
+    record
+        .network
+        .iter()
+        .for_each(|e| add("network", serde_json::to_vec(e)));
+    record
+        .installs
+        .iter()
+        .for_each(|e| add("install", serde_json::to_vec(e)));
+    record
+        .steps
+        .iter()
+        .for_each(|e| add("step", serde_json::to_vec(e)));
+    let mut link = sha256(b"airlock run events v1");
+    let mut checkpoints = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let mut bytes = link.into_bytes();
+        bytes.extend(event);
+        link = sha256(&bytes);
+        if (i + 1) % CHECKPOINT_EVERY == 0 {
+            checkpoints.push(link.clone());
+        }
+    }
+    EventChain {
+        count: events.len(),
+        chain_sha256: link,
+        every: CHECKPOINT_EVERY,
+        checkpoints,
+    }
+}
+
+/// Where a record's events no longer match the chain that was signed: the first and last event (numbered from
+/// 1) of the stretch where they first differ, or `None` when they match.
+pub fn changed_events(signed: &EventChain, now: &EventChain) -> Option<(usize, usize)> {
+    if signed == now {
+        return None;
+    }
+    let every = signed.every.max(1);
+    let first_bad = signed
+        .checkpoints
+        .iter()
+        .zip(&now.checkpoints)
+        .position(|(a, b)| a != b)
+        .unwrap_or(signed.checkpoints.len().min(now.checkpoints.len()));
+    let from = first_bad * every + 1;
+    let to = ((first_bad + 1) * every)
+        .min(signed.count.max(now.count))
+        .max(from);
+    Some((from, to))
 }
 
 /// The SHA-256 of a run record as it is stored (its JSON).
@@ -309,5 +396,99 @@ mod tests {
         let payload = String::from_utf8(b64.decode(env["payload"].as_str().unwrap()).unwrap()).unwrap();
         env["payload"] = Value::String(b64.encode(payload.replace("low", "high")));
         assert!(verify(&serde_json::to_vec(&env).unwrap(), &public).is_err());
+    }
+
+    /// The formats as `docs/attestations.md` documents them: its full example is an envelope and a statement this
+    /// crate reads, with every field of a run's predicate, and its event chain the type verify compares.
+    #[test]
+    fn the_documented_example_is_a_statement_airlock_reads() {
+        let doc = include_str!("../../../docs/attestations.md");
+        let example = doc.split("## A full example").nth(1).unwrap();
+        let blocks: Vec<&str> = example
+            .split("```json")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .collect();
+        assert_eq!(blocks.len(), 2);
+        let envelope: Value = serde_json::from_str(blocks[0]).unwrap();
+        assert_eq!(envelope["payloadType"], "application/vnd.in-toto+json");
+        assert!(envelope["signatures"][0]["keyid"]
+            .as_str()
+            .unwrap()
+            .starts_with("ed25519:"));
+        let statement: Statement = serde_json::from_str(blocks[1]).unwrap();
+        assert_eq!(statement.predicate_type, RUN_PREDICATE);
+        assert_eq!(statement.subject[0].digest["sha256"].len(), 64);
+        let p = &statement.predicate;
+        for field in [
+            "runner",
+            "run_id",
+            "mode",
+            "status",
+            "policy",
+            "observed",
+            "network",
+            "installs",
+            "verdict",
+            "record_sha256",
+            "events",
+        ] {
+            assert!(p.get(field).is_some(), "{field} is not in the example");
+            assert!(doc.contains(&format!("`{field}`")), "{field} is not described");
+        }
+        let chain: EventChain = serde_json::from_value(p["events"].clone()).unwrap();
+        assert_eq!(chain.every, CHECKPOINT_EVERY);
+        // The statement a run makes has the same fields as the example.
+        let mut minimal = serde_json::json!({
+            "schema_version": 1, "run_id": "r", "source": {"id": "s", "kind": "folder", "input": "x", "repo_url": "", "commit": null, "requested_ref": null, "pinned": false, "pinned_url": null, "subpath": "", "digest": "ab", "detected_files": [], "created_at": "t"},
+            "mode": "sandbox", "target": null, "status": "succeeded", "exit_code": 0, "started_at": "t",
+            "finished_at": null, "risk_level": "low", "classification": "prompt-only", "findings": 0,
+            "command": [], "limits": null, "limit_hit": null, "network_allowed": false, "timeline": [],
+            "files_read": [], "files_written": [], "changes": [], "patch_skipped": [], "review": [],
+            "observed": {}, "max_rss_bytes": 0, "cpu_ms": 0, "environment": null, "network": [], "installs": [],
+            "plan": null, "steps": [], "stdout": "", "stderr": "", "stdout_truncated": false,
+            "stderr_truncated": false, "artifacts": [], "verdict": [], "duration_ms": 0
+        });
+        minimal["observed"] = p["observed"].clone();
+        let made = run_statement(
+            &serde_json::from_value(minimal).unwrap_or_else(|e| panic!("a minimal record: {e}")),
+        );
+        let made_fields: Vec<&String> = made["predicate"].as_object().unwrap().keys().collect();
+        let doc_fields: Vec<&String> = p.as_object().unwrap().keys().collect();
+        let (mut a, mut b) = (made_fields, doc_fields);
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn an_edit_among_the_events_is_placed_by_the_first_checkpoint_that_differs() {
+        let chain = |n: usize, bad: Option<usize>| {
+            let mut c = EventChain {
+                count: n,
+                chain_sha256: String::new(),
+                every: 100,
+                checkpoints: vec![],
+            };
+            for i in 0..n / 100 {
+                c.checkpoints.push(if bad.is_some_and(|b| b / 100 <= i) {
+                    format!("x{i}")
+                } else {
+                    format!("c{i}")
+                });
+            }
+            c.chain_sha256 = if bad.is_some() {
+                "changed".into()
+            } else {
+                "head".into()
+            };
+            c
+        };
+        let signed = chain(350, None);
+        assert_eq!(changed_events(&signed, &signed), None);
+        assert_eq!(changed_events(&signed, &chain(350, Some(150))), Some((101, 200)));
+        assert_eq!(changed_events(&signed, &chain(350, Some(5))), Some((1, 100)));
+        // After the last checkpoint.
+        assert_eq!(changed_events(&signed, &chain(350, Some(320))), Some((301, 350)));
     }
 }

@@ -532,8 +532,26 @@ fn execute_inner(
     store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;
     record.finished_at = Some(airlock_types::now_rfc3339());
     store.finish_run(&record)?;
+    sign_record(&settings.data_dir, store, &record);
     phase(Phase::Stored, airlock_types::wire_name(&record.status));
     Ok(Outcome { record, report })
+}
+
+/// Signs what the run did as its record is stored, with the data folder's key: a record edited afterwards no longer
+/// holds against it. A run is not failed for a key it could not use (`export --attestation` then signs the record
+/// as it is, and says so).
+fn sign_record(data: &Path, store: &Store, record: &SkillRun) {
+    let signed = airlock_attest::Keys::load_or_create(data)
+        .and_then(|keys| keys.sign(&airlock_attest::run_statement(record)));
+    let kept = match signed {
+        Ok(envelope) => store
+            .set_run_attestation(&record.run_id, &envelope)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = kept {
+        tracing::warn!("the run {} was stored unsigned: {e}", record.run_id);
+    }
 }
 
 fn new_record(request: &RunRequest, report: &ScanReport) -> SkillRun {

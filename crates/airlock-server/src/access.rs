@@ -9,84 +9,17 @@
 //!   ended by logging out; the cookie never holds the token;
 //! - a state-changing request that a browser sent from another origin is refused.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State as AxState};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::api::{ApiError, App, Shared};
-
-/// The cookie the login page sets: a session id, sent back only to this server.
-pub(crate) const SESSION_COOKIE: &str = "airlock_session";
-/// How long a login lasts.
-pub(crate) const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
-/// The most sessions kept at once; the oldest go first.
-const MAX_SESSIONS: usize = 10_000;
-
-/// A URL the server is reached at besides loopback and its own address (`--public-url`): behind a reverse proxy,
-/// or under a DNS name on a team's network.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PublicUrl {
-    /// The host, lower case, without port or trailing dot.
-    pub host: String,
-    /// Whether browsers reach it over TLS (session cookies are then `Secure`).
-    pub https: bool,
-}
-
-impl PublicUrl {
-    /// Parses `https://airlock.example.com[:port][/]`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad =
-            |why: &str| format!("invalid --public-url `{text}`: {why} (expected http[s]://HOST[:PORT])");
-        let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
-        let https = match scheme.to_ascii_lowercase().as_str() {
-            "https" => true,
-            "http" => false,
-            _ => return Err(bad("the scheme is not http or https")),
-        };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        if authority.contains('@') {
-            return Err(bad("a user name has no place in it"));
-        }
-        let host = host_of(authority).ok_or_else(|| bad("no valid host"))?;
-        Ok(Self { host, https })
-    }
-}
-
-/// The host part of a `Host` header or URL authority (`name`, `name:port`, `1.2.3.4:80`, `[::1]:80`), lower case
-/// and without a trailing dot; `None` when it is not a plausible host.
-fn host_of(authority: &str) -> Option<String> {
-    let authority = authority.trim();
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        let (inside, after) = rest.split_once(']')?;
-        if !(after.is_empty() || after.strip_prefix(':').is_some_and(is_port)) {
-            return None;
-        }
-        inside
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, port)) if is_port(port) => h,
-            Some(_) => return None,
-            None => authority,
-        }
-    };
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let ok = !host.is_empty()
-        && host.len() <= 253
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'_'));
-    ok.then_some(host)
-}
-
-fn is_port(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 5 && s.bytes().all(|b| b.is_ascii_digit())
-}
+use crate::config::{host_of, PublicUrl};
+use crate::error::ApiError;
+use crate::session::{constant_time_eq, SESSION_COOKIE, SESSION_TTL};
+use crate::state::{App, Shared};
 
 /// Whether a request sent to `host` (its `Host` header) may be served by a server bound to `bound`.
 pub(crate) fn host_allowed(host: &str, bound: SocketAddr, public: &[PublicUrl]) -> bool {
@@ -110,52 +43,6 @@ fn request_host(req: &Request) -> Option<String> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
-}
-
-/// The login sessions of this server: random ids with their expiry.
-#[derive(Default)]
-pub(crate) struct Sessions {
-    by_id: Mutex<HashMap<String, Instant>>,
-}
-
-impl Sessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
-        self.by_id
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Starts a session; its id.
-    pub(crate) fn start(&self) -> String {
-        let id = airlock_sandbox::random_hex(32);
-        let now = Instant::now();
-        let mut map = self.lock();
-        map.retain(|_, until| *until > now);
-        if map.len() >= MAX_SESSIONS {
-            if let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, until)| **until)
-                .map(|(k, _)| k.clone())
-            {
-                map.remove(&oldest);
-            }
-        }
-        map.insert(id.clone(), now + SESSION_TTL);
-        id
-    }
-
-    /// Whether `id` is a live session (compared in constant time against each).
-    fn valid(&self, id: &str) -> bool {
-        let now = Instant::now();
-        self.lock().iter().fold(false, |found, (k, until)| {
-            found | (constant_time_eq(k.as_bytes(), id.as_bytes()) && *until > now)
-        })
-    }
-
-    /// Ends a session.
-    pub(crate) fn end(&self, id: &str) {
-        self.lock().remove(id);
-    }
 }
 
 /// The session id a request's cookie carries, if any.
@@ -277,13 +164,6 @@ fn cross_origin(headers: &HeaderMap) -> bool {
     !origin_host.eq_ignore_ascii_case(host)
 }
 
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,19 +247,5 @@ mod tests {
             h.insert(header::AUTHORIZATION, value.parse().unwrap());
             assert_eq!(bearer(&h), want, "{value}");
         }
-    }
-
-    #[test]
-    fn sessions_start_end_and_are_not_guessable() {
-        let s = Sessions::default();
-        let a = s.start();
-        let b = s.start();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 64);
-        assert!(s.valid(&a) && s.valid(&b));
-        assert!(!s.valid(""));
-        assert!(!s.valid(&a[..63]));
-        s.end(&a);
-        assert!(!s.valid(&a) && s.valid(&b));
     }
 }

@@ -8,7 +8,8 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::{blocking, check_id, ApiError, ApiErrorBody, Shared};
+use crate::error::{blocking, check_id, ApiError, ApiErrorBody};
+use crate::state::Shared;
 
 /// The key this server signs with.
 #[derive(Debug, Serialize, ToSchema)]
@@ -20,7 +21,7 @@ pub struct KeyView {
 }
 
 /// This server's key, read (or made) once.
-fn keys(app: &Shared) -> Result<&airlock_attest::Keys, ApiError> {
+pub(crate) fn keys(app: &Shared) -> Result<&airlock_attest::Keys, ApiError> {
     if let Some(k) = app.attest_keys.get() {
         return Ok(k);
     }
@@ -68,8 +69,8 @@ pub(crate) async fn source(
     .await
 }
 
-/// A signed statement of a stored run: the skill, the policy in force, what was observed, the verdict and the
-/// digest of its record.
+/// The signed statement of a stored run, made as its record was stored: the skill, the policy in force, what was
+/// observed, the verdict, the digest of its record and the hash chain of its events.
 #[utoipa::path(get, path = "/api/runs/{id}/attestation", params(("id" = String, Path)),
     responses((status = 200, description = "a DSSE envelope (JSON)"), (status = 404, body = ApiErrorBody)))]
 pub(crate) async fn run(
@@ -81,7 +82,11 @@ pub(crate) async fn run(
         let store = app.config.store()?;
         let (_, record) = store.run(&id)?;
         let record = record.ok_or_else(|| ApiError::not_found("record"))?;
-        signed(&app, &airlock_attest::run_statement(&record))
+        // The statement signed as the record was stored; a run stored before runs were signed is signed now.
+        match store.run_attestation(&id)? {
+            Some(envelope) => Ok(([(header::CONTENT_TYPE, "application/json")], envelope).into_response()),
+            None => signed(&app, &airlock_attest::run_statement(&record)),
+        }
     })
     .await
 }

@@ -10,7 +10,9 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::{blocking, check_id, ApiError, ApiErrorBody, Shared, UPLOAD_PREFIX};
+use crate::error::{blocking, check_id, ApiError, ApiErrorBody};
+use crate::state::Shared;
+use airlock_protocol::UPLOAD_PREFIX;
 
 /// What a detonation found, and the source's level with it.
 #[derive(Debug, Serialize, ToSchema)]

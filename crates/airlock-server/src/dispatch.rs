@@ -17,7 +17,9 @@ use airlock_types::RunMode;
 
 pub use airlock_protocol::{Claim, Failed, Finished, Job, LeaseView, RunnerEvent, RunnerEvents};
 
-use crate::api::{blocking, check_id, ApiError, Body, RunSpec, Shared, UPLOAD_PREFIX};
+use crate::error::{blocking, check_id, ApiError, Body};
+use crate::state::Shared;
+use airlock_protocol::{RunSpec, UPLOAD_PREFIX};
 
 /// The key a runner's token is known by in the store (its SHA-256, shortened): the token itself is never stored.
 #[derive(Debug, Clone)]
@@ -55,7 +57,7 @@ fn runner_tokens(app: &Shared) -> Vec<String> {
 /// Whether a bearer token is a runner token in force (every line compared in constant time).
 pub fn runner_token_ok(app: &Shared, given: &str) -> bool {
     runner_tokens(app).iter().fold(false, |ok, t| {
-        ok | crate::access::constant_time_eq(t.as_bytes(), given.as_bytes())
+        ok | crate::session::constant_time_eq(t.as_bytes(), given.as_bytes())
     })
 }
 
@@ -229,7 +231,7 @@ pub(crate) async fn sweep_lost(app: Shared) {
 
 /// Claim the oldest queued run this runner can run (long poll): 200 with the job, or 204 when none came.
 #[utoipa::path(post, path = "/api/runner/claim", request_body = Claim, tag = "runner",
-    responses((status = 200, body = Job), (status = 204), (status = 401, body = crate::api::ApiErrorBody)))]
+    responses((status = 200, body = Job), (status = 204), (status = 401, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn claim(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -294,7 +296,7 @@ pub(crate) async fn claim(
 
 /// Renew the lease on a run this runner holds; 409 when it does not hold it any more (stop the run).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/lease", params(("id" = String, Path)), tag = "runner",
-    responses((status = 200, body = LeaseView), (status = 409, body = crate::api::ApiErrorBody)))]
+    responses((status = 200, body = LeaseView), (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn renew(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -329,7 +331,7 @@ pub(crate) fn progress_events(events: &[RunnerEvent]) -> Vec<(i64, String, Strin
 /// Report a run's events (a retried batch adds nothing twice).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/events", params(("id" = String, Path)), tag = "runner",
     request_body = RunnerEvents,
-    responses((status = 204), (status = 409, body = crate::api::ApiErrorBody)))]
+    responses((status = 204), (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn events(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -347,7 +349,7 @@ pub(crate) async fn events(
 /// Upload a content file of a run this runner holds (an artifact), named by its SHA-256.
 #[utoipa::path(put, path = "/api/runner/runs/{id}/objects/{sha}", params(("id" = String, Path), ("sha" = String, Path)),
     tag = "runner", request_body(content = Vec<u8>, content_type = "application/octet-stream"),
-    responses((status = 204), (status = 400, body = crate::api::ApiErrorBody), (status = 409, body = crate::api::ApiErrorBody)))]
+    responses((status = 204), (status = 400, body = crate::error::ApiErrorBody), (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn put_object(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -371,8 +373,8 @@ pub(crate) async fn put_object(
 
 /// The archive a client uploaded for a run this runner holds (only when its source is an upload).
 #[utoipa::path(get, path = "/api/runner/runs/{id}/source", params(("id" = String, Path)), tag = "runner",
-    responses((status = 200, content_type = "application/gzip"), (status = 404, body = crate::api::ApiErrorBody),
-        (status = 409, body = crate::api::ApiErrorBody)))]
+    responses((status = 200, content_type = "application/gzip"), (status = 404, body = crate::error::ApiErrorBody),
+        (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn get_source(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -386,7 +388,7 @@ pub(crate) async fn get_source(
             .strip_prefix(UPLOAD_PREFIX)
             .ok_or_else(|| ApiError::not_found("upload for this run"))?
             .to_owned();
-        crate::api::check_sha(&sha)?;
+        crate::error::check_sha(&sha)?;
         let path = store
             .objects()
             .upload_file(&sha, &cache)?
@@ -400,7 +402,7 @@ pub(crate) async fn get_source(
 /// Hand back a run's record (and the scan it was based on) once its artifacts are uploaded: the run is stored.
 #[utoipa::path(post, path = "/api/runner/runs/{id}/finish", params(("id" = String, Path)), tag = "runner",
     request_body = Finished,
-    responses((status = 204), (status = 400, body = crate::api::ApiErrorBody), (status = 409, body = crate::api::ApiErrorBody)))]
+    responses((status = 204), (status = 400, body = crate::error::ApiErrorBody), (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn finish(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,
@@ -415,6 +417,7 @@ pub(crate) async fn finish(
         ));
     }
     let retention = app.config.retention;
+    let signer = app.clone();
     let record = holding(&app, &id, &key, move |store, id, key| {
         for a in &done.record.artifacts {
             if !store.has_object(&a.sha256)? {
@@ -437,6 +440,11 @@ pub(crate) async fn finish(
             store.begin_run(&done.record, &source_id, &report_id, expires)?;
         }
         store.finish_run(&done.record)?;
+        // Signed with this server's key as it is stored: a record edited afterwards no longer holds.
+        let envelope = crate::attest::keys(&signer)?
+            .sign(&airlock_attest::run_statement(&done.record))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        store.set_run_attestation(id, &envelope)?;
         store.end_queued(id, key, queue::state::DONE, None)?;
         let status = airlock_types::wire_name(&done.record.status);
         let record = serde_json::to_string(&done.record).unwrap_or_default();
@@ -454,7 +462,7 @@ pub(crate) async fn finish(
 
 /// Report that a run could not be carried out (an import that failed, a sandbox that could not start).
 #[utoipa::path(post, path = "/api/runner/runs/{id}/fail", params(("id" = String, Path)), tag = "runner",
-    request_body = Failed, responses((status = 204), (status = 409, body = crate::api::ApiErrorBody)))]
+    request_body = Failed, responses((status = 204), (status = 409, body = crate::error::ApiErrorBody)))]
 pub(crate) async fn fail(
     AxState(app): AxState<Shared>,
     Extension(key): Extension<RunnerKey>,

@@ -15,8 +15,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use airlock_run::RunRequest;
 
-use crate::api::{blocking, check_id, ApiError, ApiErrorBody, App, Body, RunSpec, Shared, UPLOAD_PREFIX};
+use crate::error::{blocking, check_id, ApiError, ApiErrorBody, Body};
 use crate::live::Event;
+use crate::state::{App, Shared};
+use airlock_protocol::{RunSpec, UPLOAD_PREFIX};
 
 /// A run as the API shows it: where it is, and its record once it has one.
 #[derive(Debug, Serialize, ToSchema)]

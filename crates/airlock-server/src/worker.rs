@@ -13,8 +13,8 @@ use airlock_store::queue::Lease;
 use airlock_worker::{Prepared, Queue, QueueError, Renewed};
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::api::Shared;
 use crate::dispatch;
+use crate::state::Shared;
 
 /// The store's queue as this server's own workers see it.
 pub(crate) struct StoreQueue {

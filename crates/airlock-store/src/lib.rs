@@ -490,6 +490,35 @@ impl Store {
         Ok((row, record))
     }
 
+    /// Keeps the signed statement of a stored run, made as its record was stored.
+    pub fn set_run_attestation(&self, id: &str, envelope: &[u8]) -> Result<()> {
+        let (sha, _) = self.put_bytes(envelope)?;
+        self.execute(
+            "UPDATE sandbox_runs SET attestation_sha = ?2 WHERE id = ?1",
+            vals![id, sha],
+        )?;
+        Ok(())
+    }
+
+    /// The signed statement kept for a run, if one was made as its record was stored.
+    pub fn run_attestation(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let id = self.resolve(id)?;
+        let sha = self
+            .query(
+                "SELECT attestation_sha FROM sandbox_runs WHERE id = ?1",
+                vals![&id],
+            )?
+            .into_iter()
+            .next()
+            .map(|r| r.opt_text(0))
+            .transpose()?
+            .flatten();
+        match sha {
+            Some(sha) => Ok(Some(self.read_object(&sha)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Every stored source, newest first, with its latest report's id and level.
     pub fn sources(&self) -> Result<Vec<SourceRow>> {
         self.query(
@@ -656,6 +685,7 @@ impl Store {
         let mut live = std::collections::HashSet::new();
         for sql in [
             "SELECT record_sha FROM sandbox_runs WHERE record_sha IS NOT NULL",
+            "SELECT attestation_sha FROM sandbox_runs WHERE attestation_sha IS NOT NULL",
             "SELECT sha256 FROM run_artifacts",
             "SELECT json_sha FROM risk_reports",
         ] {

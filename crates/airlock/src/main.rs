@@ -129,6 +129,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => commands::scan::scan(&args),
         Command::Validate(args) => commands::scan::validate(&args),
         Command::List(args) => commands::scan::list(&args),
+        Command::Exec(args) if args.json_io => commands::json_io::json_io(args.serve),
         Command::Exec(args) => commands::exec::exec(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Runs(args) => commands::runs::runs(&args),

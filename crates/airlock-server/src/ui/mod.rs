@@ -15,8 +15,10 @@ use serde::Deserialize;
 use airlock_types::display::line as shown;
 
 use crate::access::{session_cookie, session_set_cookie, token_matches};
-use crate::api::{blocking, check_id, import_and_store, ApiError, Shared};
+use crate::error::{blocking, check_id, ApiError};
 use crate::runs::{queue_status, queued_view};
+use crate::sources::import_and_store;
+use crate::state::Shared;
 
 mod assets;
 mod review;
@@ -167,7 +169,9 @@ fn host_header(headers: &HeaderMap) -> Option<&str> {
 async fn home(AxState(app): AxState<Shared>) -> Response {
     let hours = app.config.retention.as_secs() / 3600;
     let logged_in = app.config.token.is_some();
-    let example = crate::example_dir(&app.config.data_dir).display().to_string();
+    let example = crate::config::example_dir(&app.config.data_dir)
+        .display()
+        .to_string();
     let runs = blocking(move || {
         let store = app.config.store()?;
         let mut runs = Vec::new();

@@ -13,8 +13,10 @@ use airlock_types::display::line as shown;
 use airlock_types::{Finding, ScanReport, Severity};
 
 use super::{error_page, page};
-use crate::api::{blocking, check_id, ApiError, RunSpec, Shared};
+use crate::error::{blocking, check_id, ApiError};
 use crate::runs::submit_run;
+use crate::state::Shared;
+use airlock_protocol::RunSpec;
 
 pub(super) async fn source_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
     if let Err(e) = check_id(&id) {

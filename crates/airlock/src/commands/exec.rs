@@ -101,10 +101,8 @@ fn mount_arg(text: &str) -> (PathBuf, PathBuf) {
     }
 }
 
+/// `airlock exec` with a command (`--json-io` is `json_io::json_io`'s, chosen by `main`).
 pub fn exec(args: &ExecArgs) -> anyhow::Result<u8> {
-    if args.json_io {
-        return super::json_io::json_io(args.serve);
-    }
     let record = sandbox_record(args)?;
     report(args, &record)
 }

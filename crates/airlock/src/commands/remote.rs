@@ -319,13 +319,3 @@ fn pack(dir: &Path) -> anyhow::Result<Vec<u8>> {
         .with_context(|| format!("packing {}", dir.display()))?;
     Ok(tar.into_inner()?.finish()?)
 }
-
-/// What `POST /api/runs` takes, from `run`'s arguments: the same request a local run is built from.
-pub fn new_run(args: &super::run::RunArgs, source: &str) -> anyhow::Result<Value> {
-    if args.target != "blank" && Path::new(&args.target).exists() {
-        anyhow::bail!(
-            "--server runs against the bundled sample or a git URL the server can reach, not a local folder"
-        );
-    }
-    Ok(serde_json::to_value(super::run::spec(args, source))?)
-}

@@ -163,7 +163,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
 /// they happen and the record prints as a local run's does.
 fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
     let source = remote.source(&args.source.source)?;
-    let body = super::remote::new_run(args, &source)?;
+    let body = new_run(args, &source)?;
     let view = remote.post("/api/sources", &serde_json::json!({ "url": source }))?;
     let report: ScanReport = serde_json::from_value(remote.get(&format!(
         "/api/sources/{}/report",
@@ -516,4 +516,14 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
         ));
     }
     out
+}
+
+/// What `POST /api/runs` takes, from `run`'s arguments: the same request a local run is built from.
+fn new_run(args: &RunArgs, source: &str) -> anyhow::Result<serde_json::Value> {
+    if args.target != "blank" && std::path::Path::new(&args.target).exists() {
+        anyhow::bail!(
+            "--server runs against the bundled sample or a git URL the server can reach, not a local folder"
+        );
+    }
+    Ok(serde_json::to_value(spec(args, source))?)
 }

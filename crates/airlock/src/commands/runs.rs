@@ -482,7 +482,18 @@ pub fn export(args: &ExportArgs) -> anyhow::Result<u8> {
             anyhow::bail!("--attestation signs with this machine's key a run stored here; it does not go through --server");
         }
         let keys = airlock_attest::Keys::load_or_create(&data_dir(args.store.data_dir.as_ref())?)?;
-        fs_err::write(file, keys.sign(&airlock_attest::run_statement(&run))?)?;
+        // The statement signed as the record was stored; a run stored before runs were signed is signed now.
+        let kept = match &objects {
+            Objects::Store(store) => store.run_attestation(&run.run_id)?,
+            Objects::Remote(_) => None,
+        };
+        match kept {
+            Some(envelope) => fs_err::write(file, envelope)?,
+            None => {
+                eprintln!("this run was stored before runs were signed: signing its record as it is now");
+                fs_err::write(file, keys.sign(&airlock_attest::run_statement(&run))?)?;
+            }
+        }
         super::verify::signed(file, &keys);
     }
     Ok(exit::OK)

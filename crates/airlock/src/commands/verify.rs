@@ -39,7 +39,7 @@ pub struct VerifyArgs {
 /// Says on stderr what was signed and with which key.
 pub fn signed(file: &Path, keys: &Keys) {
     eprintln!(
-        "signed {} with key {} (public key {}; check it with `airlock verify {} --key {}`)",
+        "wrote {}, signed with key {} (public key {}; check it with `airlock verify {} --key {}`)",
         escape(&file.display().to_string()),
         keys.key_id(),
         keys.public_hex(),
@@ -216,14 +216,31 @@ fn record_check(data: &Path, s: &Statement) -> Check {
     match stored {
         Some(record) => {
             let now = airlock_attest::record_digest(&record);
+            // The events' chain places an edit among them (a statement made before chains has none).
+            let chain: Option<airlock_attest::EventChain> =
+                serde_json::from_value(s.predicate["events"].clone()).ok();
+            let changed = chain.as_ref().and_then(|signed| {
+                airlock_attest::changed_events(signed, &airlock_attest::event_chain(&record))
+            });
+            let detail = match (now == signed, changed, &chain) {
+                (true, _, Some(c)) => format!(
+                    "the stored record of {run_id} is the one signed, its {} events in the order signed",
+                    c.count
+                ),
+                (true, _, None) => format!("the stored record of {run_id} is the one signed"),
+                (false, Some((from, to)), _) => format!(
+                    "the stored record of {run_id} was changed after it was signed: its events {from} to {to} are not \
+                     those signed (its digest is now {now})"
+                ),
+                (false, None, _) => format!(
+                    "the stored record of {run_id} was changed after it was signed, outside its events (its digest is \
+                     now {now})"
+                ),
+            };
             Check {
                 what: "record",
                 holds: now == signed,
-                detail: if now == signed {
-                    format!("the stored record of {run_id} is the one signed")
-                } else {
-                    format!("the stored record of {run_id} was changed after it was signed (its digest is now {now})")
-                },
+                detail,
             }
         }
         None => Check {

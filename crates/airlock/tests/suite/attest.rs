@@ -90,16 +90,39 @@ fn a_signed_scan_and_run_hold_until_the_skill_the_statement_or_the_record_change
     let holds = airlock(&data, &["verify", &file("run.att")]);
     assert_eq!(holds.code, 0, "{}", holds.stdout);
     assert!(holds.stdout.contains("is the one signed"), "{}", holds.stdout);
+    assert!(
+        holds.stdout.contains("events in the order signed"),
+        "{}",
+        holds.stdout
+    );
     let mut store = airlock_store::Store::open(&data).unwrap();
     let (_, record) = store.run(&id).unwrap();
-    let mut record = record.unwrap();
+    let original = record.unwrap();
+    let mut record = original.clone();
     record.verdict.push("Nothing happened.".into());
     store.finish_run(&record).unwrap();
     let altered = airlock(&data, &["verify", &file("run.att")]);
     assert_eq!(altered.code, 1, "{}", altered.stdout);
     assert!(
-        altered.stdout.contains("was changed after it was signed"),
+        altered
+            .stdout
+            .contains("was changed after it was signed, outside its events"),
         "{}",
         altered.stdout
     );
+    // An event taken out of the record is placed among the events; and a statement exported after the edit is
+    // still the one signed as the run was stored, so the edit does not hold against it either.
+    let mut record = original.clone();
+    assert!(!record.files_read.is_empty(), "{record:?}");
+    record.files_read.remove(0);
+    store.finish_run(&record).unwrap();
+    let again = airlock(&data, &["export", &id, "--attestation", &file("later.att")]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    for att in ["run.att", "later.att"] {
+        let out = airlock(&data, &["verify", &file(att)]);
+        assert_eq!(out.code, 1, "{att}: {}", out.stdout);
+        assert!(out.stdout.contains("its events 1 to"), "{att}: {}", out.stdout);
+    }
+    store.finish_run(&original).unwrap();
+    assert_eq!(airlock(&data, &["verify", &file("later.att")]).code, 0);
 }
