@@ -247,6 +247,44 @@ pub fn scan_statement(report: &ScanReport) -> Value {
     })
 }
 
+/// The predicate type of a SLSA verification summary (v1).
+pub const VSA_PREDICATE: &str = "https://slsa.dev/verification_summary/v1";
+/// The level a passed runtime policy check verifies (a custom level, as the SLSA summary allows).
+pub const RUNTIME_LEVEL: &str = "AIRLOCK_RUNTIME_POLICY";
+
+/// A runtime policy check (`scan --runtime`) as a SLSA verification summary: the skill is the subject and the
+/// resource, the policy is the skill's declared one (within the operator's, when given: its file's digest), the runs
+/// that checked it are the inputs (their records' digests), and the result is `PASSED` when no run went beyond the
+/// policy.
+pub fn verification_summary(
+    report: &ScanReport,
+    passed: bool,
+    policy: (&str, Option<String>),
+    runs: &[(String, String)],
+) -> Value {
+    let (uri, digest) = policy;
+    json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [subject(&report.source)],
+        "predicateType": VSA_PREDICATE,
+        "predicate": {
+            "verifier": {"id": "urn:airlock:verifier:runtime", "version": {"airlock": env!("CARGO_PKG_VERSION")}},
+            "timeVerified": airlock_types::now_rfc3339(),
+            "resourceUri": report.source.pinned_url.clone().unwrap_or_else(|| report.source.input.clone()),
+            "policy": match digest {
+                Some(d) => json!({"uri": uri, "digest": {"sha256": d}}),
+                None => json!({"uri": uri}),
+            },
+            "inputAttestations": runs.iter().map(|(id, sha)| json!({
+                "uri": format!("urn:airlock:run:{id}"), "digest": {"sha256": sha},
+            })).collect::<Vec<_>>(),
+            "verificationResult": if passed { "PASSED" } else { "FAILED" },
+            "verifiedLevels": if passed { vec![RUNTIME_LEVEL] } else { vec![] },
+            "slsaVersion": "1.0",
+        },
+    })
+}
+
 /// What a run did: the policy in force, what was observed, the verdict, and the digest of its stored record.
 pub fn run_statement(record: &SkillRun) -> Value {
     json!({

@@ -145,9 +145,11 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         return Ok(exit::EMPTY);
     }
     let mut beyond = 0;
+    let mut checked: Option<RunsChecked> = None;
     if args.runtime {
         let (found, runs) = runtime(args, &report)?;
         beyond = found.len();
+        checked = Some(runs.clone());
         if !args.source.json && args.format == Format::Text {
             for (id, status) in &runs {
                 eprintln!("runtime check: run {id} {status} (see `airlock show {id}`)");
@@ -167,8 +169,31 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         report.findings.splice(0..0, found);
     }
     if let Some(file) = &args.attest {
-        let keys = airlock_attest::Keys::load_or_create(&args.source.import_settings()?.data_dir)?;
-        fs_err::write(file, keys.sign(&airlock_attest::scan_statement(&report))?)?;
+        let data = args.source.import_settings()?.data_dir;
+        let keys = airlock_attest::Keys::load_or_create(&data)?;
+        // One envelope a line (an in-toto bundle): the scan, and with --runtime its verification summary.
+        let mut bundle = keys.sign(&airlock_attest::scan_statement(&report))?;
+        if let Some(runs) = &checked {
+            let store = airlock_store::Store::open(&data)?;
+            let mut inputs = Vec::new();
+            for (id, _) in runs {
+                if let Ok((_, Some(record))) = store.run(id) {
+                    inputs.push((id.clone(), airlock_attest::record_digest(&record)));
+                }
+            }
+            let policy = match &args.policy {
+                Some(file) => (
+                    format!("file:{}", file.display()),
+                    Some(airlock_attest::sha256(&fs_err::read(file)?)),
+                ),
+                None => ("urn:airlock:policy:declared".to_owned(), None),
+            };
+            let vsa =
+                airlock_attest::verification_summary(&report, beyond == 0, (&policy.0, policy.1), &inputs);
+            // Each envelope ends its line.
+            bundle.extend(keys.sign(&vsa)?);
+        }
+        fs_err::write(file, bundle)?;
         super::verify::signed(file, &keys);
     }
     let format = if args.source.json {

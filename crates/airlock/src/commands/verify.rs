@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::json;
 
-use airlock_attest::{Keys, Statement, RUN_PREDICATE, SCAN_PREDICATE};
+use airlock_attest::{Keys, Statement, RUN_PREDICATE, SCAN_PREDICATE, VSA_PREDICATE};
 
 use crate::exit;
 use crate::settings::{data_dir, escape};
@@ -81,33 +81,58 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
             return Ok(exit::AIRLOCK);
         }
     };
-    let mut checks = Vec::new();
-    let statement = match airlock_attest::verify(&envelope, &public) {
-        Ok(s) => {
-            checks.push(Check {
-                what: "signature",
-                holds: true,
-                detail: format!("signed by the key {}", airlock_attest::hex(&public)),
-            });
-            Some(s)
-        }
-        Err(e) => {
-            checks.push(Check {
-                what: "signature",
-                holds: false,
-                detail: e.to_string(),
-            });
-            None
-        }
+    // One envelope, or a bundle of them one a line (`scan --runtime --attest`: the scan and its verification
+    // summary).
+    let envelopes: Vec<&[u8]> = if serde_json::from_slice::<serde_json::Value>(&envelope).is_ok() {
+        vec![&envelope[..]]
+    } else {
+        envelope
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .collect()
     };
-    if let Some(s) = &statement {
+    let mut checks = Vec::new();
+    let mut statements = Vec::new();
+    for envelope in envelopes {
+        let statement = match airlock_attest::verify(envelope, &public) {
+            Ok(s) => {
+                checks.push(Check {
+                    what: "signature",
+                    holds: true,
+                    detail: format!("signed by the key {}", airlock_attest::hex(&public)),
+                });
+                s
+            }
+            Err(e) => {
+                checks.push(Check {
+                    what: "signature",
+                    holds: false,
+                    detail: e.to_string(),
+                });
+                continue;
+            }
+        };
         if let Some(source) = &args.skill {
-            checks.push(skill_check(args, source, s)?);
+            checks.push(skill_check(args, source, &statement)?);
         }
-        if s.predicate_type == RUN_PREDICATE {
-            checks.push(record_check(&data, s));
+        if statement.predicate_type == RUN_PREDICATE {
+            checks.push(record_check(&data, &statement));
         }
+        if statement.predicate_type == VSA_PREDICATE {
+            let passed = statement.predicate["verificationResult"] == "PASSED";
+            checks.push(Check {
+                what: "runtime check",
+                holds: passed,
+                detail: if passed {
+                    "the skill stayed within its policy when it was run".into()
+                } else {
+                    "the skill went beyond its policy when it was run (verificationResult FAILED)".into()
+                },
+            });
+        }
+        statements.push(statement);
     }
+    let statement = statements.first();
     let holds = checks.iter().all(|c| c.holds);
     if args.json {
         println!(
@@ -115,11 +140,12 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
             serde_json::to_string_pretty(&json!({
                 "holds": holds,
                 "statement": statement,
+                "statements": statements,
                 "checks": checks.iter().map(|c| json!({"what": c.what, "holds": c.holds, "detail": c.detail})).collect::<Vec<_>>(),
             }))?
         );
     } else {
-        if let Some(s) = &statement {
+        for s in &statements {
             for line in describe(s) {
                 println!("{}", escape(&line));
             }
@@ -174,6 +200,13 @@ fn describe(s: &Statement) -> Vec<String> {
                 out.push(format!("  {}", text(v)));
             }
         }
+        VSA_PREDICATE => out.push(format!(
+            "A verification summary: the runtime policy check {} (policy {}; {} run(s) checked; levels {}).",
+            text(&p["verificationResult"]),
+            text(&p["policy"]["uri"]),
+            p["inputAttestations"].as_array().map_or(0, Vec::len),
+            p["verifiedLevels"]
+        )),
         other => out.push(format!("A statement of type {other}.")),
     }
     out
