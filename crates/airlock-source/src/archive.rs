@@ -60,6 +60,7 @@ pub(crate) fn import_archive(
         publish(&stage_root, &dest)?;
     }
     Ok(StagedSource {
+        signature: None,
         source,
         root: dest,
         skipped,

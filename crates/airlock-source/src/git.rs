@@ -198,6 +198,7 @@ fn finish(
         });
     }
     let staged_tree = dest.clone();
+    let signature = commit_signature(repo, &commit);
     let source = make_source(
         kind,
         spec,
@@ -215,6 +216,20 @@ fn finish(
         source,
         root: dest,
         skipped,
+        signature,
+    })
+}
+
+/// The signature of a commit, if it is signed: what it signs is the commit object without its signature header.
+fn commit_signature(repo: &gix::Repository, commit: &CommitSha) -> Option<crate::stage::CommitSignature> {
+    let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).ok()?;
+    let object = repo.find_object(id).ok()?.try_into_commit().ok()?;
+    let time = object.time().ok()?.seconds;
+    let (armored, signed) = object.signature().ok()??;
+    Some(crate::stage::CommitSignature {
+        armored: armored.to_string(),
+        signed: gix::bstr::BString::from(signed).to_vec(),
+        time,
     })
 }
 

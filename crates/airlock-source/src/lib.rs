@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub use error::SourceError;
 pub use guard::FetchGuard;
 pub use spec::{GitHubTarget, RedactedUrl, SourceSpec};
-pub use stage::{discover_skills, Limits, StagedSource};
+pub use stage::{discover_skills, CommitSignature, Limits, StagedSource};
 
 use airlock_types::{SkillSource, SourceKind};
 

@@ -40,6 +40,18 @@ pub struct StagedSource {
     pub root: PathBuf,
     /// Submodules and other entries that were not staged, with the reason.
     pub skipped: Vec<(String, String)>,
+    /// The commit's signature, for a git source whose commit is signed.
+    pub signature: Option<CommitSignature>,
+}
+
+/// A signed commit's signature (an SSH signature, `-----BEGIN SSH SIGNATURE-----`, or an OpenPGP one), the exact
+/// bytes it signs (the commit object without its signature), and the committer's time (when a signer's key must
+/// have been valid).
+#[derive(Debug, Clone)]
+pub struct CommitSignature {
+    pub armored: String,
+    pub signed: Vec<u8>,
+    pub time: i64,
 }
 
 impl StagedSource {
@@ -283,6 +295,7 @@ pub(crate) fn import_folder(
                 digested,
             );
             return Ok(StagedSource {
+                signature: None,
                 source,
                 root: cached,
                 skipped: Vec::new(),
@@ -349,6 +362,7 @@ pub(crate) fn import_folder(
         publish(&stage_root, &dest)?;
     }
     Ok(StagedSource {
+        signature: None,
         source,
         root: dest,
         skipped,

@@ -195,3 +195,130 @@ fn the_registry_example_publishes_only_what_passes_and_installs_only_what_verifi
     assert!(out.contains("is not the skill attested"), "{out}");
     assert!(!root.join("second").exists());
 }
+
+/// `scan --allowed-signers`: a commit signed (git's SSH signatures) by an allowed signer verifies and the report
+/// names who; a signer not listed, a key used outside its validity, an unsigned commit and a signature copied onto
+/// another commit each fail with their own message. Keys are made in the test; nothing leaves the machine.
+#[test]
+fn a_signed_commit_verifies_against_the_allowed_signers_and_each_failure_says_why() {
+    use super::util::{commit_all, git, init_repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let data = root.join("data");
+    let keygen = |name: &str| {
+        let key = root.join(name);
+        let out = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let public = fs_err::read_to_string(key.with_extension("pub")).unwrap();
+        (
+            key,
+            public.split_whitespace().take(2).collect::<Vec<_>>().join(" "),
+        )
+    };
+    let (alice_key, alice_pub) = keygen("alice");
+    let (_mallory_key, mallory_pub) = keygen("mallory");
+    let repo = init_repo(&root.join("repo"));
+    write(&repo, "SKILL.md", &skill_md("repo", "Say hello.\n"));
+    commit_all(&repo, "unsigned");
+    let unsigned = git(&repo, &["rev-parse", "HEAD"]);
+    write(&repo, "notes.md", "more\n");
+    git(&repo, &["add", "-A"]);
+    let sign = |message: &str| {
+        git(
+            &repo,
+            &[
+                "-c",
+                "gpg.format=ssh",
+                "-c",
+                &format!("user.signingkey={}", alice_key.display()),
+                "commit",
+                "-q",
+                "-S",
+                "-m",
+                message,
+            ],
+        );
+        git(&repo, &["rev-parse", "HEAD"])
+    };
+    let signed = sign("signed by alice");
+    let url = |commit: &str| format!("file://{}#{commit}", repo.display());
+    let signers = |name: &str, text: &str| {
+        write(root, name, text);
+        root.join(name).display().to_string()
+    };
+    let allowed = signers("allowed", &format!("alice@example.com {alice_pub}\n"));
+    let scan = |commit: &str, file: &str| {
+        airlock(
+            &data,
+            &["scan", &url(commit), "--allowed-signers", file, "--json"],
+        )
+    };
+
+    let ok = scan(&signed, &allowed);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    let report = ok.json();
+    let text = report.to_string();
+    assert!(
+        text.contains("signature/verified") && text.contains("is signed by alice@example.com"),
+        "{text}"
+    );
+    assert!(text.contains("SHA256:"), "{text}");
+    assert_ne!(report["risk_level"], "block");
+
+    for (commit, file, rule, words) in [
+        (
+            &signed,
+            signers("others", &format!("mallory@example.com {mallory_pub}\n")),
+            "signature/unknown-signer",
+            "which the allowed signers do not list",
+        ),
+        (
+            &signed,
+            signers(
+                "expired",
+                &format!("alice@example.com valid-before=\"20000101\" {alice_pub}\n"),
+            ),
+            "signature/expired",
+            "outside the time allowed",
+        ),
+        (
+            &signed,
+            signers(
+                "other-ns",
+                &format!("alice@example.com namespaces=\"file\" {alice_pub}\n"),
+            ),
+            "signature/unknown-signer",
+            "do not list",
+        ),
+        (&unsigned, allowed.clone(), "signature/unsigned", "is not signed"),
+    ] {
+        let r = scan(commit, &file);
+        let text = r.json().to_string();
+        assert!(text.contains(rule) && text.contains(words), "{rule}: {text}");
+    }
+
+    // Alice's signature copied onto another commit (the same tree, another message): it signs other content.
+    let object = git(&repo, &["cat-file", "commit", &signed]);
+    let forged = object.replacen("signed by alice", "signed by alice, honestly", 1);
+    write(root, "forged.txt", &format!("{forged}\n"));
+    let out = std::process::Command::new("git")
+        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
+        .current_dir(&repo)
+        .stdin(std::fs::File::open(root.join("forged.txt")).unwrap())
+        .output()
+        .unwrap();
+    let forged_id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    git(&repo, &["update-ref", "refs/heads/forged", &forged_id]);
+    let r = scan(&forged_id, &allowed);
+    let report = r.json();
+    let text = report.to_string();
+    assert!(
+        text.contains("signature/invalid") && text.contains("does not hold over what was imported"),
+        "{text}"
+    );
+    assert_eq!(report["risk_level"], "block", "{text}");
+}
