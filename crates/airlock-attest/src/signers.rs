@@ -226,6 +226,19 @@ pub fn check_commit(armored: &str, signed: &[u8], time: i64, allowed: &AllowedSi
     }
 }
 
+/// The key that signed a commit, when its SSH signature holds over it (namespace `git`): its SHA-256
+/// fingerprint. Whose key it is, and whether it is trusted, is for the caller (an allowed-signers file, a trust
+/// decision naming the key).
+pub fn signing_key(armored: &str, signed: &[u8]) -> Option<String> {
+    let sig = SshSig::from_pem(armored.trim()).ok()?;
+    if sig.namespace() != "git" {
+        return None;
+    }
+    let key = PublicKey::from(sig.public_key().clone());
+    key.verify("git", signed, &sig).ok()?;
+    Some(key.fingerprint(HashAlg::Sha256).to_string())
+}
+
 fn date(t: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(t)
         .map(|d| d.date().to_string())

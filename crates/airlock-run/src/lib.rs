@@ -140,6 +140,12 @@ impl Imported {
 
     /// Scans the staged skill with what the saved trust decisions say about it in `trust`; also the status and the
     /// decision it names, when there is one.
+    /// The key that signed the source's commit, when it is signed with SSH and the signature holds over it.
+    pub fn signer(&self) -> Option<String> {
+        let sig = self.staged.signature.as_ref()?;
+        airlock_attest::signers::signing_key(&sig.armored, &sig.signed)
+    }
+
     pub fn scan_trusted(
         &self,
         store: &Store,
@@ -154,7 +160,13 @@ impl Imported {
         RunError,
     > {
         let mut report = self.scan()?;
-        let trusted = trust::status(store, &self.staged.source, &self.staged.scan_root(), &report)?;
+        let trusted = trust::status(
+            store,
+            &self.staged.source,
+            &self.staged.scan_root(),
+            &report,
+            self.signer().as_deref(),
+        )?;
         report.trust = trusted.as_ref().map(|(s, _)| s.clone());
         Ok((report, trusted))
     }

@@ -62,6 +62,17 @@ fn finding_keys(report: &ScanReport) -> Vec<String> {
     set.into_iter().collect()
 }
 
+/// What a decision trusts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trusting<'a> {
+    /// The commit at hand (or, for a folder or archive, its exact content).
+    Commit,
+    /// Every skill of its repository, at any commit, at most with the policy.
+    Repository,
+    /// Every commit the key (its SHA-256 fingerprint) signs, in any repository.
+    Signer(&'a str),
+}
+
 /// Saves a decision for the source at hand: its commit with `policy` (`repository == false`), or every skill of its
 /// repository at most `policy`.
 pub fn trust(
@@ -70,13 +81,27 @@ pub fn trust(
     skill_root: &Path,
     report: &ScanReport,
     policy: PolicyDoc,
-    repository: bool,
+    what: Trusting<'_>,
     note: Option<String>,
 ) -> Result<TrustDecision, RunError> {
+    let signer = match what {
+        Trusting::Signer(key) => Some(key),
+        _ => None,
+    };
+    // A signer's decision speaks for every skill its key signs, whichever repository: it keeps no files.
+    let repository = !matches!(what, Trusting::Commit);
     let decision = TrustDecision {
         id: format!("t{}", airlock_sandbox::random_hex(6)),
-        kind: if repository { "repository" } else { "commit" }.into(),
-        repo: source.repo_url.clone(),
+        kind: match signer {
+            Some(_) => "signer",
+            None if repository => "repository",
+            None => "commit",
+        }
+        .into(),
+        repo: match signer {
+            Some(key) => signer_repo(key),
+            None => source.repo_url.clone(),
+        },
         subpath: if repository {
             String::new()
         } else {
@@ -101,14 +126,20 @@ pub fn trust(
     Ok(decision)
 }
 
-/// What the saved decisions say about this source: the decision for this very commit applies; else a repository
-/// decision applies (as a cap); else the newest decision for another commit of the same skill is named, with what
-/// changed since, and does not apply.
+/// Where a signer's decision is kept: under its key's fingerprint in place of a repository.
+fn signer_repo(key: &str) -> String {
+    format!("signer:{key}")
+}
+
+/// What the saved decisions say about this source: the decision for this very commit applies; else one naming the
+/// key that signed this commit (`signer`, when its signature holds); else a repository decision (as a cap); else the
+/// newest decision for another commit of the same skill is named, with what changed since, and does not apply.
 pub fn status(
     store: &Store,
     source: &SkillSource,
     skill_root: &Path,
     report: &ScanReport,
+    signer: Option<&str>,
 ) -> Result<Option<(TrustStatus, TrustDecision)>, RunError> {
     let here = pin(source);
     let mut decisions = store.trust_decisions(Some((&source.repo_url, &source.subpath)))?;
@@ -133,6 +164,19 @@ pub fn status(
             d.id
         );
         return Ok(Some((applying(d, note), d.clone())));
+    }
+    if let Some(key) = signer {
+        if let Some(d) = store
+            .trust_decisions(Some((&signer_repo(key), "")))?
+            .into_iter()
+            .find(|d| d.kind == "signer")
+        {
+            let note = format!(
+                "Signed by key {key}, trusted with the policy of decision {} ({}).",
+                d.id, d.created_at
+            );
+            return Ok(Some((applying(&d, note), d)));
+        }
     }
     if let Some(d) = decisions.iter().find(|d| d.kind == "repository") {
         let note = format!(

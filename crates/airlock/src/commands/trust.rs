@@ -21,6 +21,10 @@ pub struct TrustArgs {
     /// Trust the repository instead of this commit: its skills, at any commit, get at most this policy.
     #[arg(long)]
     pub repository: bool,
+    /// Trust the key that signed this commit (git's SSH signature) instead: every skill it signs, in any repository,
+    /// gets this policy, until `airlock untrust` removes the decision.
+    #[arg(long, conflicts_with = "repository")]
+    pub signer: bool,
     /// Why, for whoever reads the decision later.
     #[arg(long)]
     pub note: Option<String>,
@@ -62,13 +66,25 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
             .map(|d| d.policy.clone())
             .unwrap_or_else(PolicyDoc::default),
     };
+    let signer = match args.signer {
+        true => Some(imported.signer().ok_or_else(|| {
+            super::net::UsageError(
+                "--signer: this commit carries no SSH signature that holds over it: there is no signer to trust".into(),
+            )
+        })?),
+        false => None,
+    };
     let decision = airlock_run::trust::trust(
         &store,
         &imported.staged.source,
         &imported.staged.scan_root(),
         &report,
         policy,
-        args.repository,
+        match (&signer, args.repository) {
+            (Some(key), _) => airlock_run::trust::Trusting::Signer(key),
+            (None, true) => airlock_run::trust::Trusting::Repository,
+            (None, false) => airlock_run::trust::Trusting::Commit,
+        },
         args.note.clone(),
     )?;
     if args.source.json {
@@ -87,6 +103,11 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
             },
             decision.id
         ),
+        None if decision.kind == "signer" => println!(
+            "skills signed by key {} get this policy: decision {}",
+            escape(decision.repo.trim_start_matches("signer:")),
+            decision.id
+        ),
         None => println!(
             "skills from {} get at most this policy: decision {}",
             escape(&decision.repo),
@@ -95,11 +116,13 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
     }
     println!("{}", policy_text(&decision.policy));
     println!(
-        "Runs of {} use it with no flag; a later commit is shown with what changed and gets nothing from it.",
+        "{}",
         if decision.commit.is_some() {
-            "this commit"
+            "Runs of this commit use it with no flag; a later commit is shown with what changed and gets nothing from it."
+        } else if decision.kind == "signer" {
+            "Runs of any commit this key signs use it with no flag; an unsigned commit, or one signed by another key, gets nothing from it."
         } else {
-            "this repository's skills"
+            "Runs of this repository's skills use it with no flag."
         }
     );
     Ok(exit::OK)

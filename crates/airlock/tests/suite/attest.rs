@@ -322,3 +322,97 @@ fn a_signed_commit_verifies_against_the_allowed_signers_and_each_failure_says_wh
     );
     assert_eq!(report["risk_level"], "block", "{text}");
 }
+
+/// A trust decision that names a signer: every commit that key signs gets its policy, in `scan` and `run`; an
+/// unsigned commit does not; once the decision is removed (`untrust`), nothing does.
+#[test]
+fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
+    use super::util::{commit_all, git, init_repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let data = root.join("data");
+    let key = root.join("alice");
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let repo = init_repo(&root.join("repo"));
+    write(
+        &repo,
+        "SKILL.md",
+        &skill_md("repo", "Run `bash scripts/go.sh`.\n"),
+    );
+    write(&repo, "scripts/go.sh", "echo ok > out.txt\n");
+    let signed_commit = |message: &str| {
+        git(&repo, &["add", "-A"]);
+        git(
+            &repo,
+            &[
+                "-c",
+                "gpg.format=ssh",
+                "-c",
+                &format!("user.signingkey={}", key.display()),
+                "commit",
+                "-q",
+                "-S",
+                "-m",
+                message,
+            ],
+        );
+        git(&repo, &["rev-parse", "HEAD"])
+    };
+    let first = signed_commit("first");
+    let url = |commit: &str| format!("file://{}#{commit}", repo.display());
+    write(root, "policy.toml", "[resources]\ntimeout = \"30s\"\n");
+    let policy = root.join("policy.toml").display().to_string();
+    let trust = airlock(&data, &["trust", &url(&first), "--signer", "--policy", &policy]);
+    assert_eq!(trust.code, 0, "{}{}", trust.stdout, trust.stderr);
+    assert!(
+        trust.stdout.contains("skills signed by key SHA256:"),
+        "{}",
+        trust.stdout
+    );
+    let id = trust
+        .stdout
+        .split("decision ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+
+    // A later commit signed by the same key gets the policy.
+    write(&repo, "notes.md", "later\n");
+    let later = signed_commit("later");
+    let report = airlock(&data, &["scan", &url(&later), "--json"]).json();
+    assert_eq!(report["trust"]["applies"], true, "{report:#}");
+    assert!(
+        report["trust"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("Signed by key SHA256:"),
+        "{report:#}"
+    );
+    // An unsigned one does not.
+    write(&repo, "more.md", "unsigned\n");
+    let unsigned = commit_all(&repo, "unsigned");
+    let report = airlock(&data, &["scan", &url(&unsigned), "--json"]).json();
+    assert_ne!(report["trust"]["applies"], true, "{report:#}");
+    // A commit with no signature cannot make its signer trusted.
+    let refused = airlock(&data, &["trust", &url(&unsigned), "--signer"]);
+    assert_eq!(refused.code, 125, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no signer to trust"),
+        "{}",
+        refused.stderr
+    );
+    // Revoked: the signed commit gets nothing any more.
+    let listed = airlock(&data, &["trusted"]);
+    assert!(listed.stdout.contains("signer"), "{}", listed.stdout);
+    assert_eq!(airlock(&data, &["untrust", &id]).code, 0);
+    let report = airlock(&data, &["scan", &url(&later), "--json"]).json();
+    assert!(report["trust"].is_null(), "{report:#}");
+}
