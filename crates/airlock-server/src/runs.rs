@@ -287,12 +287,26 @@ pub(crate) async fn cancel_run(
 pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<&'static str, ApiError> {
     check_id(id)?;
     use airlock_store::queue::Cancelled;
+    // A run whose record is stored is over, even while its worker is still closing the queue's row.
+    let (app2, id2) = (app.clone(), id.to_owned());
+    let stored = blocking(move || Ok(stored_over(&app2.config.store()?, &id2))).await?;
+    if stored {
+        return Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over"));
+    }
     match crate::dispatch::cancel(app, id).await? {
         Cancelled::Dequeued => Ok("cancelled"),
         Cancelled::Asked => Ok("cancelling"),
         Cancelled::Over => Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over")),
         Cancelled::NotFound => Err(ApiError::not_found("run in progress")),
     }
+}
+
+/// Whether a run's record is stored with how it ended (it is over, though its worker may still be closing the
+/// queue's row).
+fn stored_over(store: &airlock_store::Store, id: &str) -> bool {
+    store
+        .run(id)
+        .is_ok_and(|(row, record)| record.is_some() && row.status != "running")
 }
 
 /// Delete a stored run and its artifacts now.
@@ -312,8 +326,17 @@ pub(crate) async fn discard(app: &Shared, id: &str) -> Result<(), ApiError> {
     let (app2, id2) = (app.clone(), id.to_owned());
     blocking(move || {
         let mut store = app2.config.store()?;
-        // A run of the queue: its row and events go too (a lost or cancelled one has nothing else).
-        let queued = store.queued_run(&id2)?;
+        // A run of the queue: its row and events go too (a lost or cancelled one has nothing else). A run whose
+        // record is stored is being handed back: its worker closes the queue's row a moment later.
+        let mut queued = store.queued_run(&id2)?;
+        for _ in 0..40 {
+            let open = queued.as_ref().is_some_and(|q| q.state == "running");
+            if !(open && stored_over(&store, &id2)) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            queued = store.queued_run(&id2)?;
+        }
         if queued
             .as_ref()
             .is_some_and(|q| matches!(q.state.as_str(), "queued" | "running"))
