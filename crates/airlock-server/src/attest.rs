@@ -80,8 +80,7 @@ pub(crate) async fn run(
     check_id(&id)?;
     blocking(move || {
         let store = app.config.store()?;
-        let (_, record) = store.run(&id)?;
-        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let record = crate::runs::stored_record(&store, &id)?;
         // The statement signed as the record was stored; a run stored before runs were signed is signed now.
         match store.run_attestation(&id)? {
             Some(envelope) => Ok(([(header::CONTENT_TYPE, "application/json")], envelope).into_response()),

@@ -244,17 +244,16 @@ pub(crate) async fn get_run(
     // queue has it; with the worker that made it, from one store.
     blocking(move || {
         let store = app.config.store()?;
-        let stored = match stored_view_in(&store, &id) {
-            Ok(view) if view.record.is_some() && view.status != "running" => Some(view),
-            _ => None,
-        };
-        let mut view = match stored {
-            Some(view) => view,
-            None => match queued_view_in(&store, &id)? {
-                Some(view) => return Ok(Json(view)),
-                None => stored_view_in(&store, &id)?,
-            },
-        };
+        let stored = stored_view_in(&store, &id);
+        let over = stored
+            .as_ref()
+            .is_ok_and(|v| v.record.is_some() && v.status != "running");
+        if !over {
+            if let Some(view) = queued_view_in(&store, &id)? {
+                return Ok(Json(view));
+            }
+        }
+        let mut view = stored?;
         view.runner = store.queued_run(&view.run_id)?.and_then(|r| r.runner);
         Ok(Json(view))
     })
@@ -299,6 +298,14 @@ pub(crate) async fn cancel(app: &Shared, id: &str) -> Result<&'static str, ApiEr
         Cancelled::Over => Err(ApiError::new(StatusCode::CONFLICT, "finished", "the run is over")),
         Cancelled::NotFound => Err(ApiError::not_found("run in progress")),
     }
+}
+
+/// A stored run's record; 404 when the run has none (yet).
+pub(crate) fn stored_record(
+    store: &airlock_store::Store,
+    id: &str,
+) -> Result<airlock_types::SkillRun, ApiError> {
+    store.run(id)?.1.ok_or_else(|| ApiError::not_found("record"))
 }
 
 /// Whether a run's record is stored with how it ended (it is over, though its worker may still be closing the
@@ -443,8 +450,7 @@ pub(crate) async fn list_artifacts(
     check_id(&id)?;
     blocking(move || {
         let store = app.config.store()?;
-        let (_, record) = store.run(&id)?;
-        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let record = stored_record(&store, &id)?;
         Ok(Json(
             record
                 .artifacts
@@ -495,8 +501,7 @@ pub(crate) async fn get_artifact(
     check_id(&artifact)?;
     blocking(move || {
         let store = app.config.store()?;
-        let (_, record) = store.run(&id)?;
-        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let record = stored_record(&store, &id)?;
         let a = record
             .artifacts
             .iter()
@@ -538,8 +543,7 @@ pub(crate) async fn get_bundle(
     check_id(&id)?;
     blocking(move || {
         let store = app.config.store()?;
-        let (_, record) = store.run(&id)?;
-        let record = record.ok_or_else(|| ApiError::not_found("record"))?;
+        let record = stored_record(&store, &id)?;
         let mut bytes = Vec::new();
         airlock_run::bundle::write(&store, &record, &mut bytes)?;
         app.metrics.export("bundle");

@@ -205,46 +205,14 @@ fn a_signed_commit_verifies_against_the_allowed_signers_and_each_failure_says_wh
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let data = root.join("data");
-    let keygen = |name: &str| {
-        let key = root.join(name);
-        let out = std::process::Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
-            .arg(&key)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let public = fs_err::read_to_string(key.with_extension("pub")).unwrap();
-        (
-            key,
-            public.split_whitespace().take(2).collect::<Vec<_>>().join(" "),
-        )
-    };
-    let (alice_key, alice_pub) = keygen("alice");
-    let (_mallory_key, mallory_pub) = keygen("mallory");
+    let (alice_key, alice_pub) = ssh_keygen(root, "alice");
+    let (_mallory_key, mallory_pub) = ssh_keygen(root, "mallory");
     let repo = init_repo(&root.join("repo"));
     write(&repo, "SKILL.md", &skill_md("repo", "Say hello.\n"));
     commit_all(&repo, "unsigned");
     let unsigned = git(&repo, &["rev-parse", "HEAD"]);
     write(&repo, "notes.md", "more\n");
-    git(&repo, &["add", "-A"]);
-    let sign = |message: &str| {
-        git(
-            &repo,
-            &[
-                "-c",
-                "gpg.format=ssh",
-                "-c",
-                &format!("user.signingkey={}", alice_key.display()),
-                "commit",
-                "-q",
-                "-S",
-                "-m",
-                message,
-            ],
-        );
-        git(&repo, &["rev-parse", "HEAD"])
-    };
-    let signed = sign("signed by alice");
+    let signed = commit_signed(&repo, &alice_key, "signed by alice");
     let url = |commit: &str| format!("file://{}#{commit}", repo.display());
     let signers = |name: &str, text: &str| {
         write(root, name, text);
@@ -327,17 +295,11 @@ fn a_signed_commit_verifies_against_the_allowed_signers_and_each_failure_says_wh
 /// unsigned commit does not; once the decision is removed (`untrust`), nothing does.
 #[test]
 fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
-    use super::util::{commit_all, git, init_repo};
+    use super::util::{commit_all, init_repo};
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let data = root.join("data");
-    let key = root.join("alice");
-    let out = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f"])
-        .arg(&key)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let (key, _) = ssh_keygen(root, "alice");
     let repo = init_repo(&root.join("repo"));
     write(
         &repo,
@@ -345,24 +307,7 @@ fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
         &skill_md("repo", "Run `bash scripts/go.sh`.\n"),
     );
     write(&repo, "scripts/go.sh", "echo ok > out.txt\n");
-    let signed_commit = |message: &str| {
-        git(&repo, &["add", "-A"]);
-        git(
-            &repo,
-            &[
-                "-c",
-                "gpg.format=ssh",
-                "-c",
-                &format!("user.signingkey={}", key.display()),
-                "commit",
-                "-q",
-                "-S",
-                "-m",
-                message,
-            ],
-        );
-        git(&repo, &["rev-parse", "HEAD"])
-    };
+    let signed_commit = |message: &str| commit_signed(&repo, &key, message);
     let first = signed_commit("first");
     let url = |commit: &str| format!("file://{}#{commit}", repo.display());
     write(root, "policy.toml", "[resources]\ntimeout = \"30s\"\n");
@@ -415,4 +360,42 @@ fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
     assert_eq!(airlock(&data, &["untrust", &id]).code, 0);
     let report = airlock(&data, &["scan", &url(&later), "--json"]).json();
     assert!(report["trust"].is_null(), "{report:#}");
+}
+
+/// An ed25519 key pair made with ssh-keygen in `root`: the private key's path and the public key (`type base64`).
+fn ssh_keygen(root: &std::path::Path, name: &str) -> (std::path::PathBuf, String) {
+    let key = root.join(name);
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let public = fs_err::read_to_string(key.with_extension("pub")).unwrap();
+    (
+        key,
+        public.split_whitespace().take(2).collect::<Vec<_>>().join(" "),
+    )
+}
+
+/// Commits everything in `repo`, signed with `key` as git signs with SSH keys: the commit's id.
+fn commit_signed(repo: &std::path::Path, key: &std::path::Path, message: &str) -> String {
+    use super::util::git;
+    git(repo, &["add", "-A"]);
+    let signing_key = format!("user.signingkey={}", key.display());
+    git(
+        repo,
+        &[
+            "-c",
+            "gpg.format=ssh",
+            "-c",
+            &signing_key,
+            "commit",
+            "-q",
+            "-S",
+            "-m",
+            message,
+        ],
+    );
+    git(repo, &["rev-parse", "HEAD"])
 }

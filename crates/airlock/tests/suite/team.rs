@@ -150,19 +150,9 @@ fn two_servers_and_three_runners_share_the_work_and_survive_losing_a_part() {
         "long=$(head -c 60000 /dev/zero | tr '\\0' a)\nfor i in $(seq 40); do /bin/echo \"$long\" > /dev/null; done\n",
     );
     let client_token = "client-token-0123456789abcdef";
-    let tokens: Vec<String> = (1..=3)
-        .map(|i| format!("runner-{i}-token-0123456789abcdef"))
-        .collect();
+    let tokens = write_runner_tokens(root, 3);
     write(root, "client-token", client_token);
     let runner_tokens = root.join("runner-tokens");
-    write(
-        root,
-        "runner-tokens",
-        &format!("# one runner token a line\n{}\n", tokens.join("\n")),
-    );
-    for (i, t) in tokens.iter().enumerate() {
-        write(root, &format!("runner-{}.token", i + 1), t);
-    }
     // Content files and uploads in an S3-compatible bucket (moto on loopback), which the servers share.
     let s3 = airlock_store::testing::S3::start();
     for (k, v) in s3.env() {
@@ -706,6 +696,23 @@ fn a_runner_cut_off_past_its_lease_hands_back_no_second_record() {
     assert!(r.started.lock().unwrap().contains(&next));
 }
 
+/// `n` runner tokens: the servers' `runner-tokens` file (a comment, then one a line) and each runner's own
+/// `runner-<i>.token`, numbered from 1.
+fn write_runner_tokens(root: &Path, n: usize) -> Vec<String> {
+    let tokens: Vec<String> = (1..=n)
+        .map(|i| format!("runner-{i}-token-0123456789abcdef"))
+        .collect();
+    write(
+        root,
+        "runner-tokens",
+        &format!("# one runner token a line\n{}\n", tokens.join("\n")),
+    );
+    for (i, t) in tokens.iter().enumerate() {
+        write(root, &format!("runner-{}.token", i + 1), t);
+    }
+    tokens
+}
+
 /// A free port on loopback, for a server restarted where its clients know it.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -777,13 +784,7 @@ fn a_rolling_restart_loses_no_run_and_a_follower_carries_on_through_another_serv
     );
     let client_token = "client-token-0123456789abcdef";
     write(root, "client-token", client_token);
-    let runner_tokens: Vec<String> = (1..=2)
-        .map(|i| format!("runner-{i}-token-0123456789abcdef"))
-        .collect();
-    write(root, "runner-tokens", &format!("{}\n", runner_tokens.join("\n")));
-    for (i, t) in runner_tokens.iter().enumerate() {
-        write(root, &format!("runner-{}.token", i + 1), t);
-    }
+    write_runner_tokens(root, 2);
     let objects = root.join("objects");
     let ports = [free_port(), free_port()];
     let bases: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
