@@ -632,7 +632,10 @@ fn finish(
         Ok(())
     };
     if !patch.text.is_empty() {
-        let summary = format!("{} changed file(s) as a unified diff", record.changes.len());
+        let summary = format!(
+            "{} as a unified diff",
+            airlock_types::display::count(record.changes.len(), "changed file")
+        );
         put("patch", "changes.patch", &patch.text, summary)?;
     }
     // With links out of the target left out, the whole patch is kept aside for `export --include-symlinks`.

@@ -362,10 +362,10 @@ fn execute_inner(
     phase(
         Phase::Scanned,
         format!(
-            "risk {} ({}), {} finding(s)",
+            "risk {} ({}), {}",
             report.risk_level,
             airlock_types::wire_name(&report.classification),
-            report.findings.len()
+            airlock_types::display::count(report.findings.len(), "finding")
         ),
     );
     // The policy: the skill's declaration (refused when it is not valid and the user asked for it), the operator's

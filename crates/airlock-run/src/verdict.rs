@@ -293,8 +293,8 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
         raise(
             RiskLevel::Medium,
             format!(
-                "{} event(s) were not kept, so the record is not complete",
-                o.dropped
+                "{} not kept, so the record is not complete",
+                airlock_types::display::count(o.dropped as usize, "event")
             ),
             &mut reasons,
         );
@@ -334,8 +334,8 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     match run.mode {
         RunMode::Inspect => out.push("Nothing was executed (inspect).".into()),
         RunMode::DryRun => out.push(format!(
-            "Nothing was executed (dry run); the skill asks for {} command(s).",
-            run.plan.as_ref().map_or(0, |p| p.steps.len())
+            "Nothing was executed (dry run); the skill asks for {}.",
+            airlock_types::display::count(run.plan.as_ref().map_or(0, |p| p.steps.len()), "command")
         )),
         RunMode::Sandbox => {}
     }
@@ -425,9 +425,9 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     };
     if !run.observed.agent_model.is_empty() {
         out.push(format!(
-            "The agent talked to its model at {} ({} request(s), its own, not the skill's).",
+            "The agent talked to its model at {} ({}, its own, not the skill's).",
             names(&run.observed.agent_model),
-            run.network.iter().filter(agents_own).count()
+            airlock_types::display::count(run.network.iter().filter(agents_own).count(), "request")
         ));
     }
     let remote: Vec<_> = run
@@ -452,36 +452,45 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     let net_warned = warned(&["net", "curl", "download", "exfil", "http", "fetch", "url"]);
     if sinkholed > 0 {
         out.push(format!(
-            "A detonation: the run tried {} destination(s) ({}); the sinkhole on this machine took all {sinkholed} \
-             attempt(s), nothing left it.",
-            hosts.len(),
+            "A detonation: the run tried {} ({}); the sinkhole on this machine took {}, nothing left it.",
+            airlock_types::display::count(hosts.len(), "destination"),
             hosts.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            if sinkholed == 1 {
+                "the attempt".to_owned()
+            } else {
+                format!("all {sinkholed} attempts")
+            },
         ));
     } else if !hosts.is_empty() {
         out.push(format!(
-            "{}the run tried {} destination(s) ({}): {} attempt(s) allowed, {} denied.",
+            "{}the run tried {} ({}): {} allowed, {} denied.",
             if net_warned {
                 "The scan warned about network use; "
             } else {
                 "The scan did not flag network use, but "
             },
-            hosts.len(),
+            airlock_types::display::count(hosts.len(), "destination"),
             hosts.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
-            remote.len() - denied,
+            airlock_types::display::count(remote.len() - denied, "attempt"),
             denied
         ));
     } else if lookups > 0 {
         out.push(format!(
-            "{}the run tried {lookups} name lookup(s); with no network, nothing answered and no connection was made.",
-            if net_warned { "The scan warned about network use; " } else { "The scan did not flag network use, but " }
+            "{}the run tried {}; with no network, nothing answered and no connection was made.",
+            if net_warned {
+                "The scan warned about network use; "
+            } else {
+                "The scan did not flag network use, but "
+            },
+            airlock_types::display::count(lookups, "name lookup")
         ));
     } else if net_warned {
         out.push("The scan warned about network use; the run made no network attempt.".into());
     }
     if !run.installs.is_empty() {
         out.push(format!(
-            "It tried {} package install(s): {}.",
-            run.installs.len(),
+            "It tried {}: {}.",
+            airlock_types::display::count(run.installs.len(), "package install"),
             run.installs
                 .iter()
                 .map(|i| i.manager.as_str())
@@ -534,8 +543,8 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     });
     if a + m + d > 0 {
         out.push(format!(
-            "It changed {} file(s) in the target copy ({a} added, {m} modified, {d} deleted); your project is untouched.",
-            a + m + d
+            "It changed {} in the target copy ({a} added, {m} modified, {d} deleted); your project is untouched.",
+            airlock_types::display::count(a + m + d, "file")
         ));
     } else {
         out.push("It changed no file in the target.".into());
@@ -546,10 +555,12 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     if run.dropped.total() > 0 {
         let d = &run.dropped;
         out.push(format!(
-            "The run made more events than the record keeps: {} exec(s), {} read(s), {} write(s) and {} network \
-             attempt(s) were not kept (credential reads, hook and out-of-workspace writes, remote attempts and installs \
-             always are).",
-            d.timeline, d.files_read, d.files_written, d.network
+            "The run made more events than the record keeps: {}, {}, {} and {} were not kept (credential \
+             reads, hook and out-of-workspace writes, remote attempts and installs always are).",
+            airlock_types::display::count(d.timeline as usize, "program start"),
+            airlock_types::display::count(d.files_read as usize, "read"),
+            airlock_types::display::count(d.files_written as usize, "write"),
+            airlock_types::display::count(d.network as usize, "network attempt")
         ));
     }
     if o.level > RiskLevel::Low {
@@ -576,9 +587,17 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
             && e.argv[1] == "-c"
             && run.steps.iter().any(|s| s.command == e.argv[2])
     };
+    let shells = run.timeline.iter().filter(wrapper).count();
+    let own = run.timeline.len() - shells;
+    let ran = match (own, shells) {
+        (0, 0) => "no program".to_owned(),
+        (0, 1) => "no program but the shell of its step".to_owned(),
+        (0, _) => "no program but the shells of its steps".to_owned(),
+        (n, _) => airlock_types::display::count(n, "program"),
+    };
     out.push(format!(
         "It ran {} and ended {} ({}).",
-        airlock_types::display::count(run.timeline.iter().filter(|e| !wrapper(e)).count(), "program"),
+        ran,
         airlock_types::wire_name(&run.status),
         run.exit_code
             .map_or("with no exit code of its own".into(), |c| format!("exit {c}"))

@@ -116,7 +116,14 @@ struct Output {
     pipe: Option<OwnedFd>,
 }
 
-fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize) -> Output {
+/// Where a pipe's bytes are also reported live: the stream's name, the sink and the run's start.
+struct Live {
+    stream: &'static str,
+    sink: airlock_types::EventSink,
+    t0: Instant,
+}
+
+fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize, live: Option<Live>) -> Output {
     let read = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let count = read.clone();
     let dup = pipe.as_fd().try_clone_to_owned().ok();
@@ -124,14 +131,41 @@ fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize) -> Output 
         let mut kept = Vec::new();
         let mut buf = [0u8; 65536];
         let mut truncated = false;
-        while let Ok(n) = pipe.read(&mut buf) {
-            if n == 0 {
-                break;
+        // Bytes not reported yet (gathered for up to LIVE_EVERY, so that a program printing line by line is not
+        // an event a line), and the bytes taken for reporting so far.
+        let mut partial: Vec<u8> = Vec::new();
+        let mut reported = 0usize;
+        let mut last_sent = Instant::now();
+        loop {
+            if let Some(live) = &live {
+                if !partial.is_empty() {
+                    let wait = LIVE_EVERY.saturating_sub(last_sent.elapsed());
+                    if !readable(pipe.as_fd(), wait) {
+                        live.flush(&mut partial, false);
+                        last_sent = Instant::now();
+                    }
+                }
             }
+            let n = match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
             let room = limit.saturating_sub(kept.len());
             kept.extend_from_slice(&buf[..n.min(room)]);
             truncated |= n > room;
             count.fetch_add(n as u64, Ordering::Release);
+            if let Some(live) = &live {
+                let take = n.min(airlock_types::LIVE_OUTPUT_LIMIT.saturating_sub(reported));
+                partial.extend_from_slice(&buf[..take]);
+                reported += take;
+                if partial.len() >= 8192 || last_sent.elapsed() >= LIVE_EVERY {
+                    live.flush(&mut partial, false);
+                    last_sent = Instant::now();
+                }
+            }
+        }
+        if let Some(live) = &live {
+            live.flush(&mut partial, true);
         }
         (kept, truncated)
     });
@@ -139,6 +173,49 @@ fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize) -> Output 
         thread,
         read,
         pipe: dup,
+    }
+}
+
+/// How long output is gathered before it is reported live.
+const LIVE_EVERY: Duration = Duration::from_millis(100);
+
+impl Live {
+    /// Reports what `pending` holds, but for a UTF-8 character cut at its end (kept for the next read) unless
+    /// `last`.
+    fn flush(&self, pending: &mut Vec<u8>, last: bool) {
+        let whole = if last { pending.len() } else { utf8_prefix(pending) };
+        if whole == 0 {
+            return;
+        }
+        let text = String::from_utf8_lossy(&pending[..whole]).into_owned();
+        pending.drain(..whole);
+        self.sink.send(airlock_types::LiveEvent::Output {
+            stream: self.stream.to_string(),
+            t_ms: self.t0.elapsed().as_millis() as u64,
+            text,
+        });
+    }
+}
+
+/// Whether `fd` has something to read (or has closed) within `wait`.
+fn readable(fd: std::os::fd::BorrowedFd<'_>, wait: Duration) -> bool {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call, on a descriptor borrowed for its duration.
+    let r = unsafe { libc::poll(&mut poll, 1, wait.as_millis().min(1_000) as libc::c_int) };
+    r != 0
+}
+
+/// The length of `bytes` without a UTF-8 character cut at its end (which waits for the next read). Bytes that can
+/// never be UTF-8 are left in, to be replaced when reported.
+fn utf8_prefix(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => bytes.len(),
     }
 }
 
@@ -359,13 +436,16 @@ fn run_inner(
         }
         other => other?,
     };
+    let live = |stream| config.events.clone().map(|sink| Live { stream, sink, t0 });
     let stdout = reader(
         s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
         config.output_limit,
+        live("stdout"),
     );
     let stderr = reader(
         s.child.stderr.take().ok_or_else(|| setup("no stderr pipe"))?,
         config.output_limit,
+        live("stderr"),
     );
     let egress = match (s.net.take(), &config.egress) {
         (Some((proxy, dns)), Some(egress_config)) => {

@@ -347,10 +347,10 @@ impl Store {
         self.objects.has(sha)
     }
 
-    /// Saves a source (one row per id: the same source and commit share it) with its expiry.
-    pub fn save_source(&self, source: &SkillSource, expires_at: i64) -> Result<String> {
+    /// The id a source is stored under: the same repository, commit and content share it.
+    pub fn source_id(source: &SkillSource) -> String {
         let commit = source.commit.as_ref().map(ToString::to_string);
-        let id = format!(
+        format!(
             "src-{}",
             &sha_hex(
                 format!(
@@ -361,7 +361,13 @@ impl Store {
                 )
                 .as_bytes()
             )[..16]
-        );
+        )
+    }
+
+    /// Saves a source (one row per id: the same source and commit share it) with its expiry.
+    pub fn save_source(&self, source: &SkillSource, expires_at: i64) -> Result<String> {
+        let commit = source.commit.as_ref().map(ToString::to_string);
+        let id = Self::source_id(source);
         self.execute(
             "INSERT INTO skill_sources (id, kind, input, repo_url, commit_sha, digest, created_at, expires_at, json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)

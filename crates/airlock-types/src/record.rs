@@ -264,7 +264,18 @@ pub enum LiveEvent {
     FileWritten(FileAccess),
     /// A network attempt and what became of it.
     Net(NetAttempt),
+    /// Bytes the command wrote to its standard output or error, as they came (the first
+    /// [`LIVE_OUTPUT_LIMIT`] bytes of each; the record keeps more). Invalid UTF-8 is replaced.
+    Output {
+        /// `stdout` or `stderr`.
+        stream: String,
+        t_ms: u64,
+        text: String,
+    },
 }
+
+/// Most bytes of each output stream reported live; the rest is in the record only.
+pub const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
 
 /// Where live events go: a callback shared by the recorder's threads. Cheap to clone.
 #[derive(Clone)]

@@ -23,13 +23,35 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   const run = document.querySelector("[data-live]");
   if (!run) return;
+  // airlock's display rule (as in the terminal and the server's pages): control, bidirectional, invisible and tag
+  // characters shown as \u{..} escapes, a backslash doubled; `block` keeps newlines.
+  const hidden = /[\p{Cc}\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u206F\u3164\uFFA0\uFE00-\uFE0F\uFEFF\uFFF9-\uFFFB\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\\]/gu;
+  const shown = (text, block) => String(text).replace(hidden, (c) => {
+    if (c === "\\") return "\\\\";
+    if (block && c === "\n") return "\n";
+    return "\\u{" + c.codePointAt(0).toString(16).padStart(4, "0") + "}";
+  });
+  // The program's own output, as a console: stderr marked, bounded (the whole output is in the record).
+  const consoleBox = document.getElementById("console");
+  let consoleChars = 0;
+  const print = (stream, text) => {
+    if (!consoleBox || consoleChars > 200000) return;
+    const span = document.createElement("span");
+    span.className = stream;
+    span.textContent = shown(text, true);
+    consoleChars += span.textContent.length;
+    if (consoleChars > 200000) span.textContent += "\n[more output in the run's record]\n";
+    const atEnd = consoleBox.scrollTop + consoleBox.clientHeight >= consoleBox.scrollHeight - 4;
+    consoleBox.appendChild(span);
+    if (atEnd) consoleBox.scrollTop = consoleBox.scrollHeight;
+  };
   const list = document.getElementById("live");
   const state = document.getElementById("state");
   const said = { queued: "waiting for a free slot", running: "running in the sandbox", cancelling: "stopping",
     cancelled: "cancelled", error: "could not run" };
   const add = (text, cls) => {
     const li = document.createElement("li");
-    li.textContent = text;
+    li.textContent = shown(text, false);
     if (cls) li.className = cls;
     list.appendChild(li);
     return li;
@@ -61,6 +83,9 @@ document.addEventListener("DOMContentLoaded", () => {
         }
         return [(ev.kind === "file_read" ? "read " : "wrote ") + cut(path, 200), ev.kind];
       }
+      case "output":
+        print(ev.stream === "stderr" ? "stderr" : "stdout", ev.text || "");
+        return null;
       case "net": {
         if (ev.decision === "local") return null;
         const where = ev.host || ev.destination;
@@ -100,6 +125,8 @@ form.mode{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}form.mode.reco
 code{overflow-wrap:anywhere}details.file-diff{border:1px solid #ddd;margin:.4rem 0}details.file-diff summary{padding:.3rem .5rem;background:#f6f8fa;cursor:pointer}
 pre.diff{margin:0;background:#fff}pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff .hunk{color:#0550ae}pre.diff .meta{color:#666}
 #live li.exec{font-family:monospace}#live li.phase{color:#555}#live li.folded{color:#777;font-style:italic}#live li.exit.bad,#live li.net.denied{color:#a00}
+.file .hl-comment{color:#6a737d}.file .hl-keyword{color:#cf222e}.file .hl-string{color:#0a3069}.file .hl-function{color:#8250df}.file .hl-constant{color:#0550ae}.file .hl-type{color:#953800}.file .hl-property{color:#116329}.file .hl-operator{color:#6e7781}.file .hl-builtin{color:#0550ae}
+pre.console{background:#1e1e1e;color:#ddd;max-height:24rem;overflow-y:auto;min-height:2rem}pre.console .stderr{color:#f99}
 li.step.skipped>code{color:#777}li.step .where{color:#666;font-size:.85rem}details.context summary{cursor:pointer}
 summary .add{color:#1a7f37}summary .del{color:#cf222e}summary .kind{color:#666;font-style:italic}
 ";

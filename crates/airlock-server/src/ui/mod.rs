@@ -21,6 +21,7 @@ use crate::sources::import_and_store;
 use crate::state::Shared;
 
 mod assets;
+mod highlight;
 mod review;
 mod risk;
 use assets::{APP_CSS, APP_JS, FAVICON};
@@ -289,6 +290,50 @@ fn when(rfc3339: &str) -> String {
 
 // ----- the run screen -----
 
+/// Which skill a run is of, its name linked to its risk report.
+pub(super) fn skill_line(
+    row: &str,
+    source: &airlock_types::SkillSource,
+    report: Option<&airlock_types::ScanReport>,
+) -> Markup {
+    let name = report
+        .and_then(|r| {
+            r.skills
+                .iter()
+                .find(|s| s.path == r.source.subpath)
+                .or(r.skills.first())
+        })
+        .and_then(|s| s.name.clone())
+        .unwrap_or_else(|| source.input.clone());
+    html! {
+        p #skill { "Skill " a href={ "/sources/" (row) } { strong { (shown(&name)) } } " · "
+            a href={ "/sources/" (row) } { "its risk report" } }
+    }
+}
+
+/// [`skill_line`] for a run still in the queue (nothing when its source cannot be read).
+async fn skill_of_queued(app: &Shared, id: &str) -> Markup {
+    let (app, id) = (app.clone(), id.to_owned());
+    let found = blocking(move || {
+        let store = app.config.store()?;
+        let run = store.queued_run(&id)?.ok_or_else(|| ApiError::not_found("run"))?;
+        // The queue keeps what the run was asked for (a URL, a path): the newest source imported from it.
+        let row = store
+            .sources()?
+            .into_iter()
+            .filter(|s| s.input == run.source)
+            .max_by(|a, b| a.created_at.cmp(&b.created_at))
+            .ok_or_else(|| ApiError::not_found("source"))?;
+        let (source, report) = store.source(&row.id)?;
+        Ok((row.id, source, report))
+    })
+    .await;
+    match found {
+        Ok((row, source, report)) => skill_line(&row, &source, report.as_ref().map(|(_, r)| r)),
+        Err(_) => html! {},
+    }
+}
+
 async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -> Response {
     if let Err(e) = check_id(&id) {
         return error_page(&e);
@@ -296,11 +341,13 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
     // A run that is not over: followed live; or why it ended without a record.
     match queued_view(&app, &id).await {
         Ok(Some(view)) if matches!(view.status.as_str(), "queued" | "running") => {
+            let of = skill_of_queued(&app, &id).await;
             return page(
                 "Run",
                 html! {
                     section #run data-run=(id) data-live="1" {
                         h1 { "Run " (id) }
+                        (of)
                         p #state class={ "status " (view.status) } { (view.status)
                             @if let Some(p) = view.position { " (place " (p) " in the queue)" }
                             @if let Some(r) = &view.runner { " on runner " (shown(r)) } }
@@ -309,6 +356,8 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
                         }
                         h2 { "Live" }
                         ol #live {}
+                        h2 { "Output" }
+                        pre #console.console aria-live="polite" {}
                         p.note { "This page follows the run as it happens; without JavaScript, " a href={ "/runs/" (id) } { "reload it" } "." }
                     }
                 },
@@ -340,12 +389,28 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
             .and_then(|r| r.artifacts.iter().find(|a| a.kind == "patch"))
             .and_then(|a| store.read_object(&a.sha256).ok())
             .map(|b| String::from_utf8_lossy(&b).into_owned());
-        Ok((record, patch))
+        // The source's stored report, for the skill's name (a run's source may have been deleted since).
+        let report = record
+            .as_ref()
+            .and_then(|r| store.source(&airlock_store::Store::source_id(&r.source)).ok())
+            .and_then(|(_, report)| report.map(|(_, r)| r));
+        Ok((record, patch, report))
     })
     .await;
     match loaded {
-        Ok((Some(record), patch)) => page("Run", review(&record, patch.as_deref())),
-        Ok((None, _)) => page(
+        Ok((Some(record), patch, report)) => page(
+            "Run",
+            review(
+                &record,
+                patch.as_deref(),
+                &skill_line(
+                    &airlock_store::Store::source_id(&record.source),
+                    &record.source,
+                    report.as_ref(),
+                ),
+            ),
+        ),
+        Ok((None, _, _)) => page(
             "Run",
             html! { h1 { "Run " (id) } p { "This run has no record: it did not finish." } },
         ),

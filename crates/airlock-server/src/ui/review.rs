@@ -8,11 +8,12 @@ use airlock_types::SkillRun;
 
 use super::shown_block;
 
-pub(super) fn review(run: &SkillRun, patch: Option<&str>) -> Markup {
+pub(super) fn review(run: &SkillRun, patch: Option<&str>, skill: &Markup) -> Markup {
     let o = &run.observed;
     html! {
         section #run data-run=(run.run_id) {
             h1 { "Run " (run.run_id) }
+            (skill)
             p #state class={ "status " (airlock_types::wire_name(&run.status)) } { (airlock_types::wire_name(&run.status))
                 " · " (airlock_types::wire_name(&run.mode)) " · " (run.duration_ms) " ms" }
             @if let Some(reason) = &run.status_reason { p.reason { (shown(reason)) } }

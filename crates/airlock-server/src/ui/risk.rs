@@ -306,11 +306,11 @@ pub(super) async fn file_page(
                 ul.whole { @for f in whole { li class={ "sev " (f.severity.as_str()) } { (f.severity.as_str().to_uppercase()) " " span.rule { (f.rule) } ": " (shown(&f.message)) } } }
             }
             table.file {
-                @for (i, l) in text.lines().enumerate() {
+                @for (i, l) in super::highlight::lines(&q.path, &text).iter().enumerate() {
                     @let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
                     @let here: Vec<&Finding> = findings.iter().filter(|f| f.line == n).collect();
                     tr id={ "L" (n) } class={ @if Some(n) == q.line { "hit " } @if !here.is_empty() { "finding" } } {
-                        td.n { (n) } td { code { (shown(l)) }
+                        td.n { (n) } td { code { @for (class, piece) in l { @if let Some(c) = class { span class=(c) { (shown(piece)) } } @else { (shown(piece)) } } }
                             @for f in &here { div class={ "mark sev " (f.severity.as_str()) } { (f.severity.as_str().to_uppercase()) " " (f.rule) ": " (shown(&f.message)) } } }
                     }
                 }

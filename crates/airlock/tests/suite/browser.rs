@@ -172,7 +172,10 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     write(
         &slow,
         "SKILL.md",
-        &skill_md("slow", "Waits.\n\n```bash\nsleep 50\n```\n"),
+        &skill_md(
+            "slow",
+            "Waits.\n\n```bash\nprintf 'warming up <b>now</b>\\033[2J\\n'\nsleep 50\n```\n",
+        ),
     );
     commit_all(&slow, "skill");
     // A hostile one: markup and escapes in its name, fields, file names and output.
@@ -235,6 +238,12 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         .unwrap();
     finished(&client).await;
     assert!(text(&client, "#state").await.starts_with("succeeded"));
+    // The run names its skill and links to its risk report.
+    assert!(text(&client, "#skill").await.contains("footer"));
+    assert!(client
+        .find(Locator::Css("#skill a[href^='/sources/']"))
+        .await
+        .is_ok());
     let usage = text(&client, "#usage").await;
     assert!(
         usage.contains("memory (peak)") && usage.contains("512 MiB"),
@@ -314,6 +323,22 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
             .len()
             <= 1
     );
+    // The program's own output as a console, as it comes: markup as text, an escape made visible.
+    let t0 = Instant::now();
+    let console = loop {
+        let console = text(&client, "#console").await;
+        if console.contains("warming up") || t0.elapsed() > Duration::from_secs(30) {
+            break console;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        console.contains("warming up <b>now</b>\\u{001b}[2J"),
+        "{console:?}"
+    );
+    assert!(client.find(Locator::Css("#console b")).await.is_err());
+    assert!(text(&client, "#skill").await.contains("slow"));
+    shot(&client, "5-live").await;
     el(&client, "#cancel button").await.click().await.unwrap();
     finished(&client).await;
     let state = text(&client, "#state").await;
@@ -350,6 +375,13 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     // Every line with a finding is marked with it.
     let mark = text(&client, "table.file tr.finding .mark").await;
     assert!(mark.contains(": "), "{mark}");
+    // Coloured by its syntax: the heading, and the shell fence's strings.
+    assert!(client
+        .find(Locator::Css("table.file span.hl-keyword"))
+        .await
+        .is_ok());
+    let quoted = text(&client, "table.file span.hl-string").await;
+    assert!(quoted.starts_with('\''), "{quoted}");
     assert!(!pwned(&client).await, "a script ran on the file view");
     client.back().await.unwrap();
     el(&client, "button[value='sandbox']")

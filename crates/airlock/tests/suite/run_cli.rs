@@ -132,7 +132,7 @@ fn script_run_on_the_blank_sample_records_everything_and_exports_a_patch() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(verdict.contains("1 denied"), "{verdict}");
-    assert!(verdict.contains("3 file(s)"), "{verdict}");
+    assert!(verdict.contains("3 files"), "{verdict}");
     assert!(rec["finished_at"].is_string());
 
     // The patch applies with git to a pristine copy of the sample.
@@ -581,7 +581,7 @@ fn the_readme_example_changes_the_sample_app() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("2 file(s) in the target copy"), "{}", r.stdout);
+    assert!(r.stdout.contains("2 files in the target copy"), "{}", r.stdout);
 }
 
 /// A helper executable left from another build (or broken) next to airlock is not trusted with the run: airlock

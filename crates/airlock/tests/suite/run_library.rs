@@ -111,6 +111,16 @@ fn a_library_run_reports_each_phase_and_what_the_sandbox_did_while_it_ran() {
     assert!(live
         .iter()
         .any(|e| matches!(e, LiveEvent::Exit { exit_code: 0, .. })));
+    // The program's output arrives as it comes, the same bytes the record keeps.
+    let printed: String = live
+        .iter()
+        .filter_map(|e| match e {
+            LiveEvent::Output { stream, text, .. } if stream == "stdout" => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(printed.contains("\"name\""), "{printed:?}");
+    assert_eq!(printed, outcome.record.stdout);
     // The stored run is the one returned.
     let (_, stored) = store.run("r-library-test").unwrap();
     assert_eq!(stored.unwrap(), outcome.record);
