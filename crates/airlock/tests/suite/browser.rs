@@ -1,8 +1,9 @@
 //! The web UI driven in Debian's headless Chromium (`/usr/bin/chromium` through `/usr/bin/chromedriver`, both
 //! installed by `scripts/setup`): import a local test repository by URL, read the risk screen, start a sandbox run,
 //! follow it to the end, open the diff, download the patch and apply it. Then a hostile skill whose names, SKILL.md
-//! fields and output carry markup and terminal escapes: nothing of it may execute. Screenshots of the three screens
-//! are written to `CARGO_TARGET_TMPDIR/ui-screenshots/`.
+//! fields and output carry markup and terminal escapes: nothing of it may execute. And the UI's defences: DNS
+//! rebinding, the session cookie, logout, imports of internal addresses. Screenshots of the screens are written to
+//! `CARGO_TARGET_TMPDIR/ui-screenshots/`.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -47,14 +48,27 @@ fn chromedriver() -> (Driver, u16) {
 }
 
 async fn browser(port: u16) -> Client {
+    browser_with(port, &[]).await
+}
+
+/// [`browser`] with more Chromium flags.
+async fn browser_with(port: u16, extra: &[&str]) -> Client {
+    let mut args = vec![
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,2000",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ];
+    args.extend_from_slice(extra);
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
-        serde_json::json!({
-            "binary": "/usr/bin/chromium",
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,2000"],
-        }),
+        serde_json::json!({ "binary": "/usr/bin/chromium", "args": args }),
     );
     ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)
@@ -399,5 +413,147 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     assert!(!body.contains('\u{1b}'), "a terminal escape reached the page");
     client.goto(&server.base).await.unwrap();
     assert!(!pwned(&client).await, "a script ran on the history page");
+    client.close().await.unwrap();
+}
+
+/// The UI's own defences as a browser meets them. A page at another name that resolves to this server (DNS
+/// rebinding) gets nothing, neither the page nor the API from its own script; the login cookie is a session id that
+/// the page's scripts cannot read, and logging out ends it; an import of a git server on a loopback address is refused
+/// and that server sees nothing, while a company's git server whose name the operator allows imports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_is_closed_to_other_sites_and_internal_addresses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let token = "browser-token-value-1234";
+    let token_file = tmp.path().join("token");
+    fs_err::write(&token_file, format!("{token}\n")).unwrap();
+    // A company git server under a name of its own: in a mount namespace of this test's, `git.corp.example`
+    // resolves (by its own /etc/hosts) to the loopback listener serving the repository.
+    let repos = tmp.path().join("repos");
+    let work = init_repo(&repos.join("work"));
+    write(
+        &work,
+        "skills/corp/SKILL.md",
+        &skill_md("corp", "Formats things.\n"),
+    );
+    commit_all(&work, "skill");
+    git(&repos, &["clone", "-q", "--bare", "work", "corp.git"]);
+    let git_port = super::serve_access::git_http_server(&repos);
+    let hosts = tmp.path().join("hosts");
+    fs_err::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 git.corp.example\n").unwrap();
+    let script = format!("mount --bind {} /etc/hosts && exec \"$@\"", hosts.display());
+    let wrapper = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+    ];
+    let server = super::serve::start_in(
+        &wrapper,
+        &data,
+        &[
+            "--token-file",
+            token_file.to_str().unwrap(),
+            "--allow-import",
+            "git.corp.example",
+        ],
+    );
+    let port = super::serve_access::port(&server.base).to_owned();
+    // An internal service that must see nothing.
+    let internal = super::serve_access::listener(|_| "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".into());
+
+    let (_driver, driver_port) = chromedriver();
+    let rules = "--host-resolver-rules=MAP attacker.example 127.0.0.1";
+    let client = browser_with(driver_port, &[rules]).await;
+
+    // DNS rebinding: attacker.example now resolves to this machine, so its page is same-origin with the server
+    // to the browser. The server answers it nothing but a refusal, and the page's own requests get the same.
+    client
+        .goto(&format!("http://attacker.example:{port}/"))
+        .await
+        .unwrap();
+    let body = text(&client, "body").await;
+    assert!(body.contains("unknown_host"), "{body}");
+    assert!(!body.contains("Import"), "{body}");
+    let status = client
+        .execute_async(
+            "const url = arguments[0], done = arguments[arguments.length - 1]; fetch('/api/sources', {method: \
+             'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({url})}).then(r => r.text().then(t => \
+             done(r.status + ' ' + t))).catch(e => done('error ' + e));",
+            vec![serde_json::json!(internal.base.clone() + "/admin.git")],
+        )
+        .await
+        .unwrap();
+    let status = status.as_str().unwrap_or_default().to_owned();
+    assert!(
+        status.starts_with("421 ") && status.contains("unknown_host"),
+        "{status}"
+    );
+
+    // Logging in: the cookie is a session id, not the token, and no script of the page can read it.
+    client.goto(&server.base).await.unwrap();
+    el(&client, "#token").await.send_keys(token).await.unwrap();
+    el(&client, "form[action='/login'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    el(&client, "#url").await;
+    let cookies = client.get_all_cookies().await.unwrap();
+    assert_eq!(cookies.len(), 1, "{cookies:?}");
+    let cookie = &cookies[0];
+    assert!(!cookie.value().contains(token), "{cookie:?}");
+    assert_eq!(cookie.http_only(), Some(true), "{cookie:?}");
+    assert_eq!(format!("{:?}", cookie.same_site()), "Some(Strict)", "{cookie:?}");
+    assert_eq!(cookie.path(), Some("/"), "{cookie:?}");
+    let seen_by_script = client.execute("return document.cookie;", vec![]).await.unwrap();
+    assert_eq!(seen_by_script, serde_json::json!(""));
+    let session = format!("{}={}", cookie.name(), cookie.value());
+
+    // An import of a git server on a loopback address: refused, with the flag that would allow it; the form keeps
+    // what was typed, and the server there saw nothing.
+    let refused = format!("{}/admin.git", internal.base);
+    el(&client, "#url").await.send_keys(&refused).await.unwrap();
+    el(&client, "form[action='/import'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let body = text(&client, "body").await;
+    assert!(body.contains("127.0.0.1"), "{body}");
+    assert!(body.contains("--allow-import"), "{body}");
+    assert_eq!(
+        el(&client, "#url").await.prop("value").await.unwrap().as_deref(),
+        Some(refused.as_str())
+    );
+    assert_eq!(internal.seen(), 0, "the internal server was reached");
+    // The company's git server, allowed by name, imports.
+    let allowed = format!("http://git.corp.example:{git_port}/corp.git#:skills/corp");
+    client.goto(&server.base).await.unwrap();
+    el(&client, "#url").await.send_keys(&allowed).await.unwrap();
+    el(&client, "form[action='/import'] button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    el(&client, "#risk").await;
+    assert!(text(&client, "#risk dl").await.contains("pinned to commit"));
+
+    // Logging out ends the session: the page asks for the token again, and the old cookie opens nothing.
+    client.goto(&server.base).await.unwrap();
+    el(&client, "#logout button").await.click().await.unwrap();
+    el(&client, "#token").await;
+    let old = ureq::get(&format!("{}/api/sources", server.base))
+        .set("Cookie", &session)
+        .call();
+    assert!(
+        matches!(old, Err(ureq::Error::Status(401, _))),
+        "the old session still opens the API: {:?}",
+        old.map(|r| r.status())
+    );
     client.close().await.unwrap();
 }

@@ -273,12 +273,12 @@ fn a_public_url_names_the_host_and_makes_the_session_cookie_secure() {
 }
 
 /// A loopback listener that counts the connections it sees (it must see none), answering each with `answer`.
-struct Listener {
-    base: String,
+pub(super) struct Listener {
+    pub(super) base: String,
     seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
-fn listener(answer: impl Fn(&str) -> String + Send + 'static) -> Listener {
+pub(super) fn listener(answer: impl Fn(&str) -> String + Send + 'static) -> Listener {
     use std::sync::atomic::Ordering;
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", l.local_addr().unwrap());
@@ -298,14 +298,14 @@ fn listener(answer: impl Fn(&str) -> String + Send + 'static) -> Listener {
 }
 
 impl Listener {
-    fn seen(&self) -> usize {
+    pub(super) fn seen(&self) -> usize {
         self.seen.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
 /// Serves the git repositories under `root` over smart HTTP on loopback (`git http-backend` as a CGI program),
 /// as a company's git server would.
-fn git_http_server(root: &std::path::Path) -> String {
+pub(super) fn git_http_server(root: &std::path::Path) -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let root = root.to_path_buf();
