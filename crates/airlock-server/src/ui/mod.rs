@@ -195,13 +195,17 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
             .filter(|r| !runs.iter().any(|q| q.id == r.id))
             .collect();
         runs.extend(stored);
-        Ok(runs)
+        let mut sources = store.sources()?;
+        sources.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        Ok((runs, sources))
     })
     .await;
-    let runs = match runs {
+    let (runs, sources) = match runs {
         Ok(r) => r,
         Err(e) => return error_page(&e),
     };
+    // A run's source links to the newest report imported from what the run was given.
+    let source_of = |input: &str| sources.iter().find(|s| s.input == input).map(|s| s.id.clone());
     page(
         "Import",
         html! {
@@ -230,13 +234,29 @@ async fn home(AxState(app): AxState<Shared>) -> Response {
                                 td class={ "status " (r.status) } { (r.status) }
                                 td { (r.mode) }
                                 td { (when(&r.started_at)) }
-                                td { (shown(&r.source)) }
+                                td { @if let Some(id) = source_of(&r.source) { a href={ "/sources/" (id) } { (shown(&r.source)) } } @else { (shown(&r.source)) } }
                             }
                         }
                     }
-                    p.note { "Runs and reports are kept for " (hours) " hours, then deleted with everything they produced." }
                 }
             }
+            @if !sources.is_empty() {
+                section {
+                    h2 { "Skills imported" }
+                    table #sources {
+                        tr { th { "skill" } th { "level" } th { "commit" } th { "imported" } }
+                        @for s in &sources {
+                            tr {
+                                td { a href={ "/sources/" (s.id) } { (shown(&s.input)) } }
+                                td class={ "level " (s.risk_level.as_deref().unwrap_or("")) } { (s.risk_level.as_deref().unwrap_or("not scanned")) }
+                                td { code { (s.commit.as_deref().map_or("", |c| &c[..c.len().min(12)])) } }
+                                td { (when(&s.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            p.note { "Runs and reports are kept for " (hours) " hours, then deleted with everything they produced." }
             @if logged_in {
                 form #logout method="post" action="/logout" {
                     button type="submit" { "Log out" }

@@ -413,6 +413,22 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
     assert!(!body.contains('\u{1b}'), "a terminal escape reached the page");
     client.goto(&server.base).await.unwrap();
     assert!(!pwned(&client).await, "a script ran on the history page");
+    // The history links each run's source and lists the skills imported, each to its report.
+    assert!(client
+        .find(Locator::Css("#runs a[href^='/sources/']"))
+        .await
+        .is_ok());
+    let imported = text(&client, "#sources").await;
+    assert!(
+        imported.contains("footer") && imported.contains("evil"),
+        "{imported}"
+    );
+    el(&client, "#sources a[href^='/sources/']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    el(&client, "#risk").await;
     client.close().await.unwrap();
 }
 
