@@ -10,6 +10,9 @@ use utoipa::ToSchema;
 
 use airlock_types::RunMode;
 
+mod views;
+pub use views::{ApiErrorBody, NewSource, RunSummary, RunView, SourceView, UploadView};
+
 /// How a run's source names an archive a client uploaded (`upload:<sha256>`).
 pub const UPLOAD_PREFIX: &str = "upload:";
 /// The most bytes of an uploaded archive.
@@ -273,6 +276,40 @@ pub struct IoCall {
 
 fn skill_py() -> String {
     "skill.py".into()
+}
+
+/// The answer of `airlock exec --json-io` to a request it ran (docs/json-io.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IoAnswer {
+    pub schema_version: u32,
+    /// A call's return value (null without a call, or when the call raised).
+    pub result: Option<serde_json::Value>,
+    /// What a call raised: `{"type": ..., "message": ...}`; `NoResult` when it ended without an answer.
+    pub call_error: Option<serde_json::Value>,
+    /// The policy in force, when the skill declared one or the request gave one.
+    pub policy: Option<airlock_types::policy::EffectivePolicy>,
+    pub request_id: String,
+    pub status: airlock_types::RunStatus,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub stdout: String,
+    pub stderr: String,
+    pub record: airlock_types::RunRecord,
+}
+
+/// The answer of `airlock exec --json-io` to a request it could not run: nothing ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IoFailure {
+    pub schema_version: u32,
+    pub error: IoFailureReason,
+}
+
+/// Why a JSON-IO request did not run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IoFailureReason {
+    pub message: String,
 }
 
 #[cfg(test)]

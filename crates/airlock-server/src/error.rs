@@ -7,20 +7,13 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use airlock_run::RunError;
 
+pub use airlock_protocol::ApiErrorBody;
+
 /// Request bodies larger than this are refused (413).
 pub(crate) const MAX_BODY: usize = 64 * 1024;
-
-/// An error as the API returns it: a stable `code` and a human `message`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ApiErrorBody {
-    pub code: String,
-    pub message: String,
-}
 
 #[derive(Debug)]
 pub struct ApiError {

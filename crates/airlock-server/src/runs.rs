@@ -19,23 +19,7 @@ use crate::error::{blocking, check_id, ApiError, ApiErrorBody, Body};
 use crate::live::Event;
 use crate::state::{App, Shared};
 use airlock_protocol::{RunSpec, UPLOAD_PREFIX};
-
-/// A run as the API shows it: where it is, and its record once it has one.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RunView {
-    pub run_id: String,
-    /// `queued`, `running`, `cancelled`, `error`, or the record's status.
-    pub status: String,
-    /// Its place in the queue while it waits (1 is next).
-    pub position: Option<usize>,
-    pub message: Option<String>,
-    /// The runner machine that holds (or held) it, in a deployment with runners.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub runner: Option<String>,
-    /// The run record (see docs/record.md) once the run is stored.
-    #[schema(value_type = Object)]
-    pub record: Option<serde_json::Value>,
-}
+pub use airlock_protocol::{RunSummary, RunView};
 
 /// The library's request for a run this server (or, with `ctx` of its own, a runner) carries out.
 pub(crate) fn run_request(
@@ -127,17 +111,6 @@ pub struct RunFilter {
     pub source: Option<String>,
 }
 
-/// A line of the run list.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RunSummary {
-    pub run_id: String,
-    pub status: String,
-    pub source: Option<String>,
-    pub mode: Option<String>,
-    pub started_at: Option<String>,
-    pub position: Option<usize>,
-}
-
 /// Runs: the queued and running ones first, then the stored ones, newest first.
 #[utoipa::path(get, path = "/api/runs", params(RunFilter), responses((status = 200, body = Vec<RunSummary>)))]
 pub(crate) async fn list_runs(
@@ -197,7 +170,7 @@ fn stored_view_in(store: &airlock_store::Store, id: &str) -> Result<RunView, Api
         position: None,
         message: None,
         runner: None,
-        record: record.map(|r| serde_json::to_value(r).unwrap_or_default()),
+        record,
     })
 }
 
@@ -404,7 +377,7 @@ pub(crate) async fn run_events(
                     let _ = tx
                         .send(Event {
                             name: "record",
-                            data: record.to_string(),
+                            data: serde_json::to_string(&record).unwrap_or_default(),
                             id: None,
                         })
                         .await;

@@ -9,35 +9,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use airlock_protocol::UPLOAD_PREFIX;
+pub use airlock_protocol::{NewSource, SourceView, UploadView};
 
 use crate::error::{blocking, check_id, ApiError, ApiErrorBody, Body};
 use crate::state::{App, Shared};
-
-/// A source to import: a GitHub or git URL, or (when the operator allows its folder) a local path.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewSource {
-    pub url: String,
-}
-
-/// An imported and scanned source.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SourceView {
-    pub id: String,
-    pub input: String,
-    pub commit: Option<String>,
-    /// Whether the input named a commit; when it named a branch or tag, `pinned_url` names the commit it resolved to.
-    pub pinned: bool,
-    pub requested_ref: Option<String>,
-    pub pinned_url: Option<String>,
-    pub report_id: Option<String>,
-    pub risk_level: Option<String>,
-    pub classification: Option<String>,
-    /// The report's headline lines: the verdict, then its main reasons.
-    pub headline: Vec<String>,
-    pub findings: usize,
-    pub created_at: String,
-}
 
 fn source_view(
     id: String,
@@ -99,14 +74,6 @@ pub(crate) async fn create_source(
     }
     let view = blocking(move || import_and_store(&app, &body.url)).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
-}
-
-/// What an upload is called from then on.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UploadView {
-    /// `upload:<sha256>`: give it as a source's `url` or a run's `source`.
-    pub source: String,
-    pub size: usize,
 }
 
 /// Upload a skill as a gzip-compressed tar archive (a local folder or archive of a client's, for a server that

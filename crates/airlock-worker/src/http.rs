@@ -89,8 +89,9 @@ impl HttpQueue {
             match result {
                 Ok(r) => return Ok(r),
                 Err(ureq::Error::Status(code, r)) if code != 502 && code != 504 => {
-                    let body: serde_json::Value = r.into_json().unwrap_or(serde_json::Value::Null);
-                    let message = body["message"].as_str().unwrap_or("no message").to_owned();
+                    let message = r
+                        .into_json::<airlock_protocol::ApiErrorBody>()
+                        .map_or_else(|_| "no message".to_owned(), |b| b.message);
                     return Err(match code {
                         401 => QueueError::Refused(message),
                         409 => QueueError::NotHeld,

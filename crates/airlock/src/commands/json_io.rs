@@ -111,10 +111,11 @@ pub fn json_io(serve: bool) -> anyhow::Result<u8> {
 
 /// An error answer: nothing ran.
 fn io_error(message: String) -> (serde_json::Value, u8) {
-    (
-        json!({"schema_version": 1, "error": {"message": message}}),
-        exit::AIRLOCK,
-    )
+    let failure = airlock_protocol::IoFailure {
+        schema_version: 1,
+        error: airlock_protocol::IoFailureReason { message },
+    };
+    (serde_json::to_value(failure).unwrap_or_default(), exit::AIRLOCK)
 }
 
 /// The answer to one request, and the exit code it stands for.
@@ -237,24 +238,22 @@ fn try_answer(text: &str, warm: Option<&mut Option<Warm>>) -> anyhow::Result<(se
             )
     });
     let code = exit::of_command(record.status, record.exit_code, record.signal);
-    Ok((
-        json!({
-            "schema_version": 1,
-            "result": result.as_ref().and_then(|r| r.get("result")),
-            "call_error": result.as_ref().and_then(|r| r.get("error")),
-            "policy": effective,
-            "request_id": request_id.unwrap_or_else(|| record.request_id.clone()),
-            "status": record.status,
-            "exit_code": record.exit_code,
-            "signal": record.signal,
-            "timed_out": record.timed_out,
-            "duration_ms": record.duration_ms,
-            "stdout": record.stdout,
-            "stderr": record.stderr,
-            "record": record,
-        }),
-        code,
-    ))
+    let answer = airlock_protocol::IoAnswer {
+        schema_version: 1,
+        result: result.as_ref().and_then(|r| r.get("result")).cloned(),
+        call_error: result.as_ref().and_then(|r| r.get("error")).cloned(),
+        policy: effective,
+        request_id: request_id.unwrap_or_else(|| record.request_id.clone()),
+        status: record.status,
+        exit_code: record.exit_code,
+        signal: record.signal,
+        timed_out: record.timed_out,
+        duration_ms: record.duration_ms,
+        stdout: record.stdout.clone(),
+        stderr: record.stderr.clone(),
+        record,
+    };
+    Ok((serde_json::to_value(answer)?, code))
 }
 
 fn chmod(path: &Path, mode: u32) -> std::io::Result<()> {

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
+use airlock_protocol::{ApiErrorBody, RunView, UploadView};
 use airlock_types::{Artifact, SkillRun};
 
 #[derive(Debug, Clone, Default, Args)]
@@ -108,27 +110,33 @@ impl Remote {
     fn refusal(e: ureq::Error, what: &str) -> anyhow::Error {
         match e {
             ureq::Error::Status(code, r) => {
-                let body: Value = r.into_json().unwrap_or(Value::Null);
-                let message = body["message"].as_str().unwrap_or("no message");
+                let message = r
+                    .into_json::<ApiErrorBody>()
+                    .map_or_else(|_| "no message".to_owned(), |b| b.message);
                 anyhow::anyhow!(
                     "the server refused {what} ({code}): {}",
-                    crate::settings::escape(message)
+                    crate::settings::escape(&message)
                 )
             }
             e => anyhow::anyhow!("cannot reach the server for {what}: {e}"),
         }
     }
 
-    pub fn get(&self, path: &str) -> anyhow::Result<Value> {
-        Ok(Self::check(self.send("GET", path, &|r| r.call().map_err(Box::new)), path)?.into_json()?)
+    /// A GET answered with `T` (one of the API's views, from `airlock_protocol`).
+    pub fn get<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
+        let r = Self::check(self.send("GET", path, &|r| r.call().map_err(Box::new)), path)?;
+        r.into_json()
+            .with_context(|| format!("the server's answer to {path} is not what this client reads"))
     }
 
-    pub fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        Ok(Self::check(
-            self.send("POST", path, &|r| r.send_json(body.clone()).map_err(Box::new)),
+    /// A POST of `body` answered with `T`.
+    pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> anyhow::Result<T> {
+        let r = Self::check(
+            self.send("POST", path, &|r| r.send_json(body).map_err(Box::new)),
             path,
-        )?
-        .into_json()?)
+        )?;
+        r.into_json()
+            .with_context(|| format!("the server's answer to {path} is not what this client reads"))
     }
 
     pub fn bytes(&self, path: &str) -> anyhow::Result<Vec<u8>> {
@@ -167,24 +175,22 @@ impl Remote {
             }),
             "the upload",
         )?;
-        let view: Value = r.into_json()?;
-        view["source"]
-            .as_str()
-            .map(str::to_owned)
-            .context("the server's upload answer names no source")
+        let view: UploadView = r
+            .into_json()
+            .context("the server's upload answer names no source")?;
+        Ok(view.source)
     }
 
     /// A run's record, once stored.
     pub fn run(&self, id: &str) -> anyhow::Result<SkillRun> {
-        let view = self.get(&format!("/api/runs/{}", segment(id)))?;
-        let record = view.get("record").filter(|r| r.is_object()).with_context(|| {
+        let view: RunView = self.get(&format!("/api/runs/{}", segment(id)))?;
+        view.record.with_context(|| {
             format!(
                 "run {} has no record yet (status {})",
                 crate::settings::escape(id),
-                view["status"].as_str().unwrap_or("unknown")
+                crate::settings::escape(&view.status)
             )
-        })?;
-        Ok(serde_json::from_value(record.clone())?)
+        })
     }
 
     /// An artifact's bytes.
@@ -242,11 +248,12 @@ impl Remote {
                 } else if let Some(data) = line.strip_prefix("data: ") {
                     match name.as_str() {
                         "phase" => {
-                            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                            phase(
-                                v["phase"].as_str().unwrap_or_default(),
-                                v["message"].as_str().unwrap_or_default(),
-                            );
+                            if let Ok(airlock_run::RunEvent::Phase {
+                                phase: p, message, ..
+                            }) = serde_json::from_str(data)
+                            {
+                                phase(airlock_types::wire_name(&p).as_str(), &message);
+                            }
                         }
                         "record" => record = Some(serde_json::from_str(data)?),
                         "end" => break 'connect,
@@ -272,14 +279,14 @@ impl Remote {
         if let Some(r) = record {
             return Ok(Followed::Record(Box::new(r)));
         }
-        let view = self.get(&format!("/api/runs/{}", segment(id)))?;
-        match view.get("record").filter(|r| r.is_object()) {
-            Some(r) => Ok(Followed::Record(Box::new(serde_json::from_value(r.clone())?))),
-            None if ["queued", "running", "cancelling"].contains(&view["status"].as_str().unwrap_or("")) => {
+        let mut view: RunView = self.get(&format!("/api/runs/{}", segment(id)))?;
+        match view.record.take() {
+            Some(r) => Ok(Followed::Record(Box::new(r))),
+            None if ["queued", "running", "cancelling"].contains(&view.status.as_str()) => {
                 anyhow::bail!(
                     "the server ended the run's events while the run is still {}; follow it again with \
                      `airlock show {} --server ...`",
-                    view["status"].as_str().unwrap_or_default(),
+                    crate::settings::escape(&view.status),
                     crate::settings::escape(id)
                 )
             }
@@ -293,7 +300,7 @@ pub enum Followed {
     /// Stored, with its record.
     Record(Box<SkillRun>),
     /// Ended without a record (a runner lost mid-run): the server's view of it (status, message, runner).
-    Ended(Value),
+    Ended(RunView),
 }
 
 /// One path segment, as the server's ids are (letters, digits, dashes); anything else is refused here.

@@ -164,16 +164,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
 fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
     let source = remote.source(&args.source.source)?;
     let body = new_run(args, &source)?;
-    let view = remote.post("/api/sources", &serde_json::json!({ "url": source }))?;
-    let report: ScanReport = serde_json::from_value(remote.get(&format!(
-        "/api/sources/{}/report",
-        view["id"].as_str().unwrap_or_default()
-    ))?)?;
-    let queued = remote.post("/api/runs", &body)?;
-    let id = queued["run_id"].as_str().unwrap_or_default().to_owned();
+    let view: airlock_protocol::SourceView =
+        remote.post("/api/sources", &airlock_protocol::NewSource { url: source })?;
+    let report: ScanReport = remote.get(&format!("/api/sources/{}/report", view.id))?;
+    let queued: airlock_protocol::RunView = remote.post("/api/runs", &body)?;
+    let id = queued.run_id;
     let progress = std::io::stderr().is_terminal() && !args.source.json;
     if progress {
-        if let Some(place) = queued["position"].as_u64() {
+        if let Some(place) = queued.position {
             eprintln!("  queued       place {place}");
         }
     }
@@ -203,18 +201,21 @@ fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<
 }
 
 /// A run that ended without a record (its runner was lost mid-run), as the server tells it.
-fn render_lost(id: &str, report: &ScanReport, view: &serde_json::Value) -> String {
-    let text = |k: &str| view[k].as_str().map(field);
+fn render_lost(id: &str, report: &ScanReport, view: &airlock_protocol::RunView) -> String {
     let mut out = format!(
         "run {}  {}  status {}\n",
         field(id),
         escape(&report.source.input),
-        text("status").unwrap_or_else(|| "failed".into())
+        field(&view.status)
     );
     out.push_str(&format!(
         "  it ended without a record: {}{}\n",
-        text("message").unwrap_or_else(|| "no reason given".into()),
-        text("runner").map_or(String::new(), |r| format!(" (runner {r})"))
+        view.message
+            .as_deref()
+            .map_or_else(|| "no reason given".into(), field),
+        view.runner
+            .as_deref()
+            .map_or(String::new(), |r| format!(" (runner {})", field(r)))
     ));
     out.push_str(
         "  Nothing it did was kept: no changes, no output. Submit it again; `airlock show RUN --server ...` shows \
@@ -519,11 +520,11 @@ fn render_summary(run: &SkillRun, report: &ScanReport) -> String {
 }
 
 /// What `POST /api/runs` takes, from `run`'s arguments: the same request a local run is built from.
-fn new_run(args: &RunArgs, source: &str) -> anyhow::Result<serde_json::Value> {
+fn new_run(args: &RunArgs, source: &str) -> anyhow::Result<airlock_protocol::RunSpec> {
     if args.target != "blank" && std::path::Path::new(&args.target).exists() {
         anyhow::bail!(
             "--server runs against the bundled sample or a git URL the server can reach, not a local folder"
         );
     }
-    Ok(serde_json::to_value(spec(args, source))?)
+    Ok(spec(args, source))
 }

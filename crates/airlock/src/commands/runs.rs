@@ -149,12 +149,11 @@ fn finished(store: &Store, run: &str) -> anyhow::Result<SkillRun> {
 
 pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
     if let Some(remote) = args.server.remote()? {
-        let list = remote.get("/api/runs")?;
+        let rows: Vec<airlock_protocol::RunSummary> = remote.get("/api/runs")?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&list)?);
+            println!("{}", serde_json::to_string_pretty(&rows)?);
             return Ok(exit::OK);
         }
-        let rows = list.as_array().cloned().unwrap_or_default();
         if rows.is_empty() {
             println!("no runs on the server");
             return Ok(exit::OK);
@@ -163,15 +162,15 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
             "{:<26} {:<8} {:<15} {:<20} SOURCE",
             "RUN", "MODE", "STATUS", "STARTED"
         );
-        let text = |v: &serde_json::Value| field(v.as_str().unwrap_or("-"));
+        let text = |v: Option<&str>| field(v.unwrap_or("-"));
         for r in rows {
             println!(
                 "{:<26} {:<8} {:<15} {:<20} {}",
-                text(&r["run_id"]),
-                text(&r["mode"]),
-                text(&r["status"]),
-                field(&to_seconds(r["started_at"].as_str().unwrap_or("-"))),
-                text(&r["source"])
+                field(&r.run_id),
+                text(r.mode.as_deref()),
+                field(&r.status),
+                field(&to_seconds(r.started_at.as_deref().unwrap_or("-"))),
+                text(r.source.as_deref())
             );
         }
         return Ok(exit::OK);

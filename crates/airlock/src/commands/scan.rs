@@ -234,20 +234,24 @@ fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Resul
         );
     }
     let source = remote.source(&args.source.source)?;
-    let view = remote.post("/api/sources", &json!({ "url": source }))?;
-    let id = view["id"].as_str().unwrap_or_default().to_owned();
+    let view: airlock_protocol::SourceView =
+        remote.post("/api/sources", &airlock_protocol::NewSource { url: source })?;
+    let id = view.id;
     let format = if args.source.json {
         Format::Json
     } else {
         args.format
     };
-    let report: ScanReport = serde_json::from_value(remote.get(&format!("/api/sources/{id}/report"))?)?;
+    let report: ScanReport = remote.get(&format!("/api/sources/{id}/report"))?;
     match format {
         Format::Text => print!("{}", render::text(&report, color_stdout(), args.verbose)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Sarif => println!(
             "{}",
-            serde_json::to_string_pretty(&remote.get(&format!("/api/sources/{id}/report?format=sarif"))?)?
+            // SARIF is a document of its own format, passed on as it is.
+            serde_json::to_string_pretty(
+                &remote.get::<serde_json::Value>(&format!("/api/sources/{id}/report?format=sarif"))?
+            )?
         ),
     }
     Ok(match args.fail_on {
