@@ -127,7 +127,7 @@ fn a_library_run_reports_each_phase_and_what_the_sandbox_did_while_it_ran() {
 }
 
 #[test]
-fn a_library_run_can_be_cancelled_and_is_recorded_as_killed() {
+fn a_library_run_can_be_cancelled_and_is_recorded_as_cancelled() {
     let tmp = tempfile::tempdir().unwrap();
     let skill = tmp.path().join("sleeper");
     write(
