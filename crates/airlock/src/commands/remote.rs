@@ -290,7 +290,7 @@ impl Remote {
                     crate::settings::escape(id)
                 )
             }
-            None => Ok(Followed::Ended(view)),
+            None => Ok(Followed::Ended(Box::new(view))),
         }
     }
 }
@@ -300,7 +300,7 @@ pub enum Followed {
     /// Stored, with its record.
     Record(Box<SkillRun>),
     /// Ended without a record (a runner lost mid-run): the server's view of it (status, message, runner).
-    Ended(RunView),
+    Ended(Box<RunView>),
 }
 
 /// One path segment, as the server's ids are (letters, digits, dashes); anything else is refused here.

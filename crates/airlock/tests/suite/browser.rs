@@ -443,31 +443,9 @@ async fn the_ui_is_closed_to_other_sites_and_internal_addresses() {
     let token = "browser-token-value-1234";
     let token_file = tmp.path().join("token");
     fs_err::write(&token_file, format!("{token}\n")).unwrap();
-    // A company git server under a name of its own: in a mount namespace of this test's, `git.corp.example`
-    // resolves (by its own /etc/hosts) to the loopback listener serving the repository.
-    let repos = tmp.path().join("repos");
-    let work = init_repo(&repos.join("work"));
-    write(
-        &work,
-        "skills/corp/SKILL.md",
-        &skill_md("corp", "Formats things.\n"),
-    );
-    commit_all(&work, "skill");
-    git(&repos, &["clone", "-q", "--bare", "work", "corp.git"]);
-    let git_port = super::serve_access::git_http_server(&repos);
-    let hosts = tmp.path().join("hosts");
-    fs_err::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 git.corp.example\n").unwrap();
-    let script = format!("mount --bind {} /etc/hosts && exec \"$@\"", hosts.display());
-    let wrapper = [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        &script,
-        "sh",
-    ];
+    // A company git server under a name of its own, which only the server's mount namespace resolves.
+    let (git_port, wrapper) = super::serve_access::corp_git_server(tmp.path());
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
     let server = super::serve::start_in(
         &wrapper,
         &data,

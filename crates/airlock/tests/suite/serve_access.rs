@@ -305,7 +305,7 @@ impl Listener {
 
 /// Serves the git repositories under `root` over smart HTTP on loopback (`git http-backend` as a CGI program),
 /// as a company's git server would.
-pub(super) fn git_http_server(root: &std::path::Path) -> String {
+fn git_http_server(root: &std::path::Path) -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let root = root.to_path_buf();
@@ -539,13 +539,10 @@ fn imports_never_reach_internal_addresses_the_operator_did_not_allow() {
     assert_eq!(internal.seen(), 0, "an internal address was reached");
 }
 
-#[test]
-fn an_internal_git_server_the_operator_allows_by_name_imports() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    // A company git server under a name of its own: in a mount namespace of this test's, `git.corp.example`
-    // resolves (by its own /etc/hosts) to the loopback listener serving the repository.
-    let repos = tmp.path().join("repos");
+/// A company git server under a name of its own, serving a repository with the skill `skills/corp`: its port, and
+/// the wrapper command under which `git.corp.example` resolves to it (a mount namespace whose /etc/hosts says so).
+pub(super) fn corp_git_server(tmp: &std::path::Path) -> (String, Vec<String>) {
+    let repos = tmp.join("repos");
     let work = super::util::init_repo(&repos.join("work"));
     write(
         &work,
@@ -555,7 +552,7 @@ fn an_internal_git_server_the_operator_allows_by_name_imports() {
     super::util::commit_all(&work, "skill");
     super::util::git(&repos, &["clone", "-q", "--bare", "work", "corp.git"]);
     let port = git_http_server(&repos);
-    let hosts = tmp.path().join("hosts");
+    let hosts = tmp.join("hosts");
     fs_err::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 git.corp.example\n").unwrap();
     let script = format!("mount --bind {} /etc/hosts && exec \"$@\"", hosts.display());
     let wrapper = [
@@ -568,6 +565,15 @@ fn an_internal_git_server_the_operator_allows_by_name_imports() {
         &script,
         "sh",
     ];
+    (port, wrapper.iter().map(|w| (*w).to_owned()).collect())
+}
+
+#[test]
+fn an_internal_git_server_the_operator_allows_by_name_imports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let (port, wrapper) = corp_git_server(tmp.path());
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
     let url = format!("http://git.corp.example:{port}/corp.git#:skills/corp");
 
     // Not allowed: the name resolves to a loopback address, so it is refused.
