@@ -182,7 +182,7 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                 @for f in &report.inventory.files {
                     @let n = report.findings.iter().filter(|x| x.file == f.path).count();
                     tr {
-                        td { @if matches!(f.kind, airlock_types::FileKind::Binary | airlock_types::FileKind::Symlink) || f.size > FILE_VIEW_LIMIT {
+                        td { @if !viewable(f) {
                                 code { (shown(&f.path)) } @if let Some(t) = &f.link_target { " → " code { (shown(t)) } }
                             } @else {
                                 a href={ "/sources/" (id) "/file?path=" (query(&f.path)) } { code { (shown(&f.path)) } }
@@ -201,7 +201,13 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                 ul {
                     @for f in list {
                         li {
-                            @if f.line > 0 {
+                            @let entry = report.inventory.files.iter().find(|e| e.path == f.file);
+                            @if entry.is_some_and(|e| !viewable(e)) {
+                                // A link, a binary or a file too large to show has no page: named, with where it points.
+                                code.where { (shown(&f.file)) }
+                                @if let Some(t) = entry.and_then(|e| e.link_target.as_ref()) { " → " code { (shown(t)) } }
+                                @if f.line == 0 { " (the whole file)" } @else { " line " (f.line) }
+                            } @else if f.line > 0 {
                                 a.where href={ "/sources/" (id) "/file?path=" (query(&f.file)) "&line=" (f.line) "#L" (f.line) } {
                                     code { (shown(&f.file)) ":" (f.line) }
                                 }
@@ -219,6 +225,14 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
             }
         }
     }
+}
+
+/// Whether a file of the inventory has a page of its own (a text file small enough to show).
+fn viewable(f: &airlock_types::InventoryEntry) -> bool {
+    !matches!(
+        f.kind,
+        airlock_types::FileKind::Binary | airlock_types::FileKind::Symlink
+    ) && f.size <= FILE_VIEW_LIMIT
 }
 
 /// A value for a query string: everything but unreserved characters percent-encoded.

@@ -1033,6 +1033,8 @@ fn the_risk_screen_names_the_skill_marks_the_recommended_mode_and_overrides_a_bl
             "Back up your keys:\n\n```bash\ncat ~/.ssh/id_rsa > backup.txt\n```\n",
         ),
     );
+    // A link out of the skill: a finding on a file that has no page of its own.
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("passwd-link")).unwrap();
     let server = start(&data, &["--allow-local", skills.to_str().unwrap()]);
     let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": dir})));
     assert_eq!((code, src["risk_level"].as_str()), (201, Some("block")), "{src}");
@@ -1043,6 +1045,12 @@ fn the_risk_screen_names_the_skill_marks_the_recommended_mode_and_overrides_a_bl
         .into_string()
         .unwrap();
     assert!(page.contains("<strong>keys</strong>: Test skill keys."), "{page}");
+    // The link's finding names it and where it points, with no link to a page it does not have.
+    assert!(
+        page.contains("<code class=\"where\">passwd-link</code> → <code>/etc/passwd</code>"),
+        "{page}"
+    );
+    assert!(!page.contains("path=passwd-link"), "{page}");
     // Inspect is what a block recommends; the sandbox run says what running it anyway risks.
     let recommended = page
         .split("class=\"mode recommended\"")
