@@ -180,6 +180,12 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         .or(skill_dirs.first())
         .cloned()
         .unwrap_or_default();
+    findings.extend(flows_across_files(
+        &inventory,
+        input.tree_root,
+        &skill_dirs,
+        &findings,
+    ));
     let declared = policy::declared(input.tree_root, &policy_dir);
     let policy_findings = policy::findings(&declared, &findings);
     findings.extend(policy_findings);
@@ -306,4 +312,54 @@ fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
                 && under(other)
                 && (dir.is_empty() || other.starts_with(&format!("{dir}/")))
         })
+}
+
+/// Secrets that one script reads and hands out by name (a function's return, a module-level name) and another, or
+/// the same one through the function, sends: followed within each skill folder, never from one skill to another. A
+/// send the single-file rule already reported is not reported twice.
+fn flows_across_files(
+    inventory: &airlock_types::Inventory,
+    root: &Path,
+    skill_dirs: &[String],
+    found: &[Finding],
+) -> Vec<Finding> {
+    // Each script parsed again for its names, on every core.
+    let scripts: Vec<(usize, rules::Script)> = inventory
+        .files
+        .par_iter()
+        .filter(|f| f.kind == airlock_types::FileKind::Script)
+        .filter_map(|f| {
+            let grammar = f.language.as_deref().and_then(code::Grammar::for_language)?;
+            // The deepest skill folder the file is under.
+            let under = |d: &str| d.is_empty() || f.path.starts_with(&format!("{d}/"));
+            let dir = (0..skill_dirs.len())
+                .filter(|&i| under(&skill_dirs[i]))
+                .max_by_key(|&i| skill_dirs[i].len())?;
+            let file = fs_err::File::open(root.join(&f.path)).ok()?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, rules::MAX_ANALYSED_BYTES),
+                &mut bytes,
+            )
+            .ok()?;
+            Some((
+                dir,
+                rules::Script::new(&f.path, grammar, &String::from_utf8_lossy(&bytes)),
+            ))
+        })
+        .collect();
+    let mut by_skill: std::collections::BTreeMap<usize, Vec<rules::Script>> =
+        std::collections::BTreeMap::new();
+    for (dir, script) in scripts {
+        by_skill.entry(dir).or_default().push(script);
+    }
+    let mut out = Vec::new();
+    for group in by_skill.values() {
+        out.extend(rules::cross_file_flows(group).into_iter().filter(|f| {
+            !found
+                .iter()
+                .any(|g| g.rule == f.rule && g.file == f.file && g.line == f.line)
+        }));
+    }
+    out
 }

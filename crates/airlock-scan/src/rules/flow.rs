@@ -166,9 +166,37 @@ fn source_of(line: &str) -> Option<&'static str> {
 
 /// A flow from a secret to a network send: (source line, what, sink line).
 pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static str, u32)> {
+    flows_from(code, first_line, &[])
+        .into_iter()
+        .filter_map(|(from, what, to)| match from {
+            From::Line(l) => Some((l, what, to)),
+            From::Named(_) => None,
+        })
+        .collect()
+}
+
+/// Where a flow's secret comes from: a line of this code, or a name of the skill's code (one of `named`, by index)
+/// whose value is a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum From {
+    Line(u32),
+    Named(usize),
+}
+
+/// [`secret_flows`], with names defined elsewhere in the skill (a function that returns a secret, a module-level
+/// name assigned one: `(name, what)`) counted as secrets wherever this code uses them.
+pub(super) fn flows_from(
+    code: &str,
+    first_line: u32,
+    named: &[(&str, &'static str)],
+) -> Vec<(From, &'static str, u32)> {
     let statements = statements(code);
     let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
-    let mut tainted: Vec<(String, u32, &'static str)> = Vec::new();
+    let mut tainted: Vec<(String, From, &'static str)> = named
+        .iter()
+        .enumerate()
+        .map(|(i, (name, what))| ((*name).to_owned(), From::Named(i), *what))
+        .collect();
     let mut out = Vec::new();
     let mut sinks_seen = BTreeSet::new();
     for (i, line) in lines.iter().enumerate() {
@@ -178,7 +206,7 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         let here = source_of(line);
         let used = tainted.iter().find(|(v, _, _)| mentions(line, v));
         let from_var = used.map(|(_, l, what)| (*l, *what));
-        let source = here.map(|w| (n, w)).or(from_var);
+        let source = here.map(|w| (From::Line(n), w)).or(from_var);
         let Some((source_line, what)) = source else {
             continue;
         };
@@ -207,6 +235,16 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
         }
     }
     out
+}
+
+/// Where a secret is read in one line, for the skill-wide pass: what it is.
+pub(super) fn reads_secret(line: &str) -> Option<&'static str> {
+    source_of(&CHILD_ENV.replace_all(line, "$1"))
+}
+
+/// Whether `line` uses the name `var` (as a word, `$var`, `${var}`), not where it is defined.
+pub(super) fn uses(line: &str, var: &str) -> bool {
+    mentions(line, var)
 }
 
 /// The code's statements, a call whose arguments span lines joined into one (at most 20 lines), each with the
