@@ -114,22 +114,25 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         }
     }
     // Files are independent: scan them on every core, then merge in inventory order.
-    let per_file: Vec<Result<(Vec<Finding>, verdict::Facts), ScanError>> = inventory
+    type PerFile = (Vec<Finding>, verdict::Facts, Option<rules::Script>);
+    let per_file: Vec<Result<PerFile, ScanError>> = inventory
         .files
         .par_iter()
         .map(|entry| {
             let mut found = inventory::file_findings(entry, input.tree_root, &scan_root);
             let mut facts = verdict::Facts::default();
-            rules::scan_file(entry, &input.tree_root.join(&entry.path), &mut found, &mut facts)?;
-            Ok((found, facts))
+            let script = rules::scan_file(entry, &input.tree_root.join(&entry.path), &mut found, &mut facts)?;
+            Ok((found, facts, script))
         })
         .collect();
     let mut findings = run_as_code;
     let mut facts = verdict::Facts::default();
+    let mut scripts = Vec::new();
     for result in per_file {
-        let (found, file_facts) = result?;
+        let (found, file_facts, script) = result?;
         findings.extend(found);
         facts.merge(file_facts);
+        scripts.extend(script);
     }
     for (path, reason) in input.skipped {
         findings.push(Finding {
@@ -180,12 +183,7 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         .or(skill_dirs.first())
         .cloned()
         .unwrap_or_default();
-    findings.extend(flows_across_files(
-        &inventory,
-        input.tree_root,
-        &skill_dirs,
-        &findings,
-    ));
+    findings.extend(flows_across_files(scripts, &skill_dirs, &findings));
     let declared = policy::declared(input.tree_root, &policy_dir);
     let policy_findings = policy::findings(&declared, &findings);
     findings.extend(policy_findings);
@@ -303,55 +301,35 @@ fn discover(inventory: &airlock_types::Inventory) -> Vec<String> {
     dirs
 }
 
+/// Whether `path` is under the folder `dir` (`""` is the root), without allocating.
+fn under_dir(path: &str, dir: &str) -> bool {
+    dir.is_empty() || path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/'
+}
+
 /// Whether a file belongs to the skill in `dir`: under it and not under a deeper skill folder.
 fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
-    let under = |d: &str| d.is_empty() || file == d || file.starts_with(&format!("{d}/"));
+    let under = |d: &str| file == d || under_dir(file, d);
     under(dir)
-        && !all.iter().any(|other| {
-            other.len() > dir.len()
-                && under(other)
-                && (dir.is_empty() || other.starts_with(&format!("{dir}/")))
-        })
+        && !all
+            .iter()
+            .any(|other| other.len() > dir.len() && under(other) && under_dir(other, dir))
 }
 
 /// Secrets that one script reads and hands out by name (a function's return, a module-level name) and another, or
 /// the same one through the function, sends: followed within each skill folder, never from one skill to another. A
 /// send the single-file rule already reported is not reported twice.
-fn flows_across_files(
-    inventory: &airlock_types::Inventory,
-    root: &Path,
-    skill_dirs: &[String],
-    found: &[Finding],
-) -> Vec<Finding> {
-    // Each script parsed again for its names, on every core.
-    let scripts: Vec<(usize, rules::Script)> = inventory
-        .files
-        .par_iter()
-        .filter(|f| f.kind == airlock_types::FileKind::Script)
-        .filter_map(|f| {
-            let grammar = f.language.as_deref().and_then(code::Grammar::for_language)?;
-            // The deepest skill folder the file is under.
-            let under = |d: &str| d.is_empty() || f.path.starts_with(&format!("{d}/"));
-            let dir = (0..skill_dirs.len())
-                .filter(|&i| under(&skill_dirs[i]))
-                .max_by_key(|&i| skill_dirs[i].len())?;
-            let file = fs_err::File::open(root.join(&f.path)).ok()?;
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(
-                &mut std::io::Read::take(file, rules::MAX_ANALYSED_BYTES),
-                &mut bytes,
-            )
-            .ok()?;
-            Some((
-                dir,
-                rules::Script::new(&f.path, grammar, &String::from_utf8_lossy(&bytes)),
-            ))
-        })
-        .collect();
+fn flows_across_files(scripts: Vec<rules::Script>, skill_dirs: &[String], found: &[Finding]) -> Vec<Finding> {
     let mut by_skill: std::collections::BTreeMap<usize, Vec<rules::Script>> =
         std::collections::BTreeMap::new();
-    for (dir, script) in scripts {
-        by_skill.entry(dir).or_default().push(script);
+    for script in scripts {
+        // The deepest skill folder the script is under.
+        let under = |d: &str| under_dir(&script.path, d);
+        let dir = (0..skill_dirs.len())
+            .filter(|&i| under(&skill_dirs[i]))
+            .max_by_key(|&i| skill_dirs[i].len());
+        if let Some(dir) = dir {
+            by_skill.entry(dir).or_default().push(script);
+        }
     }
     let mut out = Vec::new();
     for group in by_skill.values() {

@@ -6,7 +6,7 @@
 use airlock_types::{Finding, FindingContext, Severity};
 
 use super::flow::{self, From};
-use crate::code::{analyze, Grammar};
+use crate::code::Grammar;
 use crate::text::visible;
 
 /// A name whose value is a secret.
@@ -201,16 +201,6 @@ pub struct Script {
     pub code: String,
 }
 
-impl Script {
-    pub fn new(path: &str, grammar: Grammar, text: &str) -> Self {
-        Self {
-            path: path.to_owned(),
-            grammar,
-            code: analyze(Some(grammar), text, 1).code,
-        }
-    }
-}
-
 /// The flows through names: every send, in any script, of a name another definition gave a secret.
 pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
     let names: Vec<SecretName> = scripts
@@ -290,7 +280,11 @@ mod tests {
     use super::*;
 
     fn script(path: &str, grammar: Grammar, text: &str) -> Script {
-        Script::new(path, grammar, text)
+        Script {
+            path: path.to_owned(),
+            grammar,
+            code: crate::code::analyze(Some(grammar), text, 1).code,
+        }
     }
 
     #[test]

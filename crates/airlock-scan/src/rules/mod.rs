@@ -66,7 +66,12 @@ struct Compiled {
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
-    set: RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("rule patterns compile"),
+    // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
+    // falls back to the much slower PikeVM (a hundredfold slower scan).
+    set: regex::RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
+        .dfa_size_limit(64 << 20)
+        .build()
+        .expect("rule patterns compile"),
     each: RULES.iter().map(|r| Regex::new(r.pattern).expect("rule pattern compiles")).collect(),
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     dotenv_read: Regex::new(
@@ -373,8 +378,9 @@ impl FileScan<'_> {
         }
     }
 
-    /// Analyses code with its grammar: code lines get every rule, comments only the prompt rules.
-    fn code(&mut self, grammar: Option<Grammar>, text: &str, first_line: u32, facts: &mut Facts) {
+    /// Analyses code with its grammar: code lines get every rule, comments only the prompt rules. Gives back the
+    /// code with its comments blanked.
+    fn code(&mut self, grammar: Option<Grammar>, text: &str, first_line: u32, facts: &mut Facts) -> String {
         let info = analyze(grammar, text, first_line);
         let start = self.out.len();
         let outer_runs = self.runs_code;
@@ -425,6 +431,7 @@ impl FileScan<'_> {
             });
         }
         facts.add(self.file, info.exec_sites.len(), info.command_count);
+        info.code
     }
 
     /// Secrets that reach a network send, and downloads run later, in one piece of code.
@@ -745,9 +752,10 @@ pub fn scan_file(
     abs: &Path,
     findings: &mut Vec<Finding>,
     facts: &mut Facts,
-) -> Result<(), ScanError> {
+) -> Result<Option<Script>, ScanError> {
+    let mut script = None;
     if matches!(entry.kind, FileKind::Binary | FileKind::Symlink) {
-        return Ok(());
+        return Ok(None);
     }
     if entry.kind == FileKind::Script {
         facts.script(&entry.path);
@@ -759,7 +767,7 @@ pub fn scan_file(
         &mut bytes,
     )?;
     if entry.kind == FileKind::Asset && bytes.contains(&0) {
-        return Ok(());
+        return Ok(None);
     }
     let text = String::from_utf8_lossy(&bytes);
     let start = findings.len();
@@ -790,7 +798,16 @@ pub fn scan_file(
             None => scan.markdown(&text, 1, facts),
         },
         FileKind::Markdown => scan.markdown(&text, 1, facts),
-        FileKind::Script => scan.code(grammar, &text, 1, facts),
+        FileKind::Script => {
+            let code = scan.code(grammar, &text, 1, facts);
+            if let Some(g) = grammar {
+                script = Some(Script {
+                    path: entry.path.clone(),
+                    grammar: g,
+                    code,
+                });
+            }
+        }
         FileKind::PackageManifest => {
             let g = if entry.path.ends_with("setup.py") {
                 Some(Grammar::Python)
@@ -799,14 +816,16 @@ pub fn scan_file(
             };
             scan.code(g, &text, 1, facts);
         }
-        FileKind::Workflow | FileKind::AgentHookConfig => scan.code(None, &text, 1, facts),
+        FileKind::Workflow | FileKind::AgentHookConfig => {
+            scan.code(None, &text, 1, facts);
+        }
         FileKind::Asset | FileKind::Other => scan.lines(1, &text, Place::Comment),
         FileKind::Binary | FileKind::Symlink => {}
     }
     combine::within_file(&entry.path, &mut findings[start..])
         .into_iter()
         .for_each(|f| findings.push(f));
-    Ok(())
+    Ok(script)
 }
 
 /// Whether the match at `at` sits in a string literal that is a regular expression (`r'>\s*/etc/shadow\b'`): a
@@ -969,7 +988,9 @@ mod tests {
         };
         match kind {
             FileKind::Markdown => scan.markdown(text, 1, &mut facts),
-            _ => scan.code(Some(Grammar::Shell), text, 1, &mut facts),
+            _ => {
+                scan.code(Some(Grammar::Shell), text, 1, &mut facts);
+            }
         }
         let combined = combine::within_file(path, &mut out);
         out.extend(combined);
