@@ -106,6 +106,35 @@ impl Keys {
         Self::from_seed(&seed).map_err(err)
     }
 
+    /// A key the operator gives (a file of 64 hex digits, as the data folder keeps its own), refused when anyone but
+    /// its owner may read it.
+    pub fn load(path: &Path) -> Result<Self, AttestError> {
+        let err = |why: String| AttestError::Key {
+            path: path.display().to_string(),
+            why,
+        };
+        let mode = std::os::unix::fs::PermissionsExt::mode(&fs_err::metadata(path)?.permissions());
+        if mode & 0o077 != 0 {
+            return Err(err(format!(
+                "others may read it (mode {:o}); `chmod 600` it",
+                mode & 0o777
+            )));
+        }
+        let text = fs_err::read_to_string(path)?;
+        let seed = unhex(text.trim())
+            .filter(|s| s.len() == 32)
+            .ok_or_else(|| err("not 64 hex digits (an ed25519 seed)".into()))?;
+        Self::from_seed(&seed).map_err(err)
+    }
+
+    /// The key to sign with: the operator's file when one is given, else the data folder's (made on first use).
+    pub fn open(data_dir: &Path, key_file: Option<&Path>) -> Result<Self, AttestError> {
+        match key_file {
+            Some(file) => Self::load(file),
+            None => Self::load_or_create(data_dir),
+        }
+    }
+
     fn from_seed(seed: &[u8]) -> Result<Self, String> {
         let arr: [u8; 32] = seed.try_into().map_err(|_| "not 32 bytes".to_owned())?;
         let public = ed25519_dalek::SigningKey::from_bytes(&arr)

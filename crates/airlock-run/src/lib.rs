@@ -82,6 +82,8 @@ pub struct ImportSettings {
     pub max_bytes: u64,
     /// Where network fetches may go (a shared server's guard); `None` for anywhere this machine reaches.
     pub guard: Option<airlock_source::FetchGuard>,
+    /// The key stored runs are signed with, when the operator gives one; else the data folder's.
+    pub signing_key: Option<PathBuf>,
 }
 
 impl ImportSettings {
@@ -92,6 +94,7 @@ impl ImportSettings {
             max_files: 20_000,
             max_bytes: 200 * 1024 * 1024,
             guard: None,
+            signing_key: None,
         }
     }
 
@@ -544,7 +547,7 @@ fn execute_inner(
     store_artifacts(store, &skill_root, &staged.source.subpath, &report, &mut record)?;
     record.finished_at = Some(airlock_types::now_rfc3339());
     store.finish_run(&record)?;
-    sign_record(&settings.data_dir, store, &record);
+    sign_record(settings, store, &record);
     phase(Phase::Stored, airlock_types::wire_name(&record.status));
     Ok(Outcome { record, report })
 }
@@ -552,8 +555,8 @@ fn execute_inner(
 /// Signs what the run did as its record is stored, with the data folder's key: a record edited afterwards no longer
 /// holds against it. A run is not failed for a key it could not use (`export --attestation` then signs the record
 /// as it is, and says so).
-fn sign_record(data: &Path, store: &Store, record: &SkillRun) {
-    let signed = airlock_attest::Keys::load_or_create(data)
+fn sign_record(settings: &ImportSettings, store: &Store, record: &SkillRun) {
+    let signed = airlock_attest::Keys::open(&settings.data_dir, settings.signing_key.as_deref())
         .and_then(|keys| keys.sign(&airlock_attest::run_statement(record)));
     let kept = match signed {
         Ok(envelope) => store

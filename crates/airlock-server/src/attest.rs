@@ -25,7 +25,7 @@ pub(crate) fn keys(app: &Shared) -> Result<&airlock_attest::Keys, ApiError> {
     if let Some(k) = app.attest_keys.get() {
         return Ok(k);
     }
-    let k = airlock_attest::Keys::load_or_create(&app.config.data_dir)
+    let k = airlock_attest::Keys::open(&app.config.data_dir, app.config.signing_key.as_deref())
         .map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(app.attest_keys.get_or_init(|| k))
 }

@@ -41,6 +41,9 @@ pub struct ServerConfig {
     /// Where browsers reach the server besides loopback and its own address (`--public-url`); a request sent to
     /// any other name is refused (DNS rebinding).
     pub public_urls: Vec<PublicUrl>,
+    /// The key scans and runs are signed with (`--signing-key`), the same for every server of a deployment; else
+    /// the data folder's own.
+    pub signing_key: Option<PathBuf>,
     /// Where imports and git targets may be fetched from: public addresses, and the internal hosts and ranges the
     /// operator allows (`--allow-import`), through the operator's upstream proxy.
     pub fetch_guard: airlock_source::FetchGuard,
@@ -95,6 +98,7 @@ impl ServerConfig {
             runner_tokens: None,
             lease: Duration::from_secs(30),
             public_urls: Vec::new(),
+            signing_key: None,
             fetch_guard: airlock_source::FetchGuard::default(),
         }
     }

@@ -35,6 +35,7 @@ impl App {
         let mut settings = ImportSettings::new(&config.data_dir);
         settings.github_base = config.github_base.clone();
         settings.guard = Some(config.fetch_guard.clone());
+        settings.signing_key = config.signing_key.clone();
         Self {
             slots: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             settings,

@@ -71,6 +71,10 @@ pub struct ServeArgs {
     /// Base URL for GitHub sources.
     #[arg(long, env = "AIRLOCK_GITHUB_BASE", default_value = "https://github.com")]
     pub github_base: String,
+    /// The ed25519 key (a file of 64 hex digits, mode 0600) scans and runs are signed with, instead of the data
+    /// folder's own: give every server of a deployment the same one, so one public key verifies them all.
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_SIGNING_KEY")]
+    pub signing_key: Option<PathBuf>,
 }
 
 pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
@@ -128,6 +132,13 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
         .map(super::net::operator_policy)
         .transpose()?;
     config.github_base = args.github_base.clone();
+    if let Some(file) = &args.signing_key {
+        // Checked now: a server that cannot sign would fail every signed answer later.
+        let keys = airlock_attest::Keys::load(file)
+            .map_err(|e| super::net::UsageError(format!("--signing-key: {e}")))?;
+        eprintln!("signing with key {} ({})", keys.key_id(), keys.public_hex());
+        config.signing_key = Some(file.clone());
+    }
     config.public_urls = args
         .public_url
         .iter()

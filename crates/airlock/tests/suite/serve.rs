@@ -1169,4 +1169,65 @@ fn the_api_signs_a_scan_and_a_run_with_a_key_it_shows() {
     }
     let (code, _) = server.call("GET", "/api/runs/r-none/attestation", None);
     assert_eq!(code, 404);
+    drop(server);
+
+    // A key the operator gives (--signing-key): refused while others may read it, then used for every statement,
+    // and the data folder makes no key of its own.
+    use std::os::unix::fs::PermissionsExt as _;
+    let key_file = tmp.path().join("deploy.ed25519");
+    fs_err::write(&key_file, format!("{}\n", "5a".repeat(32))).unwrap();
+    fs_err::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let data2 = tmp.path().join("data2");
+    let refused = super::util::airlock(
+        &data2,
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--signing-key",
+            key_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.code, 125, "{}", refused.stderr);
+    assert!(refused.stderr.contains("chmod 600"), "{}", refused.stderr);
+    fs_err::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server = start(
+        &data2,
+        &[
+            "--allow-local",
+            skills.to_str().unwrap(),
+            "--signing-key",
+            key_file.to_str().unwrap(),
+        ],
+    );
+    let (_, key) = server.call("GET", "/api/attestation/key", None);
+    let given = key["public_key"].as_str().unwrap().to_owned();
+    assert_ne!(given, public);
+    let run = server.queue(json!({"source": dir.display().to_string()}));
+    server.wait_done(&run);
+    let (code, envelope) = server.call("GET", &format!("/api/runs/{run}/attestation"), None);
+    assert_eq!(code, 200, "{envelope}");
+    let file = tmp.path().join("given.json");
+    fs_err::write(&file, serde_json::to_vec(&envelope).unwrap()).unwrap();
+    let client = tmp.path().join("client");
+    let checked = super::util::airlock(&client, &["verify", file.to_str().unwrap(), "--key", &given]);
+    assert_eq!(checked.code, 0, "{}{}", checked.stdout, checked.stderr);
+    assert!(!data2.join("keys/attest.ed25519").exists());
+    // The public key shown is the file's: what a data folder holding the same seed signs verifies with it.
+    let other = tmp.path().join("same-seed");
+    fs_err::create_dir_all(other.join("keys")).unwrap();
+    fs_err::copy(&key_file, other.join("keys/attest.ed25519")).unwrap();
+    let attest = tmp.path().join("scan.json");
+    let scanned = super::util::airlock(
+        &other,
+        &[
+            "scan",
+            dir.to_str().unwrap(),
+            "--attest",
+            attest.to_str().unwrap(),
+        ],
+    );
+    assert!(attest.is_file(), "{}{}", scanned.stdout, scanned.stderr);
+    let checked = super::util::airlock(&client, &["verify", attest.to_str().unwrap(), "--key", &given]);
+    assert_eq!(checked.code, 0, "{}{}", checked.stdout, checked.stderr);
 }
