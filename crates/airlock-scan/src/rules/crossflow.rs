@@ -5,12 +5,12 @@
 
 use airlock_types::{Finding, FindingContext, Severity};
 
-use super::flow::{self, From};
+use super::flow::{self, Origin};
 use crate::code::Grammar;
 use crate::text::visible;
 
 /// A name whose value is a secret.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SecretName {
     pub name: String,
     pub file: String,
@@ -175,7 +175,7 @@ fn returns_secret(body: &[&str]) -> Option<(usize, &'static str)> {
         let here = flow::reads_secret(line).map(|w| (j, w));
         let carried = held
             .iter()
-            .find(|(v, _, _)| flow::uses(line, v))
+            .find(|(v, _, _)| flow::mentions(line, v))
             .map(|(_, at, w)| (*at, *w));
         let Some((at, what)) = here.or(carried) else {
             continue;
@@ -194,7 +194,7 @@ fn returns_secret(body: &[&str]) -> Option<(usize, &'static str)> {
 }
 
 /// One script of the skill: its path, grammar and code with comments blanked.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Script {
     pub path: String,
     pub grammar: Grammar,
@@ -213,18 +213,15 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
     let mut out = Vec::new();
     for script in scripts {
         // A module-level name is followed in its own file already; a function defined here is not.
-        let visible_names: Vec<(usize, &SecretName)> = names
+        let visible_names: Vec<&SecretName> = names
             .iter()
-            .enumerate()
-            .filter(|(_, n)| !(n.module_level && n.file == script.path))
+            .filter(|n| !(n.module_level && n.file == script.path))
             .collect();
         if visible_names.is_empty() {
             continue;
         }
-        let pairs: Vec<(&str, &'static str)> = visible_names
-            .iter()
-            .map(|(_, n)| (n.name.as_str(), n.what))
-            .collect();
+        let pairs: Vec<(&str, &'static str)> =
+            visible_names.iter().map(|n| (n.name.as_str(), n.what)).collect();
         // A function's own definition lines do not use it.
         let code: String = script
             .code
@@ -234,7 +231,7 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
                 let n = line_no(i);
                 let own = visible_names
                     .iter()
-                    .any(|(_, d)| d.file == script.path && n >= d.defined.0 && n <= d.defined.1);
+                    .any(|d| d.file == script.path && n >= d.defined.0 && n <= d.defined.1);
                 if own {
                     ""
                 } else {
@@ -244,8 +241,8 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
             .collect::<Vec<_>>()
             .join("\n");
         for (from, what, to) in flow::flows_from(&code, 1, &pairs) {
-            let From::Named(k) = from else { continue };
-            let source = visible_names[k].1;
+            let Origin::Named(k) = from else { continue };
+            let source = visible_names[k];
             let sink_text = script
                 .code
                 .lines()

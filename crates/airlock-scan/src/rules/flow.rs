@@ -169,8 +169,8 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
     flows_from(code, first_line, &[])
         .into_iter()
         .filter_map(|(from, what, to)| match from {
-            From::Line(l) => Some((l, what, to)),
-            From::Named(_) => None,
+            Origin::Line(l) => Some((l, what, to)),
+            Origin::Named(_) => None,
         })
         .collect()
 }
@@ -178,7 +178,7 @@ pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static st
 /// Where a flow's secret comes from: a line of this code, or a name of the skill's code (one of `named`, by index)
 /// whose value is a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum From {
+pub(super) enum Origin {
     Line(u32),
     Named(usize),
 }
@@ -189,13 +189,13 @@ pub(super) fn flows_from(
     code: &str,
     first_line: u32,
     named: &[(&str, &'static str)],
-) -> Vec<(From, &'static str, u32)> {
+) -> Vec<(Origin, &'static str, u32)> {
     let statements = statements(code);
     let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
-    let mut tainted: Vec<(String, From, &'static str)> = named
+    let mut tainted: Vec<(String, Origin, &'static str)> = named
         .iter()
         .enumerate()
-        .map(|(i, (name, what))| ((*name).to_owned(), From::Named(i), *what))
+        .map(|(i, (name, what))| ((*name).to_owned(), Origin::Named(i), *what))
         .collect();
     let mut out = Vec::new();
     let mut sinks_seen = BTreeSet::new();
@@ -206,7 +206,7 @@ pub(super) fn flows_from(
         let here = source_of(line);
         let used = tainted.iter().find(|(v, _, _)| mentions(line, v));
         let from_var = used.map(|(_, l, what)| (*l, *what));
-        let source = here.map(|w| (From::Line(n), w)).or(from_var);
+        let source = here.map(|w| (Origin::Line(n), w)).or(from_var);
         let Some((source_line, what)) = source else {
             continue;
         };
@@ -240,11 +240,6 @@ pub(super) fn flows_from(
 /// Where a secret is read in one line, for the skill-wide pass: what it is.
 pub(super) fn reads_secret(line: &str) -> Option<&'static str> {
     source_of(&CHILD_ENV.replace_all(line, "$1"))
-}
-
-/// Whether `line` uses the name `var` (as a word, `$var`, `${var}`), not where it is defined.
-pub(super) fn uses(line: &str, var: &str) -> bool {
-    mentions(line, var)
 }
 
 /// The code's statements, a call whose arguments span lines joined into one (at most 20 lines), each with the
@@ -288,7 +283,7 @@ fn statements(code: &str) -> Vec<(u32, String)> {
 }
 
 /// Whether `line` uses variable `var` (as a word, `$var`, `${var}`).
-fn mentions(line: &str, var: &str) -> bool {
+pub(super) fn mentions(line: &str, var: &str) -> bool {
     line.match_indices(var).any(|(at, _)| {
         let before = line[..at].chars().next_back();
         let after = line[at + var.len()..].chars().next();

@@ -6,10 +6,10 @@ mod context;
 mod crossflow;
 mod decode;
 mod flow;
-
-pub use crossflow::{cross_file_flows, Script};
 mod lesser;
 pub mod table;
+
+pub use crossflow::{cross_file_flows, Script};
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -30,7 +30,7 @@ use lesser::*;
 use table::{Prose, RuleDef, Scope, RULES};
 
 /// Bytes of a file that are analysed; the rest is ignored (and said so).
-pub const MAX_ANALYSED_BYTES: u64 = 2 * 1024 * 1024;
+const MAX_ANALYSED_BYTES: u64 = 2 * 1024 * 1024;
 /// Findings kept per rule and file.
 const MAX_PER_RULE_AND_FILE: usize = 10;
 

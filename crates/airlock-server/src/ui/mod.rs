@@ -409,28 +409,28 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
             .and_then(|r| r.artifacts.iter().find(|a| a.kind == "patch"))
             .and_then(|a| store.read_object(&a.sha256).ok())
             .map(|b| String::from_utf8_lossy(&b).into_owned());
-        // The source's stored report, for the skill's name (a run's source may have been deleted since).
-        let report = record
-            .as_ref()
-            .and_then(|r| store.source(&airlock_store::Store::source_id(&r.source)).ok())
-            .and_then(|(_, report)| report.map(|(_, r)| r));
-        Ok((record, patch, report))
+        // The run's source row and its stored report, for the skill's name (the source may have been deleted since).
+        let run = record.map(|r| {
+            let row = airlock_store::Store::source_id(&r.source);
+            let report = store
+                .source(&row)
+                .ok()
+                .and_then(|(_, report)| report.map(|(_, r)| r));
+            (r, row, report)
+        });
+        Ok((run, patch))
     })
     .await;
     match loaded {
-        Ok((Some(record), patch, report)) => page(
+        Ok((Some((record, row, report)), patch)) => page(
             "Run",
             review(
                 &record,
                 patch.as_deref(),
-                &skill_line(
-                    &airlock_store::Store::source_id(&record.source),
-                    &record.source,
-                    report.as_ref(),
-                ),
+                &skill_line(&row, &record.source, report.as_ref()),
             ),
         ),
-        Ok((None, _, _)) => page(
+        Ok((None, _)) => page(
             "Run",
             html! { h1 { "Run " (id) } p { "This run has no record: it did not finish." } },
         ),
