@@ -5,6 +5,8 @@
 //! afterwards no longer matches what was signed.
 
 pub mod signers;
+pub mod openpgp;
+pub mod sigstore;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

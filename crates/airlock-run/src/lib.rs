@@ -15,6 +15,7 @@ mod invoke;
 pub mod patch;
 pub mod policy;
 pub mod request;
+pub mod signatures;
 pub mod target;
 pub mod trust;
 pub mod verdict;
@@ -59,6 +60,9 @@ pub enum RunError {
     Sandbox(#[from] airlock_sandbox::SandboxError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// What signatures are checked with cannot be read (a trust root, a key, a keyring).
+    #[error("cannot check the skill's signatures: {0}")]
+    Signatures(String),
 }
 
 /// Why a plain run has nothing to run.
@@ -84,6 +88,8 @@ pub struct ImportSettings {
     pub guard: Option<airlock_source::FetchGuard>,
     /// The key stored runs are signed with, when the operator gives one; else the data folder's.
     pub signing_key: Option<PathBuf>,
+    /// What a skill's signatures (Sigstore bundles, an OpenPGP commit signature) are checked with.
+    pub signatures: signatures::SignatureSettings,
 }
 
 impl ImportSettings {
@@ -95,6 +101,7 @@ impl ImportSettings {
             max_bytes: 200 * 1024 * 1024,
             guard: None,
             signing_key: None,
+            signatures: Default::default(),
         }
     }
 
@@ -121,6 +128,12 @@ impl ImportSettings {
 pub struct Imported {
     pub staged: StagedSource,
     pub folder_name: Option<String>,
+    /// The archive the skill came in (its file name and SHA-256), for a signature over the archive.
+    pub archive: Option<(String, [u8; 32])>,
+    /// What its signatures are checked with.
+    pub signatures: signatures::SignatureSettings,
+    /// Its Sigstore bundles, checked once.
+    checked: std::sync::OnceLock<Vec<airlock_attest::sigstore::BundleCheck>>,
 }
 
 impl Imported {
@@ -130,23 +143,93 @@ impl Imported {
         self.staged.source.repo_url = name.to_owned();
     }
 
-    /// Scans the staged skill.
+    /// Scans the staged skill; its signatures (the Sigstore bundles it carries or the user gives, its commit's
+    /// OpenPGP signature when a keyring is given) join the report as findings.
     pub fn scan(&self) -> Result<ScanReport, RunError> {
-        Ok(airlock_scan::scan(&airlock_scan::ScanInput {
+        let mut report = airlock_scan::scan(&airlock_scan::ScanInput {
             source: self.staged.source.clone(),
             tree_root: &self.staged.root,
             subpath: &self.staged.source.subpath,
             folder_name: self.folder_name.clone(),
             skipped: &self.staged.skipped,
-        })?)
+        })?;
+        let mut found = signatures::sigstore_findings(self.sigstore_checks(&report)?, &report);
+        if let (Some(keyring), Some(sig), Some(commit)) = (
+            self.keyring()?,
+            &self.staged.signature,
+            self.staged.source.commit.as_ref(),
+        ) {
+            found.extend(signatures::openpgp_finding(&commit.to_string(), sig, &keyring, &report));
+        }
+        if !found.is_empty() {
+            let note = found
+                .iter()
+                .filter(|f| f.severity >= airlock_types::Severity::High)
+                .map(|f| f.message.clone())
+                .next()
+                .unwrap_or_else(|| found[0].message.clone());
+            airlock_scan::add_evidence(&mut report, found, note);
+        }
+        Ok(report)
+    }
+
+    /// The skill's Sigstore bundles, each checked (once).
+    fn sigstore_checks(&self, report: &ScanReport) -> Result<&[airlock_attest::sigstore::BundleCheck], RunError> {
+        if let Some(done) = self.checked.get() {
+            return Ok(done);
+        }
+        let checks = signatures::sigstore_checks(&self.staged.scan_root(), report, self.archive.as_ref(), &self.signatures)
+            .map_err(RunError::Signatures)?;
+        Ok(self.checked.get_or_init(|| checks))
+    }
+
+    /// The OpenPGP keyring given, read.
+    fn keyring(&self) -> Result<Option<airlock_attest::openpgp::Keyring>, RunError> {
+        self.signatures
+            .keyring
+            .as_deref()
+            .map(airlock_attest::openpgp::Keyring::parse)
+            .transpose()
+            .map_err(|e| RunError::Signatures(format!("the OpenPGP keyring: {e}")))
     }
 
     /// Scans the staged skill with what the saved trust decisions say about it in `trust`; also the status and the
     /// decision it names, when there is one.
-    /// The key that signed the source's commit, when it is signed with SSH and the signature holds over it.
+    /// Who signed the skill, as a trust decision names a signer, once it has been scanned: the key of its commit's
+    /// SSH signature (or OpenPGP signature, with a keyring given) when it holds over the commit; else the signer of
+    /// its Sigstore bundles when every one holds and together they cover every file.
     pub fn signer(&self) -> Option<String> {
-        let sig = self.staged.signature.as_ref()?;
-        airlock_attest::signers::signing_key(&sig.armored, &sig.signed)
+        if let Some(sig) = &self.staged.signature {
+            if let Some(key) = airlock_attest::signers::signing_key(&sig.armored, &sig.signed) {
+                return Some(key);
+            }
+            if let Ok(Some(keyring)) = self.keyring() {
+                if let Some(fp) = airlock_attest::openpgp::signing_key(&sig.armored, &sig.signed, sig.time, &keyring) {
+                    return Some(format!("openpgp:{fp}"));
+                }
+            }
+        }
+        use airlock_attest::sigstore::BundleOutcome;
+        let checks = self.checked.get()?;
+        let mut signer = None;
+        let mut uncovered: Option<std::collections::BTreeSet<&String>> = None;
+        for check in checks {
+            let BundleOutcome::Verified { signer: s, not_covered, .. } = &check.outcome else {
+                return None;
+            };
+            if signer.get_or_insert(s) != &s {
+                return None;
+            }
+            let these: std::collections::BTreeSet<&String> = not_covered.iter().collect();
+            uncovered = Some(match uncovered {
+                None => these,
+                Some(before) => before.intersection(&these).copied().collect(),
+            });
+        }
+        match uncovered {
+            Some(u) if u.is_empty() => signer.map(|s| format!("sigstore:{}", s.id())),
+            _ => None,
+        }
     }
 
     pub fn scan_trusted(
@@ -182,7 +265,22 @@ pub fn import(spec: &SourceSpec, settings: &ImportSettings) -> Result<Imported, 
         error,
     })?;
     let folder_name = folder_name(spec, &staged);
-    Ok(Imported { staged, folder_name })
+    let archive = match spec {
+        SourceSpec::Archive(path) => {
+            use sha2::Digest;
+            let bytes = fs_err::read(path)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Some((name, <[u8; 32]>::from(sha2::Sha256::digest(&bytes))))
+        }
+        _ => None,
+    };
+    Ok(Imported {
+        staged,
+        folder_name,
+        archive,
+        signatures: settings.signatures.clone(),
+        checked: Default::default(),
+    })
 }
 
 /// The name the skill's folder has where it came from.

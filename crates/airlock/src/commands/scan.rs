@@ -33,6 +33,58 @@ pub struct SourceArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub signatures: SignatureArgs,
+}
+
+/// What a skill's signatures are checked with (docs/attestations.md). The Sigstore bundles a skill carries
+/// (`FILE.sigstore.json`, `model.sig`) are checked with or without these.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Signatures")]
+pub struct SignatureArgs {
+    /// A PEM public key that keyed Sigstore bundles (and model-signing manifests) are checked with; repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub sigstore_key: Vec<PathBuf>,
+    /// The certificate identity (an email or a URI) a keyless Sigstore signature must carry.
+    #[arg(long, value_name = "IDENTITY", requires = "issuer")]
+    pub identity: Option<String>,
+    /// The OIDC issuer that must have vouched for that identity (`https://accounts.google.com`, ...).
+    #[arg(long, value_name = "URL", requires = "identity")]
+    pub issuer: Option<String>,
+    /// A Sigstore trust root (`trusted_root.json`) in place of the public-good one shipped with airlock.
+    #[arg(long, value_name = "FILE")]
+    pub trust_root: Option<PathBuf>,
+    /// A Sigstore bundle kept apart from the skill (over its archive, or a file of it); repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub signature: Vec<PathBuf>,
+    /// OpenPGP public keys (armored, as `gpg --export --armor` writes them) a commit's OpenPGP signature is
+    /// checked with.
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+}
+
+impl SignatureArgs {
+    /// The settings these give, each file read.
+    pub fn settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
+        let read = |p: &PathBuf, what: &str| {
+            fs_err::read_to_string(p).with_context(|| format!("reading {what}"))
+        };
+        Ok(airlock_run::signatures::SignatureSettings {
+            trust_root: self.trust_root.as_ref().map(|p| read(p, "--trust-root")).transpose()?,
+            sigstore_keys: self
+                .sigstore_key
+                .iter()
+                .map(|p| read(p, "--sigstore-key"))
+                .collect::<anyhow::Result<_>>()?,
+            identity: self.identity.clone().zip(self.issuer.clone()),
+            keyring: self.keyring.as_ref().map(|p| read(p, "--keyring")).transpose()?,
+            bundles: self
+                .signature
+                .iter()
+                .map(|p| Ok((p.display().to_string(), read(p, "--signature")?)))
+                .collect::<anyhow::Result<_>>()?,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -92,6 +144,7 @@ impl SourceArgs {
         settings.github_base = self.github_base.clone();
         settings.max_files = self.max_files;
         settings.max_bytes = self.max_bytes;
+        settings.signatures = self.signatures.settings()?;
         Ok(settings)
     }
 }
