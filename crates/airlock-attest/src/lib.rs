@@ -4,8 +4,8 @@
 //! (`keys/attest.ed25519`, mode 0600). A run's statement carries the SHA-256 of its stored record, so a record edited
 //! afterwards no longer matches what was signed.
 
-pub mod signers;
 pub mod openpgp;
+pub mod signers;
 pub mod sigstore;
 
 use std::io::Write as _;

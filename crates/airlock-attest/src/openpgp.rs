@@ -18,7 +18,8 @@ impl Keyring {
     /// Reads armored public keys (one block or several, one after another); a block that cannot be read is an
     /// error.
     pub fn parse(armored: &str) -> Result<Self, String> {
-        let (keys, _) = SignedPublicKey::from_string_many(armored).map_err(|e| format!("not OpenPGP public keys: {e}"))?;
+        let (keys, _) = SignedPublicKey::from_string_many(armored)
+            .map_err(|e| format!("not OpenPGP public keys: {e}"))?;
         let keys = keys
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("a key cannot be read: {e}"))?;
@@ -43,9 +44,11 @@ pub fn is_openpgp(armored: &str) -> bool {
 pub fn check_commit(armored: &str, signed: &[u8], time: i64, keyring: &Keyring) -> CommitCheck {
     let sig = match DetachedSignature::from_string(armored) {
         Ok((s, _)) => s,
-        Err(e) => return CommitCheck::Invalid {
-            why: format!("the signature cannot be read: {e}"),
-        },
+        Err(e) => {
+            return CommitCheck::Invalid {
+                why: format!("the signature cannot be read: {e}"),
+            }
+        }
     };
     let issuers: Vec<String> = sig
         .signature
@@ -102,13 +105,18 @@ pub fn check_commit(armored: &str, signed: &[u8], time: i64, keyring: &Keyring) 
                 return expired(format!("the key expired at {end}, before the commit ({time})"));
             }
         }
-        return CommitCheck::Verified { principal, fingerprint };
+        return CommitCheck::Verified {
+            principal,
+            fingerprint,
+        };
     }
     // No key of the keyring holds: a key it names that is in the keyring means the content is not what it signed.
     let named_in_keyring = keyring.keys.iter().any(|k| {
         let fp = k.fingerprint().to_string();
         let id = k.legacy_key_id().to_string();
-        issuers.iter().any(|i| i.eq_ignore_ascii_case(&fp) || i.eq_ignore_ascii_case(&id))
+        issuers
+            .iter()
+            .any(|i| i.eq_ignore_ascii_case(&fp) || i.eq_ignore_ascii_case(&id))
     });
     if named_in_keyring {
         return CommitCheck::Invalid {

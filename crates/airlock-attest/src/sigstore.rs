@@ -12,12 +12,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
+use sigstore_verify::crypto::VerificationKey;
 use sigstore_verify::trust_root::TrustedRoot;
 use sigstore_verify::types::bundle::VerificationMaterialContent;
 use sigstore_verify::types::{
     Artifact, ArtifactDigest, Bundle, DerPublicKey, DigestBytes, HashAlgorithm, SignatureContent,
 };
-use sigstore_verify::crypto::VerificationKey;
 use sigstore_verify::{PublicKeyVerificationPolicy, VerificationPolicy, Verifier};
 
 /// The predicate type of an OpenSSF model-signing manifest (v1.0).
@@ -53,7 +53,9 @@ impl SigstoreTrust {
         identity: Option<(String, String)>,
     ) -> Result<Self, String> {
         let root = match trust_root {
-            Some(json) => TrustedRoot::from_json(json).map_err(|e| format!("the trust root cannot be read: {e}"))?,
+            Some(json) => {
+                TrustedRoot::from_json(json).map_err(|e| format!("the trust root cannot be read: {e}"))?
+            }
             None => TrustedRoot::from_json(sigstore_verify::trust_root::SIGSTORE_PRODUCTION_TRUSTED_ROOT)
                 .map_err(|e| format!("the public-good trust root cannot be read: {e}"))?,
         };
@@ -200,7 +202,9 @@ fn check_outcome(file: &str, text: &str, imported: &Imported<'_>, trust: &Sigsto
     let signer = match &bundle.verification_material.content {
         VerificationMaterialContent::PublicKey(id) => {
             if trust.keys.is_empty() {
-                return BundleOutcome::NoKey { hint: id.hint.clone() };
+                return BundleOutcome::NoKey {
+                    hint: id.hint.clone(),
+                };
             }
             let mut last = String::new();
             let mut found = None;
@@ -350,7 +354,10 @@ fn claims(file: &str, folder: &str, bundle: &Bundle) -> Result<(Form, [u8; 32], 
                 .as_ref()
                 .ok_or("its message signature carries no digest of what it signs")?;
             if digest.algorithm != HashAlgorithm::Sha2256 {
-                return Err(format!("it signs a {} digest; this build checks SHA-256", digest.algorithm));
+                return Err(format!(
+                    "it signs a {} digest; this build checks SHA-256",
+                    digest.algorithm
+                ));
             }
             let sha256 = to_32(digest.digest.as_bytes()).ok_or("its message digest is not 32 bytes")?;
             // `FILE.sigstore.json` signs FILE; a bundle given by hand names no file.
@@ -376,7 +383,9 @@ fn claims(file: &str, folder: &str, bundle: &Bundle) -> Result<(Form, [u8; 32], 
                 .ok_or("its statement has no subjects")?
                 .iter()
                 .map(|s| {
-                    let sha = s["digest"]["sha256"].as_str().ok_or("a subject has no SHA-256 digest")?;
+                    let sha = s["digest"]["sha256"]
+                        .as_str()
+                        .ok_or("a subject has no SHA-256 digest")?;
                     Ok(Claim {
                         name: join(s["name"].as_str().unwrap_or("")),
                         sha256: from_hex(sha).ok_or("a subject's SHA-256 is not 64 hex digits")?,

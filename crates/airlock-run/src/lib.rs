@@ -159,7 +159,12 @@ impl Imported {
             &self.staged.signature,
             self.staged.source.commit.as_ref(),
         ) {
-            found.extend(signatures::openpgp_finding(&commit.to_string(), sig, &keyring, &report));
+            found.extend(signatures::openpgp_finding(
+                &commit.to_string(),
+                sig,
+                &keyring,
+                &report,
+            ));
         }
         if !found.is_empty() {
             let note = found
@@ -174,12 +179,20 @@ impl Imported {
     }
 
     /// The skill's Sigstore bundles, each checked (once).
-    fn sigstore_checks(&self, report: &ScanReport) -> Result<&[airlock_attest::sigstore::BundleCheck], RunError> {
+    fn sigstore_checks(
+        &self,
+        report: &ScanReport,
+    ) -> Result<&[airlock_attest::sigstore::BundleCheck], RunError> {
         if let Some(done) = self.checked.get() {
             return Ok(done);
         }
-        let checks = signatures::sigstore_checks(&self.staged.scan_root(), report, self.archive.as_ref(), &self.signatures)
-            .map_err(RunError::Signatures)?;
+        let checks = signatures::sigstore_checks(
+            &self.staged.scan_root(),
+            report,
+            self.archive.as_ref(),
+            &self.signatures,
+        )
+        .map_err(RunError::Signatures)?;
         Ok(self.checked.get_or_init(|| checks))
     }
 
@@ -204,7 +217,9 @@ impl Imported {
                 return Some(key);
             }
             if let Ok(Some(keyring)) = self.keyring() {
-                if let Some(fp) = airlock_attest::openpgp::signing_key(&sig.armored, &sig.signed, sig.time, &keyring) {
+                if let Some(fp) =
+                    airlock_attest::openpgp::signing_key(&sig.armored, &sig.signed, sig.time, &keyring)
+                {
                     return Some(format!("openpgp:{fp}"));
                 }
             }
@@ -214,7 +229,12 @@ impl Imported {
         let mut signer = None;
         let mut uncovered: Option<std::collections::BTreeSet<&String>> = None;
         for check in checks {
-            let BundleOutcome::Verified { signer: s, not_covered, .. } = &check.outcome else {
+            let BundleOutcome::Verified {
+                signer: s,
+                not_covered,
+                ..
+            } = &check.outcome
+            else {
                 return None;
             };
             if signer.get_or_insert(s) != &s {
@@ -269,7 +289,10 @@ pub fn import(spec: &SourceSpec, settings: &ImportSettings) -> Result<Imported, 
         SourceSpec::Archive(path) => {
             use sha2::Digest;
             let bytes = fs_err::read(path)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             Some((name, <[u8; 32]>::from(sha2::Sha256::digest(&bytes))))
         }
         _ => None,

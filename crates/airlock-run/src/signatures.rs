@@ -64,7 +64,12 @@ pub fn sigstore_checks(
     let mut checks = Vec::new();
     for path in carried {
         let text = std::fs::read(scan_root.join(path)).unwrap_or_default();
-        checks.push(sigstore::check(path, &String::from_utf8_lossy(&text), &imported, &trust));
+        checks.push(sigstore::check(
+            path,
+            &String::from_utf8_lossy(&text),
+            &imported,
+            &trust,
+        ));
     }
     for (name, text) in &settings.bundles {
         // A bundle given by hand names no file of the skill: what it signs is found by digest.
@@ -82,7 +87,11 @@ pub fn sigstore_findings(checks: &[BundleCheck], report: &ScanReport) -> Vec<Fin
     for check in checks {
         let shown = airlock_types::display::line(&check.file);
         let carried = report.inventory.files.iter().any(|f| f.path == check.file);
-        let file = if carried { check.file.clone() } else { skill_md.clone() };
+        let file = if carried {
+            check.file.clone()
+        } else {
+            skill_md.clone()
+        };
         let finding = |rule: &str, severity: Severity, message: String| Finding {
             rule: rule.to_owned(),
             severity,
@@ -169,7 +178,11 @@ pub fn sigstore_findings(checks: &[BundleCheck], report: &ScanReport) -> Vec<Fin
 
 /// "a, b and 3 more files" style list, in full up to twelve names.
 fn list(names: &[String], what: &str) -> String {
-    let shown: Vec<String> = names.iter().take(12).map(|n| format!("`{}`", airlock_types::display::line(n))).collect();
+    let shown: Vec<String> = names
+        .iter()
+        .take(12)
+        .map(|n| format!("`{}`", airlock_types::display::line(n)))
+        .collect();
     let more = names.len().saturating_sub(12);
     let head = match shown.len() {
         0 => format!("no {what}"),

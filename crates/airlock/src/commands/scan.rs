@@ -66,11 +66,14 @@ pub struct SignatureArgs {
 impl SignatureArgs {
     /// The settings these give, each file read.
     pub fn settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
-        let read = |p: &PathBuf, what: &str| {
-            fs_err::read_to_string(p).with_context(|| format!("reading {what}"))
-        };
+        let read =
+            |p: &PathBuf, what: &str| fs_err::read_to_string(p).with_context(|| format!("reading {what}"));
         Ok(airlock_run::signatures::SignatureSettings {
-            trust_root: self.trust_root.as_ref().map(|p| read(p, "--trust-root")).transpose()?,
+            trust_root: self
+                .trust_root
+                .as_ref()
+                .map(|p| read(p, "--trust-root"))
+                .transpose()?,
             sigstore_keys: self
                 .sigstore_key
                 .iter()

@@ -13,5 +13,6 @@ mod run_library;
 mod scan_cli;
 mod serve;
 mod serve_access;
+mod signatures;
 mod team;
 mod util;
