@@ -528,3 +528,157 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
     let report = scan(&data, &second, &["--trust-root", &root_arg]);
     assert!(report["trust"].is_null(), "{report}");
 }
+
+/// An OpenPGP key made here (as `gpg --quick-gen-key` would: one ed25519 key that signs), and its public half armored.
+fn pgp_key(uid: &str) -> (pgp::composed::SignedSecretKey, String) {
+    use pgp::composed::{ArmorOptions, KeyType, SecretKeyParamsBuilder};
+    let mut params = SecretKeyParamsBuilder::default();
+    params
+        .key_type(KeyType::Ed25519Legacy)
+        .can_certify(true)
+        .can_sign(true)
+        .primary_user_id(uid.into());
+    let secret = params
+        .build()
+        .unwrap()
+        .generate(rand::thread_rng())
+        .unwrap();
+    let public = secret
+        .to_public_key()
+        .to_armored_string(ArmorOptions::default())
+        .unwrap();
+    (secret, public)
+}
+
+/// Signs `commit` (an unsigned commit of `repo`) with `key` the way git does with `gpg.format = openpgp`: a detached
+/// signature over the commit object, in its `gpgsig` header. Returns the signed commit's id.
+fn pgp_sign_commit(repo: &Path, commit: &str, key: &pgp::composed::SignedSecretKey, message: Option<&str>) -> String {
+    use pgp::composed::{ArmorOptions, DetachedSignature};
+    use pgp::crypto::hash::HashAlgorithm;
+    use pgp::types::Password;
+    let object = super::util::git(repo, &["cat-file", "commit", commit]) + "\n";
+    let sig = DetachedSignature::sign_binary_data(
+        rand::thread_rng(),
+        &key.primary_key,
+        &Password::empty(),
+        HashAlgorithm::Sha256,
+        object.as_bytes(),
+    )
+    .unwrap()
+    .to_armored_string(ArmorOptions::default())
+    .unwrap();
+    let header = format!("gpgsig {}", sig.trim_end().replace('\n', "\n "));
+    let (head, body) = object.split_once("\n\n").unwrap();
+    let body = match message {
+        Some(m) => format!("{m}\n"),
+        None => body.to_owned(),
+    };
+    let signed = format!("{head}\n{header}\n\n{body}");
+    let file = repo.join("../signed-object");
+    fs_err::write(&file, signed).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
+        .current_dir(repo)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `--keyring`: a commit signed with OpenPGP by a key of the keyring verifies and names who; a key the keyring does
+/// not hold, the signature moved onto another commit, and a key made after the commit each fail with their own
+/// message.
+#[test]
+fn an_openpgp_signed_commit_verifies_against_the_keyring_and_each_failure_says_why() {
+    use super::util::{commit_all, git, init_repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let data = root.join("data");
+    let (alice, alice_pub) = pgp_key("Alice <alice@example.com>");
+    let (_mallory, mallory_pub) = pgp_key("Mallory <mallory@example.com>");
+    write(root, "alice.asc", &alice_pub);
+    write(root, "mallory.asc", &mallory_pub);
+    let alice_ring = root.join("alice.asc").display().to_string();
+    let mallory_ring = root.join("mallory.asc").display().to_string();
+    let repo = init_repo(&root.join("repo"));
+    write(&repo, "SKILL.md", &skill_md("repo", "Say hello.\n"));
+    let unsigned = commit_all(&repo, "a skill");
+    let signed = pgp_sign_commit(&repo, &unsigned, &alice, None);
+    git(&repo, &["update-ref", "refs/heads/signed", &signed]);
+    let scan_at = |commit: &str, ring: &str| {
+        let r = airlock(
+            &data,
+            &[
+                "scan",
+                &format!("file://{}#{commit}", repo.display()),
+                "--keyring",
+                ring,
+                "--json",
+            ],
+        );
+        assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+        r.json()
+    };
+
+    let report = scan_at(&signed, &alice_ring);
+    let verified = found(&report, "signature/verified");
+    assert!(
+        verified.len() == 1
+            && verified[0].1.contains("is signed by Alice <alice@example.com> (OpenPGP key"),
+        "{report}"
+    );
+
+    let report = scan_at(&signed, &mallory_ring);
+    let unknown = found(&report, "signature/unknown-signer");
+    assert!(
+        unknown.len() == 1 && unknown[0].1.contains("which the keyring does not hold"),
+        "{report}"
+    );
+
+    // Alice's signature carried over to a commit with another message.
+    let forged = pgp_sign_commit(&repo, &unsigned, &alice, Some("another message"));
+    let object = git(&repo, &["cat-file", "commit", &forged]);
+    let real_sig = git(&repo, &["cat-file", "commit", &signed]);
+    let sig_of = |o: &str| o.split("\n\n").next().unwrap().to_owned();
+    let moved = object.replacen(&sig_of(&object), &sig_of(&real_sig), 1);
+    let file = root.join("moved");
+    fs_err::write(&file, format!("{moved}\n")).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
+        .current_dir(&repo)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    let moved_id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    git(&repo, &["update-ref", "refs/heads/moved", &moved_id]);
+    let report = scan_at(&moved_id, &alice_ring);
+    let invalid = found(&report, "signature/invalid");
+    assert!(
+        invalid.len() == 1 && invalid[0].1.contains("does not hold over what was imported"),
+        "{report}"
+    );
+    assert_eq!(report["risk_level"], "block");
+
+    // A commit dated 2001, signed with a key made today.
+    write(&repo, "notes.md", "old\n");
+    git(&repo, &["add", "-A"]);
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(["commit", "-q", "-m", "old"])
+        .env("GIT_COMMITTER_DATE", "2001-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2001-01-01T00:00:00Z")
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let old = git(&repo, &["rev-parse", "HEAD"]);
+    let old_signed = pgp_sign_commit(&repo, &old, &alice, None);
+    git(&repo, &["update-ref", "refs/heads/old", &old_signed]);
+    let report = scan_at(&old_signed, &alice_ring);
+    let expired = found(&report, "signature/expired");
+    assert!(
+        expired.len() == 1 && expired[0].1.contains("the key was made after the commit"),
+        "{report}"
+    );
+}
