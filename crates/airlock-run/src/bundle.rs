@@ -1,5 +1,6 @@
 //! A run's sanitized bundle: the skill's regular files at their pinned commit with a manifest of their hashes, the
-//! risk report and the run record, as a gzipped tar with fixed modes and times. Built from the store alone.
+//! risk report, the run record and its signed statement (when the store holds one), as a gzipped tar with fixed modes
+//! and times. Built from the store alone.
 
 use std::io::Write;
 
@@ -40,6 +41,10 @@ pub fn write(store: &Store, run: &SkillRun, out: impl Write) -> Result<(), airlo
         add("report.json", &store.read_object(&report.sha256)?, 0o644)?;
     }
     add("run.json", &serde_json::to_vec_pretty(run)?, 0o644)?;
+    // The statement signed as the record was stored (docs/attestations.md): `airlock verify` checks it.
+    if let Some(envelope) = store.run_attestation(&run.run_id)? {
+        add("attestation.intoto.json", &envelope, 0o644)?;
+    }
     tar.into_inner()?.finish()?;
     Ok(())
 }

@@ -506,7 +506,7 @@ pub(crate) async fn get_artifact(
 }
 
 /// The run's sanitized bundle: the skill's files at their pinned commit with a manifest of hashes, the risk report
-/// and the run record, as a `.tar.gz`.
+/// the run record and its signed statement (`attestation.intoto.json`), as a `.tar.gz`.
 #[utoipa::path(get, path = "/api/runs/{id}/bundle", params(("id" = String, Path)),
     responses((status = 200, description = "application/gzip"), (status = 404, body = ApiErrorBody)))]
 pub(crate) async fn get_bundle(

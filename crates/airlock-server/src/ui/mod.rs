@@ -409,6 +409,11 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
             .and_then(|r| r.artifacts.iter().find(|a| a.kind == "patch"))
             .and_then(|a| store.read_object(&a.sha256).ok())
             .map(|b| String::from_utf8_lossy(&b).into_owned());
+        // Who signs its statement, and whether one was signed as the record was stored.
+        let signed = match crate::attest::keys(&app2) {
+            Ok(k) => Some((k.key_id(), k.public_hex(), store.run_attestation(&id2)?.is_some())),
+            Err(_) => None,
+        };
         // The run's source row and its stored report, for the skill's name (the source may have been deleted since).
         let run = record.map(|r| {
             let row = airlock_store::Store::source_id(&r.source);
@@ -418,19 +423,20 @@ async fn run_page(AxState(app): AxState<Shared>, UrlPath(id): UrlPath<String>) -
                 .and_then(|(_, report)| report.map(|(_, r)| r));
             (r, row, report)
         });
-        Ok((run, patch))
+        Ok((run, patch, signed))
     })
     .await;
     match loaded {
-        Ok((Some((record, row, report)), patch)) => page(
+        Ok((Some((record, row, report)), patch, signed)) => page(
             "Run",
             review(
                 &record,
                 patch.as_deref(),
                 &skill_line(&row, &record.source, report.as_ref()),
+                signed.as_ref(),
             ),
         ),
-        Ok((None, _)) => page(
+        Ok((None, _, _)) => page(
             "Run",
             html! { h1 { "Run " (id) } p { "This run has no record: it did not finish." } },
         ),

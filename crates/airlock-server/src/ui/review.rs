@@ -8,7 +8,13 @@ use airlock_types::SkillRun;
 
 use super::shown_block;
 
-pub(super) fn review(run: &SkillRun, patch: Option<&str>, skill: &Markup) -> Markup {
+/// `signed`: the server's key id and public key, and whether the run's statement was signed as its record was stored.
+pub(super) fn review(
+    run: &SkillRun,
+    patch: Option<&str>,
+    skill: &Markup,
+    signed: Option<&(String, String, bool)>,
+) -> Markup {
     let o = &run.observed;
     html! {
         section #run data-run=(run.run_id) {
@@ -65,9 +71,22 @@ pub(super) fn review(run: &SkillRun, patch: Option<&str>, skill: &Markup) -> Mar
                     a.download href={ "/api/runs/" (run.run_id) "/artifacts/" (a.id) } { "download " (a.kind) } " "
                 }
                 a.download href={ "/api/runs/" (run.run_id) "/bundle" } { "download bundle" } " "
+                a.download #attestation-link href={ "/api/runs/" (run.run_id) "/attestation" } { "download signed statement" } " "
                 form.inline #discard method="post" action={ "/runs/" (run.run_id) "/discard" } {
                     label { input type="checkbox" name="confirm" value="on" required; " delete its record, patch and outputs now" }
                     " " button type="submit" { "Discard this run" }
+                }
+            }
+            @if let Some((key_id, public, stored)) = signed {
+                section #attestation {
+                    h2 { "Signed statement" }
+                    p {
+                        "What this run was under and did (its policy, what it read, reached, installed and changed, the verdict, "
+                        "the digest of its record and the chain of its events) is an in-toto statement in a DSSE envelope, signed with "
+                        "this server's key " code { (key_id) } "."
+                        @if !stored { " This run was stored before runs were signed: the download signs its record as it is now." }
+                    }
+                    p { "Check it anywhere with " code { "airlock verify " (run.run_id) ".att --key " (public) } "." }
                 }
             }
         }

@@ -263,6 +263,16 @@ async fn the_ui_imports_scans_runs_and_exports_and_runs_no_skill_script() {
         usage.contains("memory (peak)") && usage.contains("512 MiB"),
         "{usage}"
     );
+    // The run's signed statement: the key that signs it, how to check it, and its download.
+    let signed = text(&client, "#attestation").await;
+    assert!(
+        signed.contains("signed with this server's key ed25519:") && signed.contains("airlock verify"),
+        "{signed}"
+    );
+    assert!(client
+        .find(Locator::Css("a#attestation-link[href$='/attestation']"))
+        .await
+        .is_ok());
     let diff = text(&client, "#diff").await;
     assert!(diff.contains("+++ b/src/Footer.jsx"), "{diff}");
     // The diff is one section per file, its added lines marked.

@@ -400,10 +400,26 @@ fn store_keeps_bundles_discards_expires_and_recovers_from_a_crash() {
         "manifest.json",
         "report.json",
         "run.json",
+        "attestation.intoto.json",
     ] {
         assert!(listing.contains(name), "{name} missing from {listing}");
     }
     assert!(!listing.contains("link-out"));
+    // The run's signed statement travels with it and holds.
+    let unpacked = tmp.path().join("unpacked");
+    fs_err::create_dir_all(&unpacked).unwrap();
+    let status = Command::new("tar")
+        .arg("xzf")
+        .arg(&bundle)
+        .arg("-C")
+        .arg(&unpacked)
+        .arg("attestation.intoto.json")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let att = unpacked.join("attestation.intoto.json");
+    let r = airlock(&data, &["verify", att.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(listing.lines().all(|l| l.starts_with('-')), "{listing}");
 
     // Discard removes the run; gc with no retention removes what is left.

@@ -538,11 +538,7 @@ fn pgp_key(uid: &str) -> (pgp::composed::SignedSecretKey, String) {
         .can_certify(true)
         .can_sign(true)
         .primary_user_id(uid.into());
-    let secret = params
-        .build()
-        .unwrap()
-        .generate(rand::thread_rng())
-        .unwrap();
+    let secret = params.build().unwrap().generate(rand::thread_rng()).unwrap();
     let public = secret
         .to_public_key()
         .to_armored_string(ArmorOptions::default())
@@ -552,7 +548,12 @@ fn pgp_key(uid: &str) -> (pgp::composed::SignedSecretKey, String) {
 
 /// Signs `commit` (an unsigned commit of `repo`) with `key` the way git does with `gpg.format = openpgp`: a detached
 /// signature over the commit object, in its `gpgsig` header. Returns the signed commit's id.
-fn pgp_sign_commit(repo: &Path, commit: &str, key: &pgp::composed::SignedSecretKey, message: Option<&str>) -> String {
+fn pgp_sign_commit(
+    repo: &Path,
+    commit: &str,
+    key: &pgp::composed::SignedSecretKey,
+    message: Option<&str>,
+) -> String {
     use pgp::composed::{ArmorOptions, DetachedSignature};
     use pgp::crypto::hash::HashAlgorithm;
     use pgp::types::Password;
@@ -625,7 +626,9 @@ fn an_openpgp_signed_commit_verifies_against_the_keyring_and_each_failure_says_w
     let verified = found(&report, "signature/verified");
     assert!(
         verified.len() == 1
-            && verified[0].1.contains("is signed by Alice <alice@example.com> (OpenPGP key"),
+            && verified[0]
+                .1
+                .contains("is signed by Alice <alice@example.com> (OpenPGP key"),
         "{report}"
     );
 
@@ -664,7 +667,14 @@ fn an_openpgp_signed_commit_verifies_against_the_keyring_and_each_failure_says_w
     write(&repo, "notes.md", "old\n");
     git(&repo, &["add", "-A"]);
     let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(["commit", "-q", "-m", "old"])
         .env("GIT_COMMITTER_DATE", "2001-01-01T00:00:00Z")
         .env("GIT_AUTHOR_DATE", "2001-01-01T00:00:00Z")
