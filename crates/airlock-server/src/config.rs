@@ -44,6 +44,9 @@ pub struct ServerConfig {
     /// The key scans and runs are signed with (`--signing-key`), the same for every server of a deployment; else
     /// the data folder's own.
     pub signing_key: Option<PathBuf>,
+    /// What skills' signatures are checked with at import (a Sigstore trust root, keys, an identity, an OpenPGP
+    /// keyring), as `scan` takes them.
+    pub signatures: airlock_run::signatures::SignatureSettings,
     /// Where imports and git targets may be fetched from: public addresses, and the internal hosts and ranges the
     /// operator allows (`--allow-import`), through the operator's upstream proxy.
     pub fetch_guard: airlock_source::FetchGuard,
@@ -99,6 +102,7 @@ impl ServerConfig {
             lease: Duration::from_secs(30),
             public_urls: Vec::new(),
             signing_key: None,
+            signatures: Default::default(),
             fetch_guard: airlock_source::FetchGuard::default(),
         }
     }

@@ -36,6 +36,7 @@ impl App {
         settings.github_base = config.github_base.clone();
         settings.guard = Some(config.fetch_guard.clone());
         settings.signing_key = config.signing_key.clone();
+        settings.signatures = config.signatures.clone();
         Self {
             slots: Arc::new(Semaphore::new(config.max_concurrent_runs.max(1))),
             settings,

@@ -33,11 +33,14 @@ pub struct SourceArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// A Sigstore bundle kept apart from the skill (over its archive, or a file of it); repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub signature: Vec<PathBuf>,
     #[command(flatten)]
     pub signatures: SignatureArgs,
 }
 
-/// What a skill's signatures are checked with (docs/attestations.md). The Sigstore bundles a skill carries
+/// What skills' signatures are checked with (docs/attestations.md). The Sigstore bundles a skill carries
 /// (`FILE.sigstore.json`, `model.sig`) are checked with or without these.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Signatures")]
@@ -54,9 +57,6 @@ pub struct SignatureArgs {
     /// A Sigstore trust root (`trusted_root.json`) in place of the public-good one shipped with airlock.
     #[arg(long, value_name = "FILE")]
     pub trust_root: Option<PathBuf>,
-    /// A Sigstore bundle kept apart from the skill (over its archive, or a file of it); repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub signature: Vec<PathBuf>,
     /// OpenPGP public keys (armored, as `gpg --export --armor` writes them) a commit's OpenPGP signature is
     /// checked with.
     #[arg(long, value_name = "FILE")]
@@ -64,6 +64,31 @@ pub struct SignatureArgs {
 }
 
 impl SignatureArgs {
+    /// Whether any is given.
+    pub fn given(&self) -> bool {
+        !self.sigstore_key.is_empty()
+            || self.identity.is_some()
+            || self.trust_root.is_some()
+            || self.keyring.is_some()
+    }
+
+    /// The settings, each file read and checked now (a trust root, key or keyring that cannot be read is the
+    /// caller's mistake, said before anything is imported).
+    pub fn checked_settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
+        let s = self.settings()?;
+        airlock_attest::sigstore::SigstoreTrust::new(
+            s.trust_root.as_deref(),
+            &s.sigstore_keys,
+            s.identity.clone(),
+        )
+        .map_err(|e| super::net::UsageError(format!("signatures: {e}")))?;
+        if let Some(k) = &s.keyring {
+            airlock_attest::openpgp::Keyring::parse(k)
+                .map_err(|e| super::net::UsageError(format!("--keyring: {e}")))?;
+        }
+        Ok(s)
+    }
+
     /// The settings these give, each file read.
     pub fn settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
         let read =
@@ -81,11 +106,7 @@ impl SignatureArgs {
                 .collect::<anyhow::Result<_>>()?,
             identity: self.identity.clone().zip(self.issuer.clone()),
             keyring: self.keyring.as_ref().map(|p| read(p, "--keyring")).transpose()?,
-            bundles: self
-                .signature
-                .iter()
-                .map(|p| Ok((p.display().to_string(), read(p, "--signature")?)))
-                .collect::<anyhow::Result<_>>()?,
+            bundles: Vec::new(),
         })
     }
 }
@@ -147,7 +168,19 @@ impl SourceArgs {
         settings.github_base = self.github_base.clone();
         settings.max_files = self.max_files;
         settings.max_bytes = self.max_bytes;
-        settings.signatures = self.signatures.settings()?;
+        settings.signatures = if self.signatures.given() {
+            self.signatures.checked_settings()?
+        } else {
+            Default::default()
+        };
+        settings.signatures.bundles = self
+            .signature
+            .iter()
+            .map(|p| {
+                let text = fs_err::read_to_string(p).context("reading --signature")?;
+                Ok((p.display().to_string(), text))
+            })
+            .collect::<anyhow::Result<_>>()?;
         Ok(settings)
     }
 }
@@ -284,9 +317,16 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
 /// `scan --server`: the server imports (an upload, for a local folder), pins and scans; the report prints as a
 /// local one does.
 fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Result<u8> {
-    if args.runtime || args.detonate || args.attest.is_some() || args.allowed_signers.is_some() {
+    if args.runtime
+        || args.detonate
+        || args.attest.is_some()
+        || args.allowed_signers.is_some()
+        || args.source.signatures.given()
+        || !args.source.signature.is_empty()
+    {
         anyhow::bail!(
-            "--runtime, --detonate, --attest and --allowed-signers work on this machine; they do not go through --server"
+            "--runtime, --detonate, --attest, --allowed-signers and the signature flags work on this machine; they do \
+             not go through --server (the server checks signatures with its operator's settings)"
         );
     }
     let source = remote.source(&args.source.source)?;

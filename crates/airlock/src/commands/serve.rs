@@ -75,6 +75,8 @@ pub struct ServeArgs {
     /// folder's own: give every server of a deployment the same one, so one public key verifies them all.
     #[arg(long, value_name = "FILE", env = "AIRLOCK_SIGNING_KEY")]
     pub signing_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub signatures: super::scan::SignatureArgs,
 }
 
 pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
@@ -139,6 +141,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
         eprintln!("signing with key {} ({})", keys.key_id(), keys.public_hex());
         config.signing_key = Some(file.clone());
     }
+    config.signatures = args.signatures.checked_settings()?;
     config.public_urls = args
         .public_url
         .iter()

@@ -527,6 +527,25 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
     assert_eq!(airlock(&data, &["untrust", &id]).code, 0);
     let report = scan(&data, &second, &["--trust-root", &root_arg]);
     assert!(report["trust"].is_null(), "{report}");
+
+    // A server checks with its operator's trust root, as the CLI does.
+    let server = super::serve::start(
+        &root.join("server-data"),
+        &["--allow-local", root.to_str().unwrap(), "--trust-root", &root_arg],
+    );
+    let (code, src) = server.call("POST", "/api/sources", Some(json!({"url": skill})));
+    assert_eq!(code, 201, "{src}");
+    let (code, report) = server.call(
+        "GET",
+        &format!("/api/sources/{}/report", src["id"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!(code, 200, "{report}");
+    let verified = found(&report, "signature/verified");
+    assert!(
+        verified.len() == 1 && verified[0].1.contains("alice@example.com"),
+        "{report}"
+    );
 }
 
 /// An OpenPGP key made here (as `gpg --quick-gen-key` would: one ed25519 key that signs), and its public half armored.
