@@ -126,6 +126,21 @@ pub fn trust(
     Ok(decision)
 }
 
+/// A signer as a trust decision names it (`Imported::signer`), in words: an SSH key's fingerprint, an OpenPGP key's,
+/// a Sigstore certificate's identity and issuer, or a Sigstore key's fingerprint.
+pub fn signer_words(key: &str) -> String {
+    let key = airlock_types::display::line(key);
+    if let Some(id) = key.strip_prefix("sigstore:sha256:") {
+        format!("Sigstore key sha256:{id}")
+    } else if let Some(id) = key.strip_prefix("sigstore:") {
+        format!("{id}, a Sigstore certificate's identity")
+    } else if let Some(fp) = key.strip_prefix("openpgp:") {
+        format!("OpenPGP key {fp}")
+    } else {
+        format!("SSH key {key}")
+    }
+}
+
 /// Where a signer's decision is kept: under its key's fingerprint in place of a repository.
 fn signer_repo(key: &str) -> String {
     format!("signer:{key}")
@@ -172,8 +187,10 @@ pub fn status(
             .find(|d| d.kind == "signer")
         {
             let note = format!(
-                "Signed by key {key}, trusted with the policy of decision {} ({}).",
-                d.id, d.created_at
+                "Signed by {}, trusted with the policy of decision {} ({}).",
+                signer_words(key),
+                d.id,
+                d.created_at
             );
             return Ok(Some((applying(&d, note), d)));
         }

@@ -21,8 +21,8 @@ pub struct TrustArgs {
     /// Trust the repository instead of this commit: its skills, at any commit, get at most this policy.
     #[arg(long)]
     pub repository: bool,
-    /// Trust the key that signed this commit (git's SSH signature) instead: every skill it signs, in any repository,
-    /// gets this policy, until `airlock untrust` removes the decision.
+    /// Trust who signed this skill instead (its commit's SSH or OpenPGP key, or its Sigstore bundles' identity or
+    /// key): every skill they sign, in any repository, gets this policy, until `airlock untrust` removes the decision.
     #[arg(long, conflicts_with = "repository")]
     pub signer: bool,
     /// Why, for whoever reads the decision later.
@@ -69,7 +69,9 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
     let signer = match args.signer {
         true => Some(imported.signer().ok_or_else(|| {
             super::net::UsageError(
-                "--signer: this commit carries no SSH signature that holds over it: there is no signer to trust".into(),
+                "--signer: no signature holds over this skill (an SSH or OpenPGP commit signature, with --allowed-signers or \
+                 --keyring for OpenPGP, or Sigstore bundles that together cover every file): there is no signer to trust"
+                    .into(),
             )
         })?),
         false => None,
@@ -104,8 +106,8 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
             decision.id
         ),
         None if decision.kind == "signer" => println!(
-            "skills signed by key {} get this policy: decision {}",
-            escape(decision.repo.trim_start_matches("signer:")),
+            "skills signed by {} get this policy: decision {}",
+            airlock_run::trust::signer_words(decision.repo.trim_start_matches("signer:")),
             decision.id
         ),
         None => println!(
@@ -120,7 +122,7 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
         if decision.commit.is_some() {
             "Runs of this commit use it with no flag; a later commit is shown with what changed and gets nothing from it."
         } else if decision.kind == "signer" {
-            "Runs of any commit this key signs use it with no flag; an unsigned commit, or one signed by another key, gets nothing from it."
+            "Runs of any skill this signer signs use it with no flag; an unsigned skill, or one signed by another, gets nothing from it."
         } else {
             "Runs of this repository's skills use it with no flag."
         }

@@ -315,7 +315,7 @@ fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
     let trust = airlock(&data, &["trust", &url(&first), "--signer", "--policy", &policy]);
     assert_eq!(trust.code, 0, "{}{}", trust.stdout, trust.stderr);
     assert!(
-        trust.stdout.contains("skills signed by key SHA256:"),
+        trust.stdout.contains("skills signed by SSH key SHA256:"),
         "{}",
         trust.stdout
     );
@@ -338,7 +338,7 @@ fn a_trusted_signer_gives_its_policy_to_what_it_signs_until_revoked() {
         report["trust"]["note"]
             .as_str()
             .unwrap()
-            .contains("Signed by key SHA256:"),
+            .contains("Signed by SSH key SHA256:"),
         "{report:#}"
     );
     // An unsigned one does not.

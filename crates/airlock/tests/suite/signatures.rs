@@ -497,7 +497,12 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
         ],
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("alice@example.com"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("skills signed by alice@example.com (https://issuer.example), a Sigstore certificate"),
+        "{}",
+        r.stdout
+    );
     let second_text = skill_md("second", "Say goodbye.\n");
     let second = root.join("second");
     write(&second, "SKILL.md", &second_text);
@@ -508,9 +513,9 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
     );
     let report = scan(&data, &second, &["--trust-root", &root_arg]);
     assert!(
-        report["trust"]["note"]
-            .as_str()
-            .is_some_and(|n| n.contains("alice@example.com")),
+        report["trust"]["note"].as_str().is_some_and(|n| n.starts_with(
+            "Signed by alice@example.com (https://issuer.example), a Sigstore certificate's identity, trusted with"
+        )),
         "{report}"
     );
     let listed = airlock(&data, &["trusted", "--json"]);
