@@ -85,12 +85,18 @@ fn extract_zip(
     // Check every name first, so a hostile member rejects the archive before anything is written.
     for i in 0..zip.len() {
         let entry = zip.by_index_raw(i).map_err(|e| corrupt(path, e))?;
+        if entry.is_dir() && SafeTree::names_root(entry.name()) {
+            continue;
+        }
         tree.check_name(entry.name())?;
     }
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| corrupt(path, e))?;
         let name = entry.name().to_owned();
         let mode = entry.unix_mode().unwrap_or(0o644);
+        if entry.is_dir() && SafeTree::names_root(&name) {
+            continue;
+        }
         if entry.is_dir() {
             tree.dir(&name)?;
         } else if mode & 0o170000 == 0o120000 {
@@ -126,6 +132,9 @@ fn extract_tar(
         let mut entry = entry.map_err(|e| corrupt(path, e))?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let kind = entry.header().entry_type();
+        if kind == tar::EntryType::Directory && SafeTree::names_root(&name) {
+            continue;
+        }
         tree.check_name(&name)?;
         match kind {
             tar::EntryType::Directory => tree.dir(&name)?,

@@ -101,6 +101,11 @@ impl SafeTree {
         }
     }
 
+    /// Whether a directory entry names the root itself (`./`, as `tar -C DIR .` writes first): nothing to make.
+    pub(crate) fn names_root(name: &str) -> bool {
+        !name.is_empty() && !name.starts_with('/') && name.split('/').all(|p| p.is_empty() || p == ".")
+    }
+
     /// Checks a member name and returns it normalised (`a/b/c`), or an error if it could escape.
     pub(crate) fn check_name(&self, name: &str) -> Result<String, SourceError> {
         if name.starts_with('/') {

@@ -323,6 +323,27 @@ fn folders_and_archives() {
         0
     );
 
+    // An archive of the folder's contents (`tar -C DIR .`, whose first entry is `./`) holds the same skill.
+    let dot = tmp.path().join("dot.tar.gz");
+    let status = std::process::Command::new("tar")
+        .arg("czf")
+        .arg(&dot)
+        .arg("-C")
+        .arg(&skill)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = airlock(&data, &["scan", dot.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let from_dot = r.json();
+    assert_eq!(from_dot["risk_level"], "medium");
+    assert_eq!(
+        from_dot["inventory"]["files"].as_array().unwrap().len(),
+        2,
+        "{from_dot}"
+    );
+
     let zip_path = tmp.path().join("my-skill.skill");
     let mut zip = zip::ZipWriter::new(fs_err::File::create(&zip_path).unwrap());
     let opts = zip::write::SimpleFileOptions::default();
