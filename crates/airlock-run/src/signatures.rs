@@ -53,7 +53,7 @@ pub fn sigstore_checks(
         if f.kind == FileKind::Symlink {
             continue;
         }
-        if let Ok(bytes) = std::fs::read(scan_root.join(&f.path)) {
+        if let Ok(bytes) = fs_err::read(scan_root.join(&f.path)) {
             files.insert(f.path.clone(), <[u8; 32]>::from(Sha256::digest(&bytes)));
         }
     }
@@ -63,7 +63,7 @@ pub fn sigstore_checks(
     };
     let mut checks = Vec::new();
     for path in carried {
-        let text = std::fs::read(scan_root.join(path)).unwrap_or_default();
+        let text = fs_err::read(scan_root.join(path)).unwrap_or_default();
         checks.push(sigstore::check(
             path,
             &String::from_utf8_lossy(&text),
