@@ -230,10 +230,17 @@ fn skill_check(args: &VerifyArgs, source: &str, s: &Statement) -> anyhow::Result
         detail: if holds {
             format!("{source} is the skill attested")
         } else {
-            format!(
-                "{source} is not the skill attested: its digest is {}",
-                subject.digest.get("sha256").cloned().unwrap_or_default()
-            )
+            let attested_commit = s.subject.iter().find_map(|a| a.digest.get("gitCommit"));
+            match (attested_commit, subject.digest.get("gitCommit")) {
+                (Some(attested), Some(ours)) if attested != ours => format!(
+                    "{source} is not the skill attested: it is commit {ours}, and the statement is about commit {}",
+                    airlock_types::display::line(attested)
+                ),
+                _ => format!(
+                    "{source} is not the skill attested: its digest is {}",
+                    subject.digest.get("sha256").cloned().unwrap_or_default()
+                ),
+            }
         },
     })
 }

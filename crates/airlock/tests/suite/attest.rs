@@ -399,3 +399,39 @@ fn commit_signed(repo: &std::path::Path, key: &std::path::Path, message: &str) -
     );
     git(repo, &["rev-parse", "HEAD"])
 }
+
+/// A scan statement about one commit does not hold for another commit of the same repository, even with the same
+/// files: the message names both commits.
+#[test]
+fn a_statement_for_another_commit_does_not_hold() {
+    use super::util::{commit_all, git, init_repo};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let data = root.join("data");
+    let repo = init_repo(&root.join("repo"));
+    write(&repo, "SKILL.md", &skill_md("repo", "Say hello.\n"));
+    let first = commit_all(&repo, "first");
+    git(
+        &repo,
+        &["commit", "-q", "--allow-empty", "-m", "second, same files"],
+    );
+    let second = git(&repo, &["rev-parse", "HEAD"]);
+    let att = root.join("first.att");
+    let url = |c: &str| format!("file://{}#{c}", repo.display());
+    let r = airlock(&data, &["scan", &url(&first), "--attest", att.to_str().unwrap()]);
+    assert!(r.code == 0, "{}{}", r.stdout, r.stderr);
+    let ok = airlock(&data, &["verify", att.to_str().unwrap(), "--skill", &url(&first)]);
+    assert_eq!(ok.code, 0, "{}{}", ok.stdout, ok.stderr);
+    let other = airlock(
+        &data,
+        &["verify", att.to_str().unwrap(), "--skill", &url(&second)],
+    );
+    assert_eq!(other.code, 1, "{}{}", other.stdout, other.stderr);
+    assert!(
+        other.stdout.contains(&format!(
+            "it is commit {second}, and the statement is about commit {first}"
+        )),
+        "{}",
+        other.stdout
+    );
+}
