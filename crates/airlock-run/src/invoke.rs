@@ -127,9 +127,75 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
 /// Data files a command reads, by extension: when one exists in neither the skill nor the target, the command is
 /// an example to adapt.
 const DATA_EXTENSIONS: &[&str] = &[
-    "pdf", "docx", "doc", "xlsx", "xls", "xlsm", "pptx", "ppt", "odt", "ods", "csv", "tsv", "png", "jpg",
-    "jpeg", "gif", "svg", "webp", "json", "xml", "html", "txt", "md", "zip", "mp3", "mp4", "wav", "ipynb",
+    "pdf",
+    "docx",
+    "doc",
+    "xlsx",
+    "xls",
+    "xlsm",
+    "pptx",
+    "ppt",
+    "odt",
+    "ods",
+    "csv",
+    "tsv",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "webp",
+    "json",
+    "xml",
+    "html",
+    "txt",
+    "md",
+    "zip",
+    "mp3",
+    "mp4",
+    "wav",
+    "ipynb",
     "epub",
+    "excalidraw",
+    "drawio",
+    "mmd",
+    "odp",
+    "rtf",
+    "jsonl",
+    "ndjson",
+    "parquet",
+    "avro",
+    "sqlite",
+    "db",
+    "mov",
+    "avi",
+    "mkv",
+    "webm",
+    "m4a",
+    "flac",
+    "ogg",
+    "tif",
+    "tiff",
+    "bmp",
+    "heic",
+    "psd",
+    "ai",
+    "eps",
+    "key",
+    "pages",
+    "numbers",
+    "eml",
+    "msg",
+    "ics",
+    "vcf",
+    "gpx",
+    "kml",
+    "geojson",
+    "stl",
+    "glb",
+    "gltf",
+    "dxf",
+    "dwg",
 ];
 
 /// Marks the plan's fenced commands that name an input file existing in neither the skill nor the target (the
@@ -154,6 +220,12 @@ pub(crate) fn resolve_steps(
                 step.example = Some(format!(
                     "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
                      --net-preset package-registries, to run it)"
+                ));
+                continue;
+            }
+            if let Some(host) = calls_out(&step.command) {
+                step.example = Some(format!(
+                    "it calls `{host}`, and the network is off (--net {host} to run it)"
                 ));
                 continue;
             }
@@ -212,6 +284,25 @@ fn downloads(command: &str, node_packages: &std::collections::HashSet<String>) -
             .or_else(|| c.get(3))
             .or_else(|| c.get(4))
             .map(|m| format!("`{}`", escape_input(m.as_str())))
+    })
+}
+
+/// The host a command sends a request to with an HTTP client (`curl`, `wget`, `http`, `xh`), when it is not this
+/// machine's own (`localhost`, a loopback address): with the network off the step can only fail.
+fn calls_out(command: &str) -> Option<String> {
+    static CLIENT: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?m)(?:^|[;&|(]\s*|\$\()(?:curl|wget|http|https|xh)\b[^\n;&|]*?["']?(?:https?://)([A-Za-z0-9.-]+)"#,
+        )
+        .ok()
+    });
+    CLIENT.as_ref()?.captures_iter(command).find_map(|c| {
+        let host = c.get(1)?.as_str().trim_end_matches('.').to_ascii_lowercase();
+        let local = host == "localhost"
+            || host.ends_with(".localhost")
+            || host.starts_with("127.")
+            || host == "0.0.0.0";
+        (!local && host.contains('.')).then(|| escape_input(&host))
     })
 }
 
@@ -704,6 +795,35 @@ mod tests {
             "echo npx",
         ] {
             assert_eq!(downloads(cmd, &node_dependencies(root.path())), None, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn requests_to_other_hosts_need_the_network() {
+        for (cmd, host) in [
+            (
+                "curl -s https://api.screenshotone.com/take?url=x -o shot.png",
+                "api.screenshotone.com",
+            ),
+            ("wget -q \"https://example.org/file.tar.gz\"", "example.org"),
+            (
+                "cd out && curl -X POST http://convert.example.com/v1",
+                "convert.example.com",
+            ),
+            (
+                "TOKEN=$(curl -s https://auth.example.net/token)",
+                "auth.example.net",
+            ),
+        ] {
+            assert_eq!(calls_out(cmd).as_deref(), Some(host), "{cmd}");
+        }
+        for cmd in [
+            "curl -s http://localhost:8000/health",
+            "curl http://127.0.0.1:3000",
+            "echo see https://docs.example.com",
+            "python3 scripts/fetch.py",
+        ] {
+            assert_eq!(calls_out(cmd), None, "{cmd}");
         }
     }
 }

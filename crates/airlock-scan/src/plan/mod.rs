@@ -82,13 +82,25 @@ fn needs_the_host(command: &str) -> Option<String> {
              skill needs that this machine lacks is named in the summary)"
         ));
     }
-    command
-        .lines()
-        .any(|l| {
-            let l = l.trim_start();
-            l.starts_with("sudo ") || l.contains("&& sudo ") || l.contains("; sudo ") || l.contains("| sudo ")
-        })
-        .then(|| "it runs sudo: a sandbox run never has root".to_owned())
+    if command.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("sudo ") || l.contains("&& sudo ") || l.contains("; sudo ") || l.contains("| sudo ")
+    }) {
+        return Some("it runs sudo: a sandbox run never has root".to_owned());
+    }
+    // The kernel's settings, modules, mounts and services are the host's, never a sandbox's.
+    static HOST_ONLY: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(
+            r"(?m)>\s*/proc/sys/|\bsysctl\s+(?:-w\s|\S+=)|(?:^|[;&|]\s*)(?:modprobe|insmod|rmmod|swapon|swapoff|mount|umount|systemctl|service|launchctl)\s",
+        )
+        .expect("a valid pattern")
+    });
+    HOST_ONLY.find(command).map(|m| {
+        format!(
+            "`{}` changes the host's kernel settings or services: a sandbox run cannot, and should not",
+            m.as_str().trim().trim_start_matches([';', '&', '|']).trim()
+        )
+    })
 }
 
 /// The interpreter for a script the skill ships, from its extension or its `#!` line.
@@ -182,6 +194,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                         "javascript" => "node",
                         "perl" => "perl",
                         "ruby" => "ruby",
+                        "powershell" => "pwsh",
                         _ => return None,
                     }
                     .to_owned(),
@@ -478,6 +491,27 @@ mod tests {
             None
         );
         assert_eq!(skill_dir_placeholders("echo {name}"), "echo {name}");
+    }
+
+    #[test]
+    fn what_only_the_host_can_do_is_listed_not_run() {
+        for cmd in [
+            "sync && echo 3 > /proc/sys/vm/drop_caches",
+            "sysctl -w vm.swappiness=10",
+            "sudo sysctl vm.swappiness=10",
+            "systemctl restart nginx",
+            "cd /srv && modprobe br_netfilter",
+        ] {
+            assert!(needs_the_host(cmd).is_some(), "{cmd}");
+        }
+        for cmd in [
+            "cat /proc/sys/vm/swappiness",
+            "sysctl vm.swappiness",
+            "echo service is up",
+            "python3 scripts/mount_check.py",
+        ] {
+            assert_eq!(needs_the_host(cmd), None, "{cmd}");
+        }
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub(super) fn not_standalone(
             "a helper: {by} imports it; it runs when that script does"
         ));
     }
+    if language == Some("batch") {
+        return Some("a Windows batch file: it runs under cmd.exe on Windows, not in a Linux sandbox".into());
+    }
     if language == Some("python") {
         if rel.ends_with("__init__.py") {
             return Some("a package's __init__.py, not a program".into());
@@ -158,15 +161,23 @@ re!(
     r#"add_argument\(\s*["']([A-Za-z_][\w-]*)["']\s*(?:,|\))"#
 );
 re!(PY_ARGV, r"sys\.argv\[\s*[1-9]\s*\]");
-re!(PY_ARGC, r"len\(\s*sys\.argv\s*\)\s*(?:<|!=|<=)\s*[2-9]");
+re!(
+    PY_ARGC,
+    r"len\(\s*sys\.argv\s*\)\s*(?:(?:<|!=|<=)\s*[2-9]|==\s*1\b)|\bnot\s+sys\.argv\[\s*1\s*:\s*\]"
+);
+// An argparse option (or group, or subcommand) the parser insists on.
+re!(PY_REQUIRED, r"\brequired\s*=\s*True\b");
 re!(CLICK_ARGUMENT, r"@click\.argument\(");
 re!(
     SH_ARG,
-    r#"\$(?:1|\{1\})(?:[^\d:-]|$)|\$\{1:\?|\$#\s*-(?:lt|eq)\s*[1-9]|\[\s*-z\s+"?\$(?:1|\{1\})"?\s*\]"#
+    r#"\$(?:1|\{1\})(?:[^\d:-]|$)|\$\{1:\?|"?\$#"?\s*-(?:lt|eq)\s*[0-9]|\(\(\s*\$?#\s*(?:==\s*0|<\s*[1-9])\s*\)\)|\[\s*-z\s+"?\$(?:1|\{1\})"?\s*\]"#
 );
 re!(SH_FUNCTION, r"^\s*(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))");
 re!(JS_ARGV, r"process\.argv\[\s*[2-9]\s*\](?:\s*[^|?\s]|\s*$)");
-re!(JS_ARGC, r"(?:process\.argv|args)\.length\s*(?:<|!==|<=)\s*[1-9]");
+re!(
+    JS_ARGC,
+    r"(?:process\.argv|args)\.length\s*(?:(?:<|!==|<=)\s*[1-9]|===?\s*0\b)|process\.argv\.length\s*===?\s*2\b|!\s*(?:process\.)?args?\.length\b"
+);
 
 /// Where the script shows it needs arguments: a required positional argument, a read of the first argument, a
 /// check of the argument count.
@@ -201,6 +212,9 @@ fn needs_arguments(text: &str, language: Option<&str>) -> Option<(usize, String)
             }
         }
         if language == Some("python") {
+            if PY_REQUIRED.is_match(code) && text.contains("argparse") {
+                return Some((i + 1, code.trim().chars().take(80).collect()));
+            }
             // A positional argparse argument is required unless it says otherwise.
             if let Some(c) = PY_POSITIONAL.captures(code) {
                 let optional = ["nargs=\"?\"", "nargs='?'", "nargs=\"*\"", "nargs='*'", "default="]
@@ -320,6 +334,20 @@ mod tests {
                 "const file = process.argv[2];\nconsole.log(file);\n",
                 "javascript",
             ),
+            (
+                "import argparse\np = argparse.ArgumentParser()\np.add_argument(\n    '--prompt',\n    required=True,\n)\n",
+                "python",
+            ),
+            (
+                "import sys\nif len(sys.argv) == 1:\n    print('usage: inspect.py <deck.pptx>')\n    sys.exit(1)\n",
+                "python",
+            ),
+            ("#!/bin/bash\nif [ \"$#\" -eq 0 ]; then\n  echo usage; exit 1\nfi\n", "shell"),
+            ("#!/bin/bash\nif (( $# == 0 )); then echo usage; exit 1; fi\n", "shell"),
+            (
+                "const args = process.argv.slice(2);\nif (args.length === 0) { usage(); }\n",
+                "javascript",
+            ),
         ] {
             let why = not_standalone("scripts/x", text, Some(lang), &[]);
             assert!(
@@ -329,6 +357,7 @@ mod tests {
         }
         for (text, lang) in [
             ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--input')\np.add_argument('out', nargs='?')\np.parse_args()\n", "python"),
+            ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--v', required=False)\np.parse_args()\n", "python"),
             ("print('hello')\n", "python"),
             ("import sys\nmain(sys.argv[1:])\n", "python"),
             ("#!/bin/bash\nname=${1:-world}\necho \"hi $name\"\n", "shell"),
