@@ -223,7 +223,8 @@ pub(crate) fn resolve_steps(
                 ));
                 continue;
             }
-            if let Some(host) = calls_out(&step.command) {
+            // An installer fetched and piped to a shell is an install, recorded as one; a plain request only fails.
+            if let Some(host) = calls_out(&step.command).filter(|_| step.kind == "shell") {
                 step.example = Some(format!(
                     "it calls `{host}`, and the network is off (--net {host} to run it)"
                 ));
