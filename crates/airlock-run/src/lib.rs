@@ -549,7 +549,9 @@ fn execute_inner(
         .map_err(|e| RunError::Usage(format!("cannot plan the skill: {e}")))?;
     // A skill the scan blocks is refused (and that refusal recorded) before the invocation is looked at.
     let refuse = report.risk_level == RiskLevel::Block && !request.force;
-    let target = if request.mode == RunMode::Sandbox {
+    // A dry run resolves its steps against the same target a sandbox run would use, so it shows exactly what would
+    // run (an input the target lacks makes a step an example in both).
+    let target = if matches!(request.mode, RunMode::Sandbox | RunMode::DryRun) {
         phase(Phase::Snapshotting, request.target.clone());
         let t = target::prepare(&request.target, settings)?;
         if let Some(canaries) = &request.detonation {

@@ -334,3 +334,54 @@ fn data_in_shell_blocks_and_quoted_placeholders_are_listed_not_run() {
         ran.stdout
     );
 }
+
+/// What only the host or the network can do is listed with its reason, not run to fail: a request to another host
+/// with the network off, a write to the kernel's settings, a helper that insists on arguments; a PowerShell script
+/// is started with `pwsh`.
+#[test]
+fn what_only_the_host_or_the_network_can_do_is_listed_with_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("ops");
+    let body = "Fetch the items:\n\n```bash\ncurl -s https://api.example.com/v1/items\n```\n\nFree the page cache:\n\n```bash\necho 3 > /proc/sys/vm/drop_caches\n```\n\nSay so:\n\n```bash\necho ran\n```\n\nGenerate with `scripts/gen.py`; on Windows, `scripts/setup.ps1`.\n";
+    write(&dir, "SKILL.md", &skill_md("ops", body));
+    write(
+        &dir,
+        "scripts/gen.py",
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument(\n    '--prompt',\n    required=True,\n)\nprint(p.parse_args().prompt)\n",
+    );
+    write(&dir, "scripts/setup.ps1", "Write-Output 'hi'\n");
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    let out = &dry.stdout;
+    for (line, why) in [
+        (
+            "api.example.com",
+            "the network is off (--net api.example.com to run it)",
+        ),
+        (
+            "/proc/sys/vm/drop_caches",
+            "changes the host's kernel settings or services",
+        ),
+        ("scripts/gen.py", "needs arguments"),
+    ] {
+        let listed = out
+            .lines()
+            .find(|l| l.contains(line) && l.contains("(not run: "))
+            .unwrap_or_default();
+        assert!(listed.contains(why), "{line}: {listed}\n{out}");
+    }
+    assert!(out.contains("pwsh scripts/setup.ps1"), "{out}");
+    let ran = airlock(
+        &data,
+        &[
+            "run",
+            dir.to_str().unwrap(),
+            "--script",
+            "scripts/gen.py",
+            "--",
+            "--prompt",
+            "x",
+        ],
+    );
+    assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+}
