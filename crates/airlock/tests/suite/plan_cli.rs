@@ -177,7 +177,7 @@ fn uv_run_is_shown_as_what_runs() {
     let dry = airlock(&data, &["run", "--mode", "dry-run", dir.to_str().unwrap()]);
     assert!(
         dry.stdout
-            .contains("python3 scripts/hello.py  (`uv run` here is `python3`"),
+            .contains("python3 /skill/scripts/hello.py  (`uv run` here is `python3`"),
         "{}",
         dry.stdout
     );
