@@ -443,7 +443,6 @@ fn is_expiry(why: &str) -> bool {
         || w.contains("before certificate validity")
         || w.contains("expired")
         || w.contains("not yet valid")
-        || w.contains("outside")
 }
 
 fn shown(name: &str) -> String {

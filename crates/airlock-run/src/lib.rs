@@ -154,17 +154,23 @@ impl Imported {
             skipped: &self.staged.skipped,
         })?;
         let mut found = signatures::sigstore_findings(self.sigstore_checks(&report)?, &report);
-        if let (Some(keyring), Some(sig), Some(commit)) = (
-            self.keyring()?,
-            &self.staged.signature,
-            self.staged.source.commit.as_ref(),
-        ) {
-            found.extend(signatures::openpgp_finding(
-                &commit.to_string(),
-                sig,
-                &keyring,
+        let commit = self.staged.source.commit.as_ref().map(ToString::to_string);
+        if let Some(text) = &self.signatures.allowed_signers {
+            let allowed = airlock_attest::signers::AllowedSigners::parse(text)
+                .map_err(|e| RunError::Signatures(format!("the allowed signers: {e}")))?;
+            let ssh = signatures::ssh_finding(
+                commit.as_deref(),
+                self.staged.signature.as_ref(),
+                &allowed,
                 &report,
-            ));
+            );
+            // An OpenPGP signature is the keyring's to check, when one is given.
+            if !(ssh.rule == "signature/openpgp" && self.signatures.keyring.is_some()) {
+                found.push(ssh);
+            }
+        }
+        if let (Some(keyring), Some(sig), Some(commit)) = (self.keyring()?, &self.staged.signature, &commit) {
+            found.extend(signatures::openpgp_finding(commit, sig, &keyring, &report));
         }
         if !found.is_empty() {
             let note = found

@@ -22,6 +22,8 @@ pub struct SignatureSettings {
     pub identity: Option<(String, String)>,
     /// OpenPGP public keys (armored) a commit's OpenPGP signature is checked with.
     pub keyring: Option<String>,
+    /// An OpenSSH allowed-signers file: the commit must carry an SSH signature by one of its signers.
+    pub allowed_signers: Option<String>,
     /// Bundles given by hand (their name and text), over a file of the skill or the archive it came in.
     pub bundles: Vec<(String, String)>,
 }
@@ -194,6 +196,76 @@ fn list(names: &[String], what: &str) -> String {
     } else {
         head
     }
+}
+
+/// The commit's SSH signature against the allowed signers (asked for: an unsigned commit, or a source that is not a
+/// git commit, is a finding too), as a finding citing the skill's SKILL.md: the signature covers every file of the
+/// commit, so none is named alone.
+pub fn ssh_finding(
+    commit: Option<&str>,
+    signature: Option<&airlock_source::CommitSignature>,
+    allowed: &airlock_attest::signers::AllowedSigners,
+    report: &ScanReport,
+) -> Finding {
+    use airlock_attest::signers::check_commit;
+    let finding = |rule: &str, severity: Severity, message: String| Finding {
+        rule: rule.to_owned(),
+        severity,
+        file: skill_md(report),
+        line: 0,
+        evidence: commit.unwrap_or_default().to_owned(),
+        message,
+        context: FindingContext::Code,
+    };
+    let Some(commit) = commit else {
+        return finding(
+            "signature/unsigned",
+            Severity::High,
+            "Not a git commit: there is no commit signature to check.".into(),
+        );
+    };
+    let Some(sig) = signature else {
+        return finding(
+            "signature/unsigned",
+            Severity::High,
+            format!("Commit {commit} is not signed; --allowed-signers asks for a signed one."),
+        );
+    };
+    let (rule, severity, message) = match check_commit(&sig.armored, &sig.signed, sig.time, allowed) {
+        CommitCheck::Verified { principal, fingerprint } => (
+            "signature/verified",
+            Severity::Info,
+            format!(
+                "Commit {commit} is signed by {} (key {fingerprint}); the signature covers every file of the \
+                 commit, the skill's included.",
+                airlock_types::display::line(&principal)
+            ),
+        ),
+        CommitCheck::UnknownSigner { fingerprint } => (
+            "signature/unknown-signer",
+            Severity::High,
+            format!("Commit {commit} is signed with key {fingerprint}, which the allowed signers do not list."),
+        ),
+        CommitCheck::Expired { principal, fingerprint, why } => (
+            "signature/expired",
+            Severity::High,
+            format!(
+                "Commit {commit} is signed by {} (key {fingerprint}) outside the time allowed: {why}.",
+                airlock_types::display::line(&principal)
+            ),
+        ),
+        CommitCheck::Invalid { why } => (
+            "signature/invalid",
+            Severity::Critical,
+            format!("Commit {commit} carries a signature that does not hold over what was imported: {why}."),
+        ),
+        CommitCheck::OpenPgp => (
+            "signature/openpgp",
+            Severity::Medium,
+            format!("Commit {commit} is signed with OpenPGP; --allowed-signers checks SSH signatures (--keyring checks OpenPGP ones)."),
+        ),
+    };
+    finding(rule, severity, message)
 }
 
 /// The commit's OpenPGP signature against the keyring, as a finding (none when the commit is not signed with

@@ -74,6 +74,11 @@ const SYSTEM_MANAGERS: &[&str] = &[
     "apt", "brew", "winget", "choco", "scoop", "dnf", "yum", "zypper", "apk", "snap", "port", "pacman",
 ];
 
+re!(
+    HOST_ONLY,
+    r"(?m)>\s*/proc/sys/|\bsysctl\s+(?:-w\s|\S+=)|(?:^|[;&|]\s*)(?:modprobe|insmod|rmmod|swapon|swapoff|mount|umount|systemctl|service|launchctl)\s"
+);
+
 /// Why a command is not run because of what it needs of the host: a system package install, or root.
 fn needs_the_host(command: &str) -> Option<String> {
     if let Some(manager) = install_manager(command).filter(|m| SYSTEM_MANAGERS.contains(m)) {
@@ -89,12 +94,6 @@ fn needs_the_host(command: &str) -> Option<String> {
         return Some("it runs sudo: a sandbox run never has root".to_owned());
     }
     // The kernel's settings, modules, mounts and services are the host's, never a sandbox's.
-    static HOST_ONLY: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
-        Regex::new(
-            r"(?m)>\s*/proc/sys/|\bsysctl\s+(?:-w\s|\S+=)|(?:^|[;&|]\s*)(?:modprobe|insmod|rmmod|swapon|swapoff|mount|umount|systemctl|service|launchctl)\s",
-        )
-        .expect("a valid pattern")
-    });
     HOST_ONLY.find(command).map(|m| {
         format!(
             "`{}` changes the host's kernel settings or services: a sandbox run cannot, and should not",

@@ -61,6 +61,10 @@ pub struct SignatureArgs {
     /// checked with.
     #[arg(long, value_name = "FILE")]
     pub keyring: Option<PathBuf>,
+    /// An OpenSSH allowed-signers file (as git's `gpg.ssh.allowedSignersFile`): the skill's commit must carry an SSH
+    /// signature by one of its signers, valid at the commit's time; the report says who signed, or why not.
+    #[arg(long, value_name = "FILE")]
+    pub allowed_signers: Option<PathBuf>,
 }
 
 impl SignatureArgs {
@@ -70,6 +74,7 @@ impl SignatureArgs {
             || self.identity.is_some()
             || self.trust_root.is_some()
             || self.keyring.is_some()
+            || self.allowed_signers.is_some()
     }
 
     /// The settings, each file read and checked now (a trust root, key or keyring that cannot be read is the
@@ -85,6 +90,10 @@ impl SignatureArgs {
         if let Some(k) = &s.keyring {
             airlock_attest::openpgp::Keyring::parse(k)
                 .map_err(|e| super::net::UsageError(format!("--keyring: {e}")))?;
+        }
+        if let Some(a) = &s.allowed_signers {
+            airlock_attest::signers::AllowedSigners::parse(a)
+                .map_err(|e| super::net::UsageError(format!("--allowed-signers: {e}")))?;
         }
         Ok(s)
     }
@@ -106,6 +115,11 @@ impl SignatureArgs {
                 .collect::<anyhow::Result<_>>()?,
             identity: self.identity.clone().zip(self.issuer.clone()),
             keyring: self.keyring.as_ref().map(|p| read(p, "--keyring")).transpose()?,
+            allowed_signers: self
+                .allowed_signers
+                .as_ref()
+                .map(|p| read(p, "--allowed-signers"))
+                .transpose()?,
             bundles: Vec::new(),
         })
     }
@@ -146,10 +160,6 @@ pub struct ScanArgs {
     /// the skill's digest and commit, the level, the classification and the digest of the findings.
     #[arg(long, value_name = "FILE")]
     pub attest: Option<PathBuf>,
-    /// An OpenSSH allowed-signers file (as git's `gpg.ssh.allowedSignersFile`): the skill's commit must carry an SSH
-    /// signature by one of its signers, valid at the commit's time; the report says who signed, or why not.
-    #[arg(long, value_name = "FILE")]
-    pub allowed_signers: Option<PathBuf>,
     /// Time the detonation may take, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 10, requires = "detonate")]
     pub detonate_timeout: u64,
@@ -210,13 +220,6 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         Ok(store) => imported.scan_trusted(&store)?.0,
         Err(_) => imported.scan()?,
     };
-    if let Some(file) = &args.allowed_signers {
-        let text = fs_err::read_to_string(file).context("reading --allowed-signers")?;
-        let allowed = airlock_attest::signers::AllowedSigners::parse(&text)
-            .map_err(|e| super::net::UsageError(format!("--allowed-signers: {e}")))?;
-        let (found, note) = signature_findings(&imported.staged, &report, &allowed);
-        airlock_scan::add_evidence(&mut report, found, note);
-    }
     if args.detonate && !report.inventory.files.is_empty() {
         detonate(args, &mut report)?;
     }
@@ -320,12 +323,11 @@ fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Resul
     if args.runtime
         || args.detonate
         || args.attest.is_some()
-        || args.allowed_signers.is_some()
         || args.source.signatures.given()
         || !args.source.signature.is_empty()
     {
         anyhow::bail!(
-            "--runtime, --detonate, --attest, --allowed-signers and the signature flags work on this machine; they do \
+            "--runtime, --detonate, --attest and the signature flags work on this machine; they do \
              not go through --server (the server checks signatures with its operator's settings)"
         );
     }
@@ -374,83 +376,6 @@ fn detonate(args: &ScanArgs, report: &mut ScanReport) -> anyhow::Result<()> {
     )?;
     airlock_scan::add_evidence(report, found.findings, found.summary);
     Ok(())
-}
-
-/// What the skill's commit signature says, against the allowed signers: findings citing the skill's SKILL.md (the
-/// signature covers every file of the commit, so none is named alone), and a sentence for the headline.
-fn signature_findings(
-    staged: &StagedSource,
-    report: &ScanReport,
-    allowed: &airlock_attest::signers::AllowedSigners,
-) -> (Vec<airlock_types::Finding>, String) {
-    use airlock_attest::signers::{check_commit, CommitCheck};
-    use airlock_types::{Finding, FindingContext, Severity};
-    let commit = staged.source.commit.as_ref().map(ToString::to_string);
-    let file = report
-        .skills
-        .first()
-        .map(|s| {
-            if s.path.is_empty() {
-                "SKILL.md".to_owned()
-            } else {
-                format!("{}/SKILL.md", s.path)
-            }
-        })
-        .unwrap_or_else(|| "SKILL.md".into());
-    let finding = |rule: &str, severity: Severity, message: String| Finding {
-        rule: rule.to_owned(),
-        severity,
-        file: file.clone(),
-        line: 0,
-        evidence: commit.clone().unwrap_or_default(),
-        message,
-        context: FindingContext::Code,
-    };
-    let Some(commit) = commit.clone() else {
-        let note = "Not a git commit: there is no commit signature to check.".to_owned();
-        return (
-            vec![finding("signature/unsigned", Severity::High, note.clone())],
-            note,
-        );
-    };
-    let Some(sig) = &staged.signature else {
-        let note = format!("Commit {commit} is not signed; --allowed-signers asks for a signed one.");
-        return (
-            vec![finding("signature/unsigned", Severity::High, note.clone())],
-            note,
-        );
-    };
-    let (rule, severity, message) = match check_commit(&sig.armored, &sig.signed, sig.time, allowed) {
-        CommitCheck::Verified { principal, fingerprint } => (
-            "signature/verified",
-            Severity::Info,
-            format!(
-                "Commit {commit} is signed by {principal} (key {fingerprint}); the signature covers every file of the \
-                 commit, the skill's included."
-            ),
-        ),
-        CommitCheck::UnknownSigner { fingerprint } => (
-            "signature/unknown-signer",
-            Severity::High,
-            format!("Commit {commit} is signed with key {fingerprint}, which the allowed signers do not list."),
-        ),
-        CommitCheck::Expired { principal, fingerprint, why } => (
-            "signature/expired",
-            Severity::High,
-            format!("Commit {commit} is signed by {principal} (key {fingerprint}) outside the time allowed: {why}."),
-        ),
-        CommitCheck::Invalid { why } => (
-            "signature/invalid",
-            Severity::Critical,
-            format!("Commit {commit} carries a signature that does not hold over what was imported: {why}."),
-        ),
-        CommitCheck::OpenPgp => (
-            "signature/openpgp",
-            Severity::Medium,
-            format!("Commit {commit} is signed with OpenPGP; --allowed-signers checks SSH signatures only."),
-        ),
-    };
-    (vec![finding(rule, severity, message.clone())], message)
 }
 
 /// Each run `scan --runtime` made: its id and status.
