@@ -198,6 +198,16 @@ const DATA_EXTENSIONS: &[&str] = &[
     "dwg",
 ];
 
+/// Programs that run the file named after them (and their options).
+const INTERPRETERS: &[&str] = &[
+    "python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "tsx", "ts-node", "deno", "bun", "pwsh",
+];
+
+/// What a program an interpreter runs is written in, by extension.
+const CODE_EXTENSIONS: &[&str] = &[
+    "py", "js", "mjs", "cjs", "ts", "mts", "sh", "bash", "rb", "pl", "ps1",
+];
+
 /// Marks the plan's fenced commands that name an input file existing in neither the skill nor the target (the
 /// `input.pdf` of an example), and points the ones that name a file of the skill at it (`python scripts/x.py` runs
 /// `$SKILL_DIR/scripts/x.py`, as an agent reading the skill would).
@@ -319,6 +329,8 @@ fn resolve_line(
     let mut after_output = false;
     let mut rewritten: Vec<String> = Vec::new();
     let mut command_start = true;
+    // The word after an interpreter (and its options) is the program it runs.
+    let mut after_interpreter = false;
     for word in line.split(' ') {
         let quoted = word.trim_matches(['"', '\'']);
         // `./input.csv` names the same file as `input.csv`.
@@ -326,6 +338,9 @@ fn resolve_line(
             .strip_prefix("./")
             .filter(|b| !b.is_empty())
             .unwrap_or(quoted);
+        let runs_it = after_interpreter;
+        after_interpreter = INTERPRETERS.contains(&bare)
+            || (runs_it && bare.starts_with('-') && bare != "-m" && bare != "-c");
         let is_output = after_output;
         after_output = matches!(bare, ">" | ">>" | "-o" | "--output" | "--out" | "2>");
         let at_start = command_start;
@@ -362,6 +377,17 @@ fn resolve_line(
         }
         let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
         let missing_input = !is_output && !in_skill && !in_target && !bare.starts_with('.');
+        if missing_input
+            && runs_it
+            && ext
+                .as_ref()
+                .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))
+        {
+            return Err(format!(
+                "an example: it runs {}, which is in neither the skill nor the target",
+                escape_input(bare)
+            ));
+        }
         if missing_input && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str())) {
             return Err(format!(
                 "an example: it reads {}, which is in neither the skill nor the target",
@@ -797,6 +823,25 @@ mod tests {
         ] {
             assert_eq!(downloads(cmd, &node_dependencies(root.path())), None, "{cmd}");
         }
+    }
+
+    #[test]
+    fn a_program_that_exists_nowhere_makes_the_command_an_example() {
+        let skill = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(skill.path().join("scripts")).unwrap();
+        fs_err::write(skill.path().join("scripts/have.py"), "print(1)\n").unwrap();
+        let mut made = std::collections::HashSet::new();
+        let mut resolve = |line: &str| resolve_line(line, skill.path(), target.path(), &mut made);
+        let why = resolve("python scripts/generate_schematic.py \"a diagram\" -o out.png").unwrap_err();
+        assert!(why.contains("it runs scripts/generate_schematic.py"), "{why}");
+        assert!(resolve("python3 -u other_skill/run.sh").is_err());
+        let ok = resolve("python3 -u scripts/have.py").unwrap();
+        assert!(ok.contains("/scripts/have.py"), "{ok}");
+        // A module, an inline program and a word that is not a program's file are not programs to find.
+        assert!(resolve("python3 -m http.server").is_ok());
+        assert!(resolve("python -c print").is_ok());
+        assert!(resolve("echo notes.py").is_ok());
     }
 
     #[test]
