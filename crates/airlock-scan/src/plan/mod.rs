@@ -36,6 +36,7 @@ re!(
     | \b(?:winget|choco|scoop)\s+install\b
     | \b(?:dnf|yum|zypper|apk|snap|port)\s+(?:install|add)\b
     | \bpacman\s+-S
+    | \b(?:conda|mamba|micromamba)\s+install\b
     | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"
 );
 
@@ -64,6 +65,7 @@ pub fn install_manager(command: &str) -> Option<&'static str> {
             "snap" => "snap",
             "port" => "port",
             "pacman" => "pacman",
+            "conda" | "mamba" | "micromamba" => "conda",
             _ => "pip",
         }
     })
@@ -72,6 +74,7 @@ pub fn install_manager(command: &str) -> Option<&'static str> {
 /// Package managers of an operating system (or of another one): nothing a sandbox run can install with.
 const SYSTEM_MANAGERS: &[&str] = &[
     "apt", "brew", "winget", "choco", "scoop", "dnf", "yum", "zypper", "apk", "snap", "port", "pacman",
+    "conda",
 ];
 
 re!(
@@ -523,6 +526,11 @@ mod tests {
             Some("curl-pipe-shell")
         );
         assert_eq!(install_manager("sudo apt-get install -y jq"), Some("apt"));
+        assert_eq!(
+            install_manager("conda install -c bioconda mafft iqtree"),
+            Some("conda")
+        );
+        assert!(needs_the_host("mamba install -c conda-forge gdal").is_some());
         assert_eq!(install_manager("bun add zod"), Some("bun"));
         assert_eq!(
             install_manager("which pdftoppm || brew install poppler"),

@@ -26,6 +26,14 @@ const MATERIAL_DIRS: &[(&str, &str)] = &[
 /// examples or tests.
 pub(super) fn material(rel: &str) -> Option<String> {
     let dirs: Vec<&str> = rel.split('/').collect();
+    // `template_module.py`, `module_template.py`, `x.template.js`: a file to copy and fill in, wherever it sits.
+    let name = dirs.last().copied().unwrap_or(rel).to_ascii_lowercase();
+    let stem = name.split('.').next().unwrap_or(&name);
+    if stem.starts_with("template_") || stem.ends_with("_template") || name.contains(".template.") {
+        return Some(format!(
+            "a template (by its name): material the skill copies or adapts, not a program to start; try --script {rel}"
+        ));
+    }
     dirs[..dirs.len().saturating_sub(1)].iter().find_map(|d| {
         MATERIAL_DIRS.iter().find(|(name, _)| d == name).map(|(name, what)| {
             format!("{what} ({name}/): material the skill copies or adapts, not a program to start; try --script {rel}")
@@ -303,6 +311,24 @@ mod tests {
             not_standalone("scripts/go.sh", &skill[3].1, Some("shell"), &skill),
             None
         );
+    }
+
+    #[test]
+    fn templates_by_name_are_material() {
+        for rel in [
+            "scripts/template_lightning_module.py",
+            "scripts/datamodule_template.py",
+            "scripts/app.template.js",
+        ] {
+            assert!(material(rel).is_some_and(|w| w.contains("a template")), "{rel}");
+        }
+        for rel in [
+            "scripts/render_templates.py",
+            "scripts/templater.py",
+            "scripts/run.py",
+        ] {
+            assert_eq!(material(rel), None, "{rel}");
+        }
     }
 
     #[test]
