@@ -251,7 +251,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         // The skill's scripts each command of this block starts, to tell variants of one command apart.
         let mut started_here: Vec<(String, u32)> = Vec::new();
         for unit in units {
-            let command = skill_dir_placeholders(&unit.text);
+            let command = skill_dir_placeholders(&unit.text, meta.name.as_deref().unwrap_or_default());
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -370,10 +370,23 @@ const SKILL_DIR_PLACEHOLDERS: &[&str] = &[
 ];
 
 /// A command with the skill-folder placeholders agents fill in replaced by `$SKILL_DIR`.
-pub fn skill_dir_placeholders(command: &str) -> String {
-    SKILL_DIR_PLACEHOLDERS
+pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
+    let replaced = SKILL_DIR_PLACEHOLDERS
         .iter()
-        .fold(command.to_owned(), |c, p| c.replace(p, "$SKILL_DIR"))
+        .fold(command.to_owned(), |c, p| c.replace(p, "$SKILL_DIR"));
+    // Where an agent installs the skill (`~/.codex/skills/NAME`, `~/.claude/skills/NAME`, `$HOME/...`) is the skill's
+    // folder too.
+    if skill_name.is_empty() || !replaced.contains("/skills/") {
+        return replaced;
+    }
+    ["~", "$HOME", "${HOME}"]
+        .iter()
+        .flat_map(|home| {
+            [".claude", ".codex", ".agents", ".cursor", ".gemini"]
+                .into_iter()
+                .map(move |agent| format!("{home}/{agent}/skills/{skill_name}"))
+        })
+        .fold(replaced, |c, p| c.replace(&p, "$SKILL_DIR"))
 }
 
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -381,6 +394,7 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"(?x)
         <[A-Za-z_][\w\ .-]*>                       # <file>, <input.pdf>
         | (?:^|\s)\[[A-Za-z_][\w-]*\](?:\s|$)     # [options], [timeout_seconds] as an argument
+        | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
         | (?:^|\s)\.\.\.(?:\s|$)                  # ...
         | \b(?:path/to|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b",
@@ -481,18 +495,32 @@ mod tests {
     #[test]
     fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
         assert_eq!(
-            skill_dir_placeholders("python3 {baseDir}/scripts/x.py a.pdf"),
+            skill_dir_placeholders("python3 {baseDir}/scripts/x.py a.pdf", "x"),
             "python3 $SKILL_DIR/scripts/x.py a.pdf"
         );
         assert_eq!(
-            skill_dir_placeholders("node ${CLAUDE_PLUGIN_ROOT}/run.js"),
+            skill_dir_placeholders("node ${CLAUDE_PLUGIN_ROOT}/run.js", "x"),
             "node $SKILL_DIR/run.js"
         );
         assert_eq!(
-            placeholder(&skill_dir_placeholders("bash {skill_dir}/go.sh")),
+            placeholder(&skill_dir_placeholders("bash {skill_dir}/go.sh", "x")),
             None
         );
-        assert_eq!(skill_dir_placeholders("echo {name}"), "echo {name}");
+        assert_eq!(skill_dir_placeholders("echo {name}", "x"), "echo {name}");
+        assert_eq!(
+            skill_dir_placeholders(
+                "python3 ~/.codex/skills/context7/scripts/context7.py context q",
+                "context7"
+            ),
+            "python3 $SKILL_DIR/scripts/context7.py context q"
+        );
+        assert_eq!(
+            skill_dir_placeholders("ls ~/.claude/skills/other/scripts", "context7"),
+            "ls ~/.claude/skills/other/scripts"
+        );
+        // A usage synopsis is not a command.
+        assert!(placeholder("process-watch list [--sort cpu|mem|disk|name] [--limit 20]").is_some());
+        assert!(placeholder("tool [-h] FILE").is_some());
     }
 
     #[test]
