@@ -173,6 +173,11 @@ re!(
     PY_ARGC,
     r"len\(\s*sys\.argv\s*\)\s*(?:(?:<|!=|<=)\s*[2-9]|==\s*1\b)|\bnot\s+sys\.argv\[\s*1\s*:\s*\]"
 );
+// Options checked by hand: `if not args.handles and not args.import_:` then an error or an exit within a few lines.
+re!(
+    PY_OPTIONS_CHECKED,
+    r"(?m)^[ \t]*if[ \t]+not[ \t]+(?:args|opts|options)\.\w+(?:[ \t]+(?:and|or)[ \t]+not[ \t]+(?:args|opts|options)\.\w+)*[ \t]*:[ \t]*\n(?:[^\n]*\n){0,3}?[^\n]*(?:parser\.error|sys\.exit\([^0)]|exit\(1\)|return[ \t]+1\b)"
+);
 // An argparse option (or group, or subcommand) the parser insists on.
 re!(PY_REQUIRED, r"\brequired\s*=\s*True\b");
 re!(CLICK_ARGUMENT, r"@click\.argument\(");
@@ -235,6 +240,13 @@ fn needs_arguments(text: &str, language: Option<&str>) -> Option<(usize, String)
         }
         if patterns.iter().any(|p| p.is_match(code)) {
             return Some((i + 1, code.trim().chars().take(80).collect()));
+        }
+    }
+    if language == Some("python") {
+        if let Some(m) = PY_OPTIONS_CHECKED.find(text) {
+            let line = text[..m.start()].matches('\n').count() + 1;
+            let first = m.as_str().lines().next().unwrap_or_default();
+            return Some((line, first.trim().chars().take(80).collect()));
         }
     }
     None
@@ -374,6 +386,10 @@ mod tests {
                 "const args = process.argv.slice(2);\nif (args.length === 0) { usage(); }\n",
                 "javascript",
             ),
+            (
+                "import argparse, sys\np = argparse.ArgumentParser()\np.add_argument('--handles')\np.add_argument('--import', dest='import_')\nargs = p.parse_args()\nif not args.handles and not args.import_:\n    print('Error: provide --handles or --import')\n    sys.exit(1)\n",
+                "python",
+            ),
         ] {
             let why = not_standalone("scripts/x", text, Some(lang), &[]);
             assert!(
@@ -384,6 +400,7 @@ mod tests {
         for (text, lang) in [
             ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--input')\np.add_argument('out', nargs='?')\np.parse_args()\n", "python"),
             ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--v', required=False)\np.parse_args()\n", "python"),
+            ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--out')\nargs = p.parse_args()\nif not args.out:\n    args.out = 'report.md'\n", "python"),
             ("print('hello')\n", "python"),
             ("import sys\nmain(sys.argv[1:])\n", "python"),
             ("#!/bin/bash\nname=${1:-world}\necho \"hi $name\"\n", "shell"),
