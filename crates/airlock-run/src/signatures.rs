@@ -198,61 +198,53 @@ fn list(names: &[String], what: &str) -> String {
     }
 }
 
-/// The commit's SSH signature against the allowed signers (asked for: an unsigned commit, or a source that is not a
-/// git commit, is a finding too), as a finding citing the skill's SKILL.md: the signature covers every file of the
-/// commit, so none is named alone.
-pub fn ssh_finding(
-    commit: Option<&str>,
-    signature: Option<&airlock_source::CommitSignature>,
-    allowed: &airlock_attest::signers::AllowedSigners,
-    report: &ScanReport,
-) -> Finding {
-    use airlock_attest::signers::check_commit;
-    let finding = |rule: &str, severity: Severity, message: String| Finding {
-        rule: rule.to_owned(),
-        severity,
-        file: skill_md(report),
-        line: 0,
-        evidence: commit.unwrap_or_default().to_owned(),
-        message,
-        context: FindingContext::Code,
-    };
-    let Some(commit) = commit else {
-        return finding(
-            "signature/unsigned",
-            Severity::High,
-            "Not a git commit: there is no commit signature to check.".into(),
-        );
-    };
-    let Some(sig) = signature else {
-        return finding(
-            "signature/unsigned",
-            Severity::High,
-            format!("Commit {commit} is not signed; --allowed-signers asks for a signed one."),
-        );
-    };
-    let (rule, severity, message) = match check_commit(&sig.armored, &sig.signed, sig.time, allowed) {
+/// How a commit check names its key and its list, for the findings' words.
+struct CommitWords {
+    key: &'static str,
+    not_listed: &'static str,
+    outside: &'static str,
+}
+
+const SSH: CommitWords = CommitWords {
+    key: "key",
+    not_listed: "which the allowed signers do not list",
+    outside: "outside the time allowed",
+};
+
+const OPENPGP: CommitWords = CommitWords {
+    key: "OpenPGP key",
+    not_listed: "which the keyring does not hold",
+    outside: "outside the key's validity",
+};
+
+/// A commit signature's check as a finding citing the skill's SKILL.md (the signature covers every file of the
+/// commit, so none is named alone).
+fn commit_finding(commit: &str, check: CommitCheck, words: &CommitWords, report: &ScanReport) -> Finding {
+    let CommitWords {
+        key,
+        not_listed,
+        outside,
+    } = words;
+    let who = |p: &str| airlock_types::display::line(p);
+    let (rule, severity, message) = match check {
         CommitCheck::Verified { principal, fingerprint } => (
             "signature/verified",
             Severity::Info,
             format!(
-                "Commit {commit} is signed by {} (key {fingerprint}); the signature covers every file of the \
+                "Commit {commit} is signed by {} ({key} {fingerprint}); the signature covers every file of the \
                  commit, the skill's included.",
-                airlock_types::display::line(&principal)
+                who(&principal)
             ),
         ),
         CommitCheck::UnknownSigner { fingerprint } => (
             "signature/unknown-signer",
             Severity::High,
-            format!("Commit {commit} is signed with key {fingerprint}, which the allowed signers do not list."),
+            format!("Commit {commit} is signed with {key} {fingerprint}, {not_listed}."),
         ),
         CommitCheck::Expired { principal, fingerprint, why } => (
             "signature/expired",
             Severity::High,
-            format!(
-                "Commit {commit} is signed by {} (key {fingerprint}) outside the time allowed: {why}.",
-                airlock_types::display::line(&principal)
-            ),
+            format!("Commit {commit} is signed by {} ({key} {fingerprint}) {outside}: {why}.", who(&principal)),
         ),
         CommitCheck::Invalid { why } => (
             "signature/invalid",
@@ -262,10 +254,50 @@ pub fn ssh_finding(
         CommitCheck::OpenPgp => (
             "signature/openpgp",
             Severity::Medium,
-            format!("Commit {commit} is signed with OpenPGP; --allowed-signers checks SSH signatures (--keyring checks OpenPGP ones)."),
+            format!(
+                "Commit {commit} is signed with OpenPGP; --allowed-signers checks SSH signatures (--keyring checks \
+                 OpenPGP ones)."
+            ),
         ),
     };
-    finding(rule, severity, message)
+    Finding {
+        rule: rule.into(),
+        severity,
+        file: skill_md(report),
+        line: 0,
+        evidence: commit.to_owned(),
+        message,
+        context: FindingContext::Code,
+    }
+}
+
+/// The commit's SSH signature against the allowed signers; asked for, an unsigned commit (or a source that is not a
+/// git commit) is a finding too.
+pub fn ssh_finding(
+    commit: Option<&str>,
+    signature: Option<&airlock_source::CommitSignature>,
+    allowed: &airlock_attest::signers::AllowedSigners,
+    report: &ScanReport,
+) -> Finding {
+    let unsigned = |message: String| Finding {
+        rule: "signature/unsigned".into(),
+        severity: Severity::High,
+        file: skill_md(report),
+        line: 0,
+        evidence: commit.unwrap_or_default().to_owned(),
+        message,
+        context: FindingContext::Code,
+    };
+    let Some(commit) = commit else {
+        return unsigned("Not a git commit: there is no commit signature to check.".into());
+    };
+    let Some(sig) = signature else {
+        return unsigned(format!(
+            "Commit {commit} is not signed; --allowed-signers asks for a signed one."
+        ));
+    };
+    let check = airlock_attest::signers::check_commit(&sig.armored, &sig.signed, sig.time, allowed);
+    commit_finding(commit, check, &SSH, report)
 }
 
 /// The commit's OpenPGP signature against the keyring, as a finding (none when the commit is not signed with
@@ -279,45 +311,8 @@ pub fn openpgp_finding(
     if !openpgp::is_openpgp(&signature.armored) {
         return None;
     }
-    let (rule, severity, message) = match openpgp::check_commit(&signature.armored, &signature.signed, signature.time, keyring) {
-        CommitCheck::Verified { principal, fingerprint } => (
-            "signature/verified",
-            Severity::Info,
-            format!(
-                "Commit {commit} is signed by {} (OpenPGP key {fingerprint}); the signature covers every file of the \
-                 commit, the skill's included.",
-                airlock_types::display::line(&principal)
-            ),
-        ),
-        CommitCheck::UnknownSigner { fingerprint } => (
-            "signature/unknown-signer",
-            Severity::High,
-            format!("Commit {commit} is signed with OpenPGP key {fingerprint}, which the keyring does not hold."),
-        ),
-        CommitCheck::Expired { principal, fingerprint, why } => (
-            "signature/expired",
-            Severity::High,
-            format!(
-                "Commit {commit} is signed by {} (OpenPGP key {fingerprint}) outside the key's validity: {why}.",
-                airlock_types::display::line(&principal)
-            ),
-        ),
-        CommitCheck::Invalid { why } => (
-            "signature/invalid",
-            Severity::Critical,
-            format!("Commit {commit} carries an OpenPGP signature that does not hold over what was imported: {why}."),
-        ),
-        CommitCheck::OpenPgp => return None,
-    };
-    Some(Finding {
-        rule: rule.into(),
-        severity,
-        file: skill_md(report),
-        line: 0,
-        evidence: commit.to_owned(),
-        message,
-        context: FindingContext::Code,
-    })
+    let check = openpgp::check_commit(&signature.armored, &signature.signed, signature.time, keyring);
+    Some(commit_finding(commit, check, &OPENPGP, report))
 }
 
 /// The skill's SKILL.md, as the report names it: what a finding about the whole skill cites.

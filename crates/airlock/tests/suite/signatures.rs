@@ -598,9 +598,13 @@ fn pgp_sign_commit(
         Some(m) => format!("{m}\n"),
         None => body.to_owned(),
     };
-    let signed = format!("{head}\n{header}\n\n{body}");
-    let file = repo.join("../signed-object");
-    fs_err::write(&file, signed).unwrap();
+    store_commit(repo, &format!("{head}\n{header}\n\n{body}"))
+}
+
+/// Writes a commit object (its text as `git cat-file commit` prints it) into the repository; returns its id.
+fn store_commit(repo: &Path, object: &str) -> String {
+    let file = repo.join("../commit-object");
+    fs_err::write(&file, object).unwrap();
     let out = std::process::Command::new("git")
         .args(["hash-object", "-t", "commit", "-w", "--stdin"])
         .current_dir(repo)
@@ -669,15 +673,7 @@ fn an_openpgp_signed_commit_verifies_against_the_keyring_and_each_failure_says_w
     let real_sig = git(&repo, &["cat-file", "commit", &signed]);
     let sig_of = |o: &str| o.split("\n\n").next().unwrap().to_owned();
     let moved = object.replacen(&sig_of(&object), &sig_of(&real_sig), 1);
-    let file = root.join("moved");
-    fs_err::write(&file, format!("{moved}\n")).unwrap();
-    let out = std::process::Command::new("git")
-        .args(["hash-object", "-t", "commit", "-w", "--stdin"])
-        .current_dir(&repo)
-        .stdin(std::fs::File::open(&file).unwrap())
-        .output()
-        .unwrap();
-    let moved_id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let moved_id = store_commit(&repo, &format!("{moved}\n"));
     git(&repo, &["update-ref", "refs/heads/moved", &moved_id]);
     let report = scan_at(&moved_id, &alice_ring);
     let invalid = found(&report, "signature/invalid");
