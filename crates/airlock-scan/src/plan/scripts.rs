@@ -70,6 +70,9 @@ pub(super) fn not_standalone(
             return Some("a library: it defines functions and classes and runs nothing on its own".into());
         }
     }
+    if matches!(language, Some("javascript" | "typescript")) && js_library(text) {
+        return Some("a library: it exports functions for other code and runs nothing on its own".into());
+    }
     needs_arguments(text, language).map(|(line, evidence)| {
         format!(
             "it needs arguments the instructions do not give (line {line}: `{evidence}`); try --script {rel} -- ARGS"
@@ -191,6 +194,24 @@ re!(
     JS_ARGC,
     r"(?:process\.argv|args)\.length\s*(?:(?:<|!==|<=)\s*[1-9]|===?\s*0\b)|process\.argv\.length\s*===?\s*2\b|!\s*(?:process\.)?args?\.length\b"
 );
+
+re!(
+    JS_EXPORTS,
+    r"(?m)^\s*(?:module\.exports\b|exports\.\w+\s*=|export\s+(?:default|async|function|const|class|\{))"
+);
+re!(
+    JS_TOP_LEVEL_CALL,
+    r"(?m)^(?:await\s+|void\s+)?[A-Za-z_$][\w$.]*\s*\([^)]*\)\s*(?:\.(?:then|catch)\b|;|$)|^\(async|^\s*if\s*\(\s*require\.main\s*===|import\.meta\.(?:url|main)|process\.argv"
+);
+
+/// A JavaScript or TypeScript file that exports what it defines and starts nothing itself: no call at the top
+/// level, no `require.main === module` or `import.meta` check, no read of its arguments.
+fn js_library(text: &str) -> bool {
+    JS_EXPORTS.is_match(text)
+        && !JS_TOP_LEVEL_CALL.find_iter(text).any(|m| {
+            !m.as_str().trim_start().starts_with("require(") && !m.as_str().starts_with("module.exports")
+        })
+}
 
 /// Where the script shows it needs arguments: a required positional argument, a read of the first argument, a
 /// check of the argument count.
@@ -323,6 +344,26 @@ mod tests {
             not_standalone("scripts/go.sh", &skill[3].1, Some("shell"), &skill),
             None
         );
+    }
+
+    #[test]
+    fn javascript_libraries_are_not_programs() {
+        let lib = "const { chromium } = require('playwright');\nconst path = require('path');\n\nasync function html2pptx(file, pres) {\n  return 1;\n}\n\nmodule.exports = html2pptx;\n";
+        assert!(
+            not_standalone("scripts/html2pptx.js", lib, Some("javascript"), &[])
+                .is_some_and(|w| w.contains("a library"))
+        );
+        let esm = "export function render(x) {\n  return x;\n}\nexport default render;\n";
+        assert!(js_library(esm));
+        for program in [
+            "async function main() {}\nmain();\nmodule.exports = main;\n",
+            "function main() {}\nif (require.main === module) {\n  main();\n}\nmodule.exports = { main };\n",
+            "export async function run() {}\nawait run();\n",
+            "export const x = 1;\nconsole.log(process.argv[2]);\n",
+            "const fs = require('fs');\nconsole.log(fs.readdirSync('.'));\n",
+        ] {
+            assert!(!js_library(program), "{program}");
+        }
     }
 
     #[test]
