@@ -204,10 +204,12 @@ pub fn inline_dependencies(text: &str) -> Vec<String> {
 /// the packages of `--with` to install first. uv itself would build an environment from the network at that
 /// moment; the install phase does that part before the run, sealed. `None` for any other command.
 pub fn uv_run(command: &str) -> Option<(String, Vec<String>)> {
-    if command.contains('\n') {
+    // A here-document's body (`uv run --with x python3 << 'EOF'`) is the program's input, kept as it is.
+    let (first, body) = command.split_once('\n').unwrap_or((command, ""));
+    if !body.is_empty() && !first.contains("<<") {
         return None;
     }
-    let rest = command.trim_start().strip_prefix("uv run ")?;
+    let rest = first.trim_start().strip_prefix("uv run ")?;
     let mut with = Vec::new();
     let mut words = rest.split_whitespace().peekable();
     while let Some(w) = words.peek().copied() {
@@ -228,14 +230,26 @@ pub fn uv_run(command: &str) -> Option<(String, Vec<String>)> {
         }
     }
     let mut program: Vec<&str> = words.collect();
-    if matches!(program.first(), Some(&("python" | "python3"))) {
+    let named_python = matches!(program.first(), Some(&("python" | "python3")));
+    if named_python {
         program.remove(0);
     }
-    let script = program.first()?;
-    if !script.trim_matches(['"', '\'']).ends_with(".py") {
+    let script = program.first().copied().unwrap_or_default();
+    // A script, or python itself reading a here-document, standard input or `-c`.
+    let stdin =
+        named_python && (script.is_empty() || script.starts_with("<<") || script == "-" || script == "-c");
+    if !stdin && !script.trim_matches(['"', '\'']).ends_with(".py") {
         return None;
     }
-    Some((format!("python3 {}", program.join(" ")), with))
+    let line = format!("python3 {}", program.join(" ")).trim_end().to_owned();
+    Some((
+        if body.is_empty() {
+            line
+        } else {
+            format!("{line}\n{body}")
+        },
+        with,
+    ))
 }
 
 #[cfg(test)]
@@ -313,6 +327,18 @@ mod tests {
             uv_run("uv run --with pandas python scripts/x.py"),
             Some(("python3 scripts/x.py".into(), vec!["pandas".into()]))
         );
+        assert_eq!(
+            uv_run("uv run --python 3.14 --with pymupdf python3 << 'EOF'\nimport fitz\nEOF"),
+            Some((
+                "python3 << 'EOF'\nimport fitz\nEOF".to_owned(),
+                vec!["pymupdf".to_owned()]
+            ))
+        );
+        assert_eq!(
+            uv_run("uv run --with httpx python -c 'import httpx'").map(|(c, _)| c),
+            Some("python3 -c 'import httpx'".to_owned())
+        );
+        assert_eq!(uv_run("uv run x.py\necho done"), None);
         assert_eq!(uv_run("uv run pytest"), None);
         assert_eq!(uv_run("uv run --env-file .env x.py"), None);
         assert_eq!(uv_run("python3 x.py"), None);
