@@ -273,7 +273,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/download-and-run",
         Critical,
         Instruction,
-        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*&|\bstart-process\b|\brun it\b)",
+        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b(?:[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*&|\bstart-process\b)|(?:[^\n.!?]{0,200}|[^\n]{0,80})\brun it\b)",
         "Downloads something, makes it executable and runs it.",
     ),
     rule(
