@@ -189,15 +189,24 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
     findings.extend(policy_findings);
     rules::finish(&mut findings);
 
+    // Each finding's skill, found once (the deepest skill folder its file is under).
+    let folders = SkillFolders::new(&skill_dirs);
+    let mut by_skill: Vec<Vec<&Finding>> = vec![Vec::new(); skill_dirs.len()];
+    for f in &findings {
+        if let Some(i) = folders.owner(&f.file) {
+            by_skill[i].push(f);
+        }
+    }
+    let totals = facts.for_dirs(&skill_dirs);
     let summaries: Vec<SkillSummary> = skills
         .iter()
         .map(|(dir, meta)| {
-            let own: Vec<&Finding> = findings
-                .iter()
-                .filter(|f| belongs_to(&f.file, dir, &skill_dirs))
-                .collect();
-            let (risk_level, classification, recommended_mode) =
-                verdict::judge(own.iter().copied(), &facts.for_dir(dir));
+            let at = folders.index(dir);
+            let own: &[&Finding] = at.map_or(&[], |i| &by_skill[i]);
+            let (risk_level, classification, recommended_mode) = verdict::judge(
+                own.iter().copied(),
+                &at.map_or_else(|| facts.for_dir(dir), |i| totals[i]),
+            );
             SkillSummary {
                 path: dir.clone(),
                 name: meta.name.clone(),
@@ -306,6 +315,38 @@ fn under_dir(path: &str, dir: &str) -> bool {
     dir.is_empty() || path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/'
 }
 
+/// The skill folders of a scan, to find the skill a file belongs to by walking up its path (not by comparing it with
+/// every folder).
+struct SkillFolders<'a> {
+    index: std::collections::HashMap<&'a str, usize>,
+}
+
+impl<'a> SkillFolders<'a> {
+    fn new(dirs: &'a [String]) -> Self {
+        Self {
+            index: dirs.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect(),
+        }
+    }
+
+    fn index(&self, dir: &str) -> Option<usize> {
+        self.index.get(dir).copied()
+    }
+
+    /// The deepest skill folder `path` is (or is under): what [`belongs_to`] says, for every folder at once.
+    fn owner(&self, path: &str) -> Option<usize> {
+        let mut at = path;
+        loop {
+            if let Some(&i) = self.index.get(at) {
+                return Some(i);
+            }
+            if at.is_empty() {
+                return None;
+            }
+            at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
+        }
+    }
+}
+
 /// Whether a file belongs to the skill in `dir`: under it and not under a deeper skill folder.
 fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
     let under = |d: &str| file == d || under_dir(file, d);
@@ -321,13 +362,10 @@ fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
 fn flows_across_files(scripts: Vec<rules::Script>, skill_dirs: &[String], found: &[Finding]) -> Vec<Finding> {
     let mut by_skill: std::collections::BTreeMap<usize, Vec<rules::Script>> =
         std::collections::BTreeMap::new();
+    let folders = SkillFolders::new(skill_dirs);
     for script in scripts {
         // The deepest skill folder the script is under.
-        let under = |d: &str| under_dir(&script.path, d);
-        let dir = (0..skill_dirs.len())
-            .filter(|&i| under(&skill_dirs[i]))
-            .max_by_key(|&i| skill_dirs[i].len());
-        if let Some(dir) = dir {
+        if let Some(dir) = folders.owner(&script.path) {
             by_skill.entry(dir).or_default().push(script);
         }
     }
@@ -340,4 +378,54 @@ fn flows_across_files(scripts: Vec<rules::Script>, skill_dirs: &[String], found:
         }));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_skill_is_the_deepest_skill_folder_above_it() {
+        let dirs: Vec<String> = ["", "a", "a/b", "c", "cc"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let folders = SkillFolders::new(&dirs);
+        for file in [
+            "SKILL.md",
+            "x/y.py",
+            "a/SKILL.md",
+            "a/b/s.sh",
+            "a/bb/s.sh",
+            "c/d/e.md",
+            "cc/f",
+            "ccc/g",
+        ] {
+            let expected = dirs.iter().position(|d| belongs_to(file, d, &dirs));
+            assert_eq!(folders.owner(file), expected, "{file}");
+        }
+        let none: Vec<String> = vec!["a".into()];
+        assert_eq!(SkillFolders::new(&none).owner("b/x"), None);
+    }
+
+    #[test]
+    fn totals_for_every_folder_at_once_are_those_for_each() {
+        let mut facts = verdict::Facts::default();
+        for (file, sites) in [("a/s.py", 2), ("a/b/t.py", 3), ("c/u.sh", 1), ("v.py", 5)] {
+            facts.script(file);
+            facts.add(file, sites, 1);
+        }
+        let dirs: Vec<String> = ["", "a", "a/b", "c", "d"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        for (dir, t) in dirs.iter().zip(facts.for_dirs(&dirs)) {
+            let one = facts.for_dir(dir);
+            assert_eq!(
+                (t.scripts, t.exec_sites, t.commands, t.shell_blocks),
+                (one.scripts, one.exec_sites, one.commands, one.shell_blocks),
+                "{dir}"
+            );
+        }
+    }
 }

@@ -57,6 +57,27 @@ impl Facts {
         self.entry(file).shell_blocks += 1;
     }
 
+    /// Totals for the files under each of `dirs` at once, as [`Facts::for_dir`] gives them one by one: each file is
+    /// added to every one of `dirs` it is under, found by walking up its path.
+    pub fn for_dirs(&self, dirs: &[String]) -> Vec<Totals> {
+        let index: std::collections::HashMap<&str, usize> =
+            dirs.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect();
+        let mut totals = vec![Totals::default(); dirs.len()];
+        for (file, f) in &self.files {
+            let mut at = file.as_str();
+            while let Some((parent, _)) = at.rsplit_once('/') {
+                if let Some(&i) = index.get(parent) {
+                    totals[i].add(f);
+                }
+                at = parent;
+            }
+            if let Some(&i) = index.get("") {
+                totals[i].add(f);
+            }
+        }
+        totals
+    }
+
     /// Totals for files under `dir` ("" for everything).
     pub fn for_dir(&self, dir: &str) -> Totals {
         let prefix = format!("{dir}/");
@@ -65,12 +86,18 @@ impl Facts {
             .filter(|(file, _)| dir.is_empty() || file.starts_with(&prefix))
             .map(|(_, f)| f)
             .fold(Totals::default(), |mut t, f| {
-                t.scripts += usize::from(f.script);
-                t.exec_sites += f.exec_sites;
-                t.commands += f.commands;
-                t.shell_blocks += f.shell_blocks;
+                t.add(f);
                 t
             })
+    }
+}
+
+impl Totals {
+    fn add(&mut self, f: &FileFacts) {
+        self.scripts += usize::from(f.script);
+        self.exec_sites += f.exec_sites;
+        self.commands += f.commands;
+        self.shell_blocks += f.shell_blocks;
     }
 }
 
