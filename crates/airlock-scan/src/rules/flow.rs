@@ -356,6 +356,11 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
     out
 }
 
+re!(
+    PY_RUN_CALL,
+    r"\b(?:os\.chmod\(|(?:subprocess\.\w+|os\.exec\w*|os\.spawn\w*)\(\s*\[?|os\.system\()\s*"
+);
+
 /// A download to a file that a later line of the same code makes executable or runs: (download line, run line).
 pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32)> {
     let lines: Vec<&str> = code.lines().collect();
@@ -365,13 +370,16 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
         let Some(c) = PY_DOWNLOAD_TO.captures(line) else {
             continue;
         };
-        let name = regex::escape(&c[1]);
-        let Ok(runs) = regex::Regex::new(&format!(
-            r"\b(?:os\.chmod\(\s*{name}\b|(?:subprocess\.\w+|os\.exec\w*|os\.spawn\w*)\(\s*\[?\s*{name}\b|os\.system\(\s*{name}\b)"
-        )) else {
-            continue;
+        let name = &c[1];
+        // The name as the first argument of a call that makes a file executable or starts it.
+        let runs = |line: &str| {
+            PY_RUN_CALL.find_iter(line).any(|m| {
+                line[m.end()..].strip_prefix(name).is_some_and(|rest| {
+                    !rest.starts_with(|ch: char| ch.is_alphanumeric() || ch == '_')
+                })
+            })
         };
-        if let Some(j) = (i..lines.len().min(i + 40)).find(|j| runs.is_match(lines[*j])) {
+        if let Some(j) = (i..lines.len().min(i + 40)).find(|j| runs(lines[*j])) {
             return Some((at(i), at(j)));
         }
     }
