@@ -374,9 +374,9 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
         // The name as the first argument of a call that makes a file executable or starts it.
         let runs = |line: &str| {
             PY_RUN_CALL.find_iter(line).any(|m| {
-                line[m.end()..].strip_prefix(name).is_some_and(|rest| {
-                    !rest.starts_with(|ch: char| ch.is_alphanumeric() || ch == '_')
-                })
+                line[m.end()..]
+                    .strip_prefix(name)
+                    .is_some_and(|rest| !rest.starts_with(|ch: char| ch.is_alphanumeric() || ch == '_'))
             })
         };
         if let Some(j) = (i..lines.len().min(i + 40)).find(|j| runs(lines[*j])) {

@@ -417,15 +417,20 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
     write(root, "trusted_root.json", &sigstore.root);
     let root_arg = root.join("trusted_root.json").display().to_string();
     let issuer = "https://issuer.example";
-    let skill_text = skill_md("keyless", "Say hello.\n");
+    // A skill whose SKILL.md alice signed, with a certificate valid from `from` to `to` seconds around now.
+    let signed_skill = |name: &str, body: &str, from: i64, to: i64| {
+        let text = skill_md(name, body);
+        let dir = root.join(name);
+        write(&dir, "SKILL.md", &text);
+        write(
+            &dir,
+            "SKILL.md.sigstore.json",
+            &sigstore.sign(text.as_bytes(), "alice@example.com", issuer, from, to),
+        );
+        dir
+    };
 
-    let skill = root.join("keyless");
-    write(&skill, "SKILL.md", &skill_text);
-    write(
-        &skill,
-        "SKILL.md.sigstore.json",
-        &sigstore.sign(skill_text.as_bytes(), "alice@example.com", issuer, -300, 600),
-    );
+    let skill = signed_skill("keyless", "Say hello.\n", -300, 600);
     let report = scan(&data, &skill, &["--trust-root", &root_arg]);
     let verified = found(&report, "signature/verified");
     assert!(
@@ -474,13 +479,7 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
     assert_eq!(found(&report, "signature/invalid").len(), 1, "{report}");
 
     // A certificate that had expired when the log took the entry.
-    let expired = root.join("expired");
-    write(&expired, "SKILL.md", &skill_text);
-    write(
-        &expired,
-        "SKILL.md.sigstore.json",
-        &sigstore.sign(skill_text.as_bytes(), "alice@example.com", issuer, -3600, -3000),
-    );
+    let expired = signed_skill("expired", "Say hello.\n", -3600, -3000);
     let report = scan(&data, &expired, &["--trust-root", &root_arg]);
     assert_eq!(found(&report, "signature/expired").len(), 1, "{report}");
     assert_eq!(report["risk_level"], "high");
@@ -503,14 +502,7 @@ fn keyless_sigstore_signatures_name_their_identity_and_a_signer_can_be_trusted_u
         "{}",
         r.stdout
     );
-    let second_text = skill_md("second", "Say goodbye.\n");
-    let second = root.join("second");
-    write(&second, "SKILL.md", &second_text);
-    write(
-        &second,
-        "SKILL.md.sigstore.json",
-        &sigstore.sign(second_text.as_bytes(), "alice@example.com", issuer, -300, 600),
-    );
+    let second = signed_skill("second", "Say goodbye.\n", -300, 600);
     let report = scan(&data, &second, &["--trust-root", &root_arg]);
     assert!(
         report["trust"]["note"].as_str().is_some_and(|n| n.starts_with(
