@@ -103,8 +103,12 @@ impl Signer {
 
 impl std::fmt::Display for Signer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A certificate's identity and issuer are whatever its holder asked for: shown through the display rule.
+        use airlock_types::display::line;
         match self {
-            Signer::Identity { identity, issuer } => write!(f, "{identity} (certificate from {issuer})"),
+            Signer::Identity { identity, issuer } => {
+                write!(f, "{} (certificate from {})", line(identity), line(issuer))
+            }
             Signer::Key { fingerprint } => write!(f, "key {fingerprint}"),
         }
     }
