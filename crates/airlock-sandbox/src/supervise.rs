@@ -121,6 +121,8 @@ struct Live {
     stream: &'static str,
     sink: airlock_types::EventSink,
     t0: Instant,
+    /// Output events sent so far (at most [`airlock_types::LIVE_OUTPUT_EVENTS`], the last one saying so).
+    sent: std::cell::Cell<usize>,
 }
 
 fn reader<P: Read + AsFd + Send + 'static>(mut pipe: P, limit: usize, live: Option<Live>) -> Output {
@@ -187,8 +189,16 @@ impl Live {
         if whole == 0 {
             return;
         }
-        let text = String::from_utf8_lossy(&pending[..whole]).into_owned();
+        let mut text = String::from_utf8_lossy(&pending[..whole]).into_owned();
         pending.drain(..whole);
+        let sent = self.sent.get();
+        if sent >= airlock_types::LIVE_OUTPUT_EVENTS {
+            return;
+        }
+        self.sent.set(sent + 1);
+        if sent + 1 == airlock_types::LIVE_OUTPUT_EVENTS {
+            text.push_str("\n[airlock: no more of this stream is shown live; the record keeps it]\n");
+        }
         self.sink.send(airlock_types::LiveEvent::Output {
             stream: self.stream.to_string(),
             t_ms: self.t0.elapsed().as_millis() as u64,
@@ -436,7 +446,14 @@ fn run_inner(
         }
         other => other?,
     };
-    let live = |stream| config.events.clone().map(|sink| Live { stream, sink, t0 });
+    let live = |stream| {
+        config.events.clone().map(|sink| Live {
+            stream,
+            sink,
+            t0,
+            sent: Default::default(),
+        })
+    };
     let stdout = reader(
         s.child.stdout.take().ok_or_else(|| setup("no stdout pipe"))?,
         config.output_limit,
@@ -764,4 +781,37 @@ fn default_helper(exe: &std::path::Path) -> PathBuf {
 fn first_allowed_cpu() -> Option<usize> {
     let set = nix::sched::sched_getaffinity(Pid::from_raw(0)).ok()?;
     (0..nix::sched::CpuSet::count()).find(|c| set.is_set(*c).unwrap_or(false))
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+
+    #[test]
+    fn live_output_stops_at_its_event_cap_and_says_so() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = seen.clone();
+        let live = Live {
+            stream: "stdout",
+            sink: airlock_types::EventSink::new(move |e| {
+                if let airlock_types::LiveEvent::Output { text, .. } = e {
+                    keep.lock().unwrap().push(text);
+                }
+            }),
+            t0: Instant::now(),
+            sent: Default::default(),
+        };
+        for _ in 0..airlock_types::LIVE_OUTPUT_EVENTS + 100 {
+            let mut pending = b"x".to_vec();
+            live.flush(&mut pending, false);
+            assert!(pending.is_empty(), "what was not shown is not held back either");
+        }
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), airlock_types::LIVE_OUTPUT_EVENTS);
+        assert!(seen
+            .last()
+            .unwrap()
+            .contains("no more of this stream is shown live"));
+        assert_eq!(seen[0], "x");
+    }
 }

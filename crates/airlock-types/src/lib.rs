@@ -16,7 +16,8 @@ mod source;
 
 pub use record::{
     Catch, Change, ChangeKind, DroppedEvents, EventSink, ExecEvent, FileAccess, LimitEnforcement, LimitKind,
-    Limits, LiveEvent, NetAttempt, NetDecision, RunRecord, RunStatus, StepExit, LIVE_OUTPUT_LIMIT,
+    Limits, LiveEvent, NetAttempt, NetDecision, RunRecord, RunStatus, StepExit, LIVE_OUTPUT_EVENTS,
+    LIVE_OUTPUT_LIMIT,
 };
 pub use report::{
     Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,

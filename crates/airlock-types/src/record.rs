@@ -277,6 +277,10 @@ pub enum LiveEvent {
 /// Most bytes of each output stream reported live; the rest is in the record only.
 pub const LIVE_OUTPUT_LIMIT: usize = 64 * 1024;
 
+/// The most live output events of one stream (a program printing a byte every tenth of a second would otherwise send
+/// one event per byte and crowd a run's other events out); the record keeps all of its output.
+pub const LIVE_OUTPUT_EVENTS: usize = 400;
+
 /// Where live events go: a callback shared by the recorder's threads. Cheap to clone.
 #[derive(Clone)]
 pub struct EventSink(std::sync::Arc<dyn Fn(LiveEvent) + Send + Sync>);
