@@ -804,7 +804,8 @@ fn a_rolling_restart_loses_no_run_and_a_follower_carries_on_through_another_serv
             "--object-store",
             objects.to_str().unwrap(),
             "--lease",
-            "5s",
+            // Long enough that a runner on a loaded machine renews through a restart; losing a run is what is tested.
+            "15s",
             "--allow-local",
             skills.to_str().unwrap(),
             "--token-file",
