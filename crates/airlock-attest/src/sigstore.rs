@@ -165,11 +165,11 @@ pub struct BundleCheck {
     pub outcome: BundleOutcome,
 }
 
-/// What was imported: each file of the skill's folder (a path relative to it) and its SHA-256, and the archive the
-/// skill came in when it came in one (its name and SHA-256).
+/// What was imported: each file of the skill's folder (a path relative to it) and its SHA-256, and the SHA-256 of the
+/// archive the skill came in when it came in one.
 pub struct Imported<'a> {
     pub files: &'a BTreeMap<String, [u8; 32]>,
-    pub archive: Option<(&'a str, [u8; 32])>,
+    pub archive: Option<[u8; 32]>,
 }
 
 /// One digest a bundle signs, and the name it gives it.
@@ -284,47 +284,50 @@ fn check_outcome(file: &str, text: &str, imported: &Imported<'_>, trust: &Sigsto
             };
         }
     }
-    // What it signs, against what was imported.
+    // What it signs, against what was imported: the file of that name, else (for a bundle that names no file) the
+    // archive or a file with that digest.
     let mut covers = BTreeSet::new();
     for claim in &claims {
-        match imported.files.get(&claim.name) {
+        let by_digest = || {
+            imported
+                .files
+                .iter()
+                .find(|(_, d)| **d == claim.sha256)
+                .map(|(name, _)| name.clone())
+        };
+        let why = match imported.files.get(&claim.name) {
             Some(actual) if *actual == claim.sha256 => {
                 covers.insert(claim.name.clone());
+                continue;
             }
-            Some(actual) => {
-                return BundleOutcome::OtherContent {
-                    signer,
-                    form,
-                    why: format!(
-                        "it signs {} with SHA-256 {}, and the file imported has {}",
-                        shown(&claim.name),
-                        hex(&claim.sha256),
-                        hex(actual)
-                    ),
-                }
+            Some(actual) => format!(
+                "it signs {} with SHA-256 {}, and the file imported has {}",
+                shown(&claim.name),
+                hex(&claim.sha256),
+                hex(actual)
+            ),
+            None if imported.archive == Some(claim.sha256) => {
+                covers.extend(imported.files.keys().cloned());
+                continue;
             }
-            None => match imported.archive {
-                Some((_, archive)) if archive == claim.sha256 => {
-                    covers.extend(imported.files.keys().cloned());
+            None => match by_digest().filter(|_| claim.name.is_empty()) {
+                Some(name) => {
+                    covers.insert(name);
+                    continue;
                 }
-                _ => {
-                    return BundleOutcome::OtherContent {
-                        signer,
-                        form,
-                        why: format!(
-                            "it signs {} (SHA-256 {}), which is not among the files imported{}",
-                            shown(&claim.name),
-                            hex(&claim.sha256),
-                            if imported.archive.is_some() {
-                                " nor the archive they came in"
-                            } else {
-                                ""
-                            }
-                        ),
+                None => format!(
+                    "it signs {} (SHA-256 {}), which is not among the files imported{}",
+                    shown(&claim.name),
+                    hex(&claim.sha256),
+                    if imported.archive.is_some() {
+                        " nor the archive they came in"
+                    } else {
+                        ""
                     }
-                }
+                ),
             },
-        }
+        };
+        return BundleOutcome::OtherContent { signer, form, why };
     }
     let not_covered = imported
         .files

@@ -128,8 +128,8 @@ impl ImportSettings {
 pub struct Imported {
     pub staged: StagedSource,
     pub folder_name: Option<String>,
-    /// The archive the skill came in (its file name and SHA-256), for a signature over the archive.
-    pub archive: Option<(String, [u8; 32])>,
+    /// The archive the skill came in, for a signature over the archive.
+    pub archive: Option<PathBuf>,
     /// What its signatures are checked with.
     pub signatures: signatures::SignatureSettings,
     /// Its Sigstore bundles, checked once.
@@ -155,13 +155,11 @@ impl Imported {
         })?;
         let mut found = signatures::sigstore_findings(self.sigstore_checks(&report)?, &report);
         let commit = self.staged.source.commit.as_ref().map(ToString::to_string);
-        if let Some(text) = &self.signatures.allowed_signers {
-            let allowed = airlock_attest::signers::AllowedSigners::parse(text)
-                .map_err(|e| RunError::Signatures(format!("the allowed signers: {e}")))?;
+        if let Some(allowed) = &self.signatures.allowed_signers {
             let ssh = signatures::ssh_finding(
                 commit.as_deref(),
                 self.staged.signature.as_ref(),
-                &allowed,
+                allowed,
                 &report,
             );
             // An OpenPGP signature is the keyring's to check, when one is given.
@@ -169,8 +167,10 @@ impl Imported {
                 found.push(ssh);
             }
         }
-        if let (Some(keyring), Some(sig), Some(commit)) = (self.keyring()?, &self.staged.signature, &commit) {
-            found.extend(signatures::openpgp_finding(commit, sig, &keyring, &report));
+        if let (Some(keyring), Some(sig), Some(commit)) =
+            (&self.signatures.keyring, &self.staged.signature, &commit)
+        {
+            found.extend(signatures::openpgp_finding(commit, sig, keyring, &report));
         }
         if !found.is_empty() {
             let note = found
@@ -195,21 +195,11 @@ impl Imported {
         let checks = signatures::sigstore_checks(
             &self.staged.scan_root(),
             report,
-            self.archive.as_ref(),
+            self.archive.as_deref(),
             &self.signatures,
         )
         .map_err(RunError::Signatures)?;
         Ok(self.checked.get_or_init(|| checks))
-    }
-
-    /// The OpenPGP keyring given, read.
-    fn keyring(&self) -> Result<Option<airlock_attest::openpgp::Keyring>, RunError> {
-        self.signatures
-            .keyring
-            .as_deref()
-            .map(airlock_attest::openpgp::Keyring::parse)
-            .transpose()
-            .map_err(|e| RunError::Signatures(format!("the OpenPGP keyring: {e}")))
     }
 
     /// Scans the staged skill with what the saved trust decisions say about it in `trust`; also the status and the
@@ -222,9 +212,9 @@ impl Imported {
             if let Some(key) = airlock_attest::signers::signing_key(&sig.armored, &sig.signed) {
                 return Some(key);
             }
-            if let Ok(Some(keyring)) = self.keyring() {
+            if let Some(keyring) = &self.signatures.keyring {
                 if let Some(fp) =
-                    airlock_attest::openpgp::signing_key(&sig.armored, &sig.signed, sig.time, &keyring)
+                    airlock_attest::openpgp::signing_key(&sig.armored, &sig.signed, sig.time, keyring)
                 {
                     return Some(format!("openpgp:{fp}"));
                 }
@@ -292,15 +282,7 @@ pub fn import(spec: &SourceSpec, settings: &ImportSettings) -> Result<Imported, 
     })?;
     let folder_name = folder_name(spec, &staged);
     let archive = match spec {
-        SourceSpec::Archive(path) => {
-            use sha2::Digest;
-            let bytes = fs_err::read(path)?;
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Some((name, <[u8; 32]>::from(sha2::Sha256::digest(&bytes))))
-        }
+        SourceSpec::Archive(path) => Some(path.clone()),
         _ => None,
     };
     Ok(Imported {

@@ -20,10 +20,10 @@ pub struct SignatureSettings {
     pub sigstore_keys: Vec<String>,
     /// The certificate identity and OIDC issuer a keyless signature must carry.
     pub identity: Option<(String, String)>,
-    /// OpenPGP public keys (armored) a commit's OpenPGP signature is checked with.
-    pub keyring: Option<String>,
+    /// OpenPGP public keys a commit's OpenPGP signature is checked with (read once, where they are given).
+    pub keyring: Option<Keyring>,
     /// An OpenSSH allowed-signers file: the commit must carry an SSH signature by one of its signers.
-    pub allowed_signers: Option<String>,
+    pub allowed_signers: Option<airlock_attest::signers::AllowedSigners>,
     /// Bundles given by hand (their name and text), over a file of the skill or the archive it came in.
     pub bundles: Vec<(String, String)>,
 }
@@ -32,7 +32,7 @@ pub struct SignatureSettings {
 pub fn sigstore_checks(
     scan_root: &Path,
     report: &ScanReport,
-    archive: Option<&(String, [u8; 32])>,
+    archive: Option<&Path>,
     settings: &SignatureSettings,
 ) -> Result<Vec<BundleCheck>, String> {
     let carried: Vec<&str> = report
@@ -59,9 +59,22 @@ pub fn sigstore_checks(
             files.insert(f.path.clone(), <[u8; 32]>::from(Sha256::digest(&bytes)));
         }
     }
+    // The archive the skill came in, hashed only now that a bundle may sign it (streamed, never held whole).
+    let archive = match archive {
+        Some(path) => {
+            let mut hasher = Sha256::new();
+            std::io::copy(
+                &mut fs_err::File::open(path).map_err(|e| e.to_string())?,
+                &mut hasher,
+            )
+            .map_err(|e| format!("reading the archive: {e}"))?;
+            Some(<[u8; 32]>::from(hasher.finalize()))
+        }
+        None => None,
+    };
     let imported = sigstore::Imported {
         files: &files,
-        archive: archive.map(|(name, sha)| (name.as_str(), *sha)),
+        archive,
     };
     let mut checks = Vec::new();
     for path in carried {

@@ -257,6 +257,7 @@ pub fn add_evidence(report: &mut ScanReport, found: Vec<Finding>, note: String) 
         }
     };
     let dirs: Vec<String> = report.skills.iter().map(|s| s.path.clone()).collect();
+    let folders = SkillFolders::new(&dirs);
     for f in &found {
         raise(
             &mut report.risk_level,
@@ -264,16 +265,14 @@ pub fn add_evidence(report: &mut ScanReport, found: Vec<Finding>, note: String) 
             &mut report.recommended_mode,
             f,
         );
-        for s in &mut report.skills {
-            if belongs_to(&f.file, &s.path, &dirs) {
-                raise(
-                    &mut s.risk_level,
-                    &mut s.classification,
-                    &mut s.recommended_mode,
-                    f,
-                );
-                s.finding_count += 1;
-            }
+        if let Some(s) = folders.owner(&f.file).map(|i| &mut report.skills[i]) {
+            raise(
+                &mut s.risk_level,
+                &mut s.classification,
+                &mut s.recommended_mode,
+                f,
+            );
+            s.finding_count += 1;
         }
     }
     report.findings.extend(found);
@@ -310,10 +309,6 @@ fn discover(inventory: &airlock_types::Inventory) -> Vec<String> {
     dirs
 }
 
-/// Whether `path` is under the folder `dir` (`""` is the root), without allocating.
-fn under_dir(path: &str, dir: &str) -> bool {
-    dir.is_empty() || path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/'
-}
 
 /// The skill folders of a scan, to find the skill a file belongs to by walking up its path (not by comparing it with
 /// every folder).
@@ -332,7 +327,7 @@ impl<'a> SkillFolders<'a> {
         self.index.get(dir).copied()
     }
 
-    /// The deepest skill folder `path` is (or is under): what [`belongs_to`] says, for every folder at once.
+    /// The skill `path` belongs to: the deepest skill folder it is (or is under).
     fn owner(&self, path: &str) -> Option<usize> {
         let mut at = path;
         loop {
@@ -345,15 +340,6 @@ impl<'a> SkillFolders<'a> {
             at = at.rsplit_once('/').map_or("", |(parent, _)| parent);
         }
     }
-}
-
-/// Whether a file belongs to the skill in `dir`: under it and not under a deeper skill folder.
-fn belongs_to(file: &str, dir: &str, all: &[String]) -> bool {
-    let under = |d: &str| file == d || under_dir(file, d);
-    under(dir)
-        && !all
-            .iter()
-            .any(|other| other.len() > dir.len() && under(other) && under_dir(other, dir))
 }
 
 /// Secrets that one script reads and hands out by name (a function's return, a module-level name) and another, or
@@ -391,18 +377,21 @@ mod tests {
             .map(|s| (*s).to_owned())
             .collect();
         let folders = SkillFolders::new(&dirs);
-        for file in [
-            "SKILL.md",
-            "x/y.py",
-            "a/SKILL.md",
-            "a/b/s.sh",
-            "a/bb/s.sh",
-            "c/d/e.md",
-            "cc/f",
-            "ccc/g",
+        for (file, owner) in [
+            ("SKILL.md", ""),
+            ("x/y.py", ""),
+            ("a/SKILL.md", "a"),
+            ("a/b/s.sh", "a/b"),
+            ("a/bb/s.sh", "a"),
+            ("c/d/e.md", "c"),
+            ("cc/f", "cc"),
+            ("ccc/g", ""),
         ] {
-            let expected = dirs.iter().position(|d| belongs_to(file, d, &dirs));
-            assert_eq!(folders.owner(file), expected, "{file}");
+            assert_eq!(
+                folders.owner(file).map(|i| dirs[i].as_str()),
+                Some(owner),
+                "{file}"
+            );
         }
         let none: Vec<String> = vec!["a".into()];
         assert_eq!(SkillFolders::new(&none).owner("b/x"), None);

@@ -77,32 +77,13 @@ impl SignatureArgs {
             || self.allowed_signers.is_some()
     }
 
-    /// The settings, each file read and checked now (a trust root, key or keyring that cannot be read is the
-    /// caller's mistake, said before anything is imported).
-    pub fn checked_settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
-        let s = self.settings()?;
-        airlock_attest::sigstore::SigstoreTrust::new(
-            s.trust_root.as_deref(),
-            &s.sigstore_keys,
-            s.identity.clone(),
-        )
-        .map_err(|e| super::net::UsageError(format!("signatures: {e}")))?;
-        if let Some(k) = &s.keyring {
-            airlock_attest::openpgp::Keyring::parse(k)
-                .map_err(|e| super::net::UsageError(format!("--keyring: {e}")))?;
-        }
-        if let Some(a) = &s.allowed_signers {
-            airlock_attest::signers::AllowedSigners::parse(a)
-                .map_err(|e| super::net::UsageError(format!("--allowed-signers: {e}")))?;
-        }
-        Ok(s)
-    }
-
-    /// The settings these give, each file read.
+    /// The settings these give, each file read and checked now (a trust root, key, keyring or allowed-signers file
+    /// that cannot be read is the caller's mistake, said before anything is imported).
     pub fn settings(&self) -> anyhow::Result<airlock_run::signatures::SignatureSettings> {
         let read =
             |p: &PathBuf, what: &str| fs_err::read_to_string(p).with_context(|| format!("reading {what}"));
-        Ok(airlock_run::signatures::SignatureSettings {
+        let usage = |what: &str, e: String| super::net::UsageError(format!("{what}: {e}"));
+        let s = airlock_run::signatures::SignatureSettings {
             trust_root: self
                 .trust_root
                 .as_ref()
@@ -114,14 +95,29 @@ impl SignatureArgs {
                 .map(|p| read(p, "--sigstore-key"))
                 .collect::<anyhow::Result<_>>()?,
             identity: self.identity.clone().zip(self.issuer.clone()),
-            keyring: self.keyring.as_ref().map(|p| read(p, "--keyring")).transpose()?,
-            allowed_signers: self
-                .allowed_signers
-                .as_ref()
-                .map(|p| read(p, "--allowed-signers"))
-                .transpose()?,
+            keyring: match &self.keyring {
+                Some(p) => Some(
+                    airlock_attest::openpgp::Keyring::parse(&read(p, "--keyring")?)
+                        .map_err(|e| usage("--keyring", e))?,
+                ),
+                None => None,
+            },
+            allowed_signers: match &self.allowed_signers {
+                Some(p) => Some(
+                    airlock_attest::signers::AllowedSigners::parse(&read(p, "--allowed-signers")?)
+                        .map_err(|e| usage("--allowed-signers", e))?,
+                ),
+                None => None,
+            },
             bundles: Vec::new(),
-        })
+        };
+        airlock_attest::sigstore::SigstoreTrust::new(
+            s.trust_root.as_deref(),
+            &s.sigstore_keys,
+            s.identity.clone(),
+        )
+        .map_err(|e| usage("signatures", e))?;
+        Ok(s)
     }
 }
 
@@ -179,7 +175,7 @@ impl SourceArgs {
         settings.max_files = self.max_files;
         settings.max_bytes = self.max_bytes;
         settings.signatures = if self.signatures.given() {
-            self.signatures.checked_settings()?
+            self.signatures.settings()?
         } else {
             Default::default()
         };

@@ -141,7 +141,7 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<u8> {
         eprintln!("signing with key {} ({})", keys.key_id(), keys.public_hex());
         config.signing_key = Some(file.clone());
     }
-    config.signatures = args.signatures.checked_settings()?;
+    config.signatures = args.signatures.settings()?;
     config.public_urls = args
         .public_url
         .iter()
