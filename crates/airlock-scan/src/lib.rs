@@ -309,7 +309,6 @@ fn discover(inventory: &airlock_types::Inventory) -> Vec<String> {
     dirs
 }
 
-
 /// The skill folders of a scan, to find the skill a file belongs to by walking up its path (not by comparing it with
 /// every folder).
 struct SkillFolders<'a> {
