@@ -16,6 +16,23 @@ re!(
     r"(?i)\b(send|post|include|upload|submit|forward|put)\b[^\n]{0,120}https?://"
 );
 
+re!(
+    DOWNLOADER,
+    r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:curl|wget)\s"
+);
+re!(
+    /// What makes a request carry something of this machine's: data, a form, an upload, a method that sends, a
+    /// header, a variable, a file's contents (`@file`), a command's output. (An address cut short in the evidence is still
+    /// an address: a secret read that is itself critical stays so on its own line.)
+    CARRIES,
+    r"(?i)\s(?:-d|--data\S*|-F|--form\S*|-T|--upload-file|-X|--request|--post-\S+|-H|--header|--json|-b|--cookie)\b|[$@`<]"
+);
+
+/// Whether a request is a plain download: `curl`/`wget` of an address, sending nothing but the request itself.
+fn plain_download(evidence: &str) -> bool {
+    DOWNLOADER.is_match(evidence) && !CARRIES.is_match(evidence)
+}
+
 /// How many lines apart two pieces of evidence may be and still be one act.
 const NEAR: u32 = 6;
 
@@ -47,6 +64,8 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                 && counts(f)
         })
         .collect();
+    // A plain download (`curl -fL -o tool URL`, nothing of this machine's in it) brings something in; it sends
+    // nothing out.
     let sends: Vec<&Finding> = found
         .iter()
         .filter(|f| {
@@ -54,6 +73,7 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                 f.rule.as_str(),
                 "net/upload" | "net/exfil-endpoint" | "net/http-client"
             ) && counts(f)
+                && !(f.rule == "net/http-client" && plain_download(&f.evidence))
         })
         .collect();
     // An instruction that sends a secret's value itself (`include $API_KEY in a request to https://…`).

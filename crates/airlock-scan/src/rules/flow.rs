@@ -149,7 +149,8 @@ fn in_credential_field(line: &str, var: &str) -> bool {
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
-    } else if SECRET_FILE.is_match(line) {
+    } else if SECRET_FILE.is_match(&super::lesser::KEY_USE.replace_all(line, " ")) {
+        // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.
         Some("a credential file")
     } else if SECRET_VAR.is_match(line) && !as_credential(line) {
         // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
@@ -296,10 +297,11 @@ pub(super) fn mentions(line: &str, var: &str) -> bool {
 
 re!(
     RELEASE_HOST,
-    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
+    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
 );
 
-/// Whether a download comes from a project's release page on a well-known host (how many tools are installed).
+/// Whether a download comes from a project's release page or repository on a well-known host (how many tools are
+/// installed).
 pub(super) fn from_release_host(line: &str) -> bool {
     RELEASE_HOST.is_match(line)
 }
@@ -389,7 +391,8 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
         };
         let file = c[3].trim_end_matches(['"', '\'']).to_owned();
         let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
-        if name.len() < 2 {
+        // Output thrown away (`command -v curl &>/dev/null`) is no download.
+        if name.len() < 2 || file.starts_with("/dev/") {
             continue;
         }
         for (j, later) in lines.iter().enumerate().skip(i + 1).take(30) {
@@ -429,6 +432,38 @@ re!(
     SERIALIZE,
     r"json\.dumps?\(|JSON\.stringify\(|b64encode\(|\bbtoa\(|pickle\.dumps?\(|yaml\.(safe_)?dump\(|Buffer\.from\("
 );
+
+re!(
+    /// A collection given a name where it opens: `creds = {`, `const all = {`, `data = dict(`, `secrets := map[`.
+    COLLECTION_NAME,
+    r"^\s*(?:(?:const|let|var|export)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]+)?:?=\s*(?:\{|dict\(|\[|map\[|new\s+Map\b|Object\.assign\()"
+);
+
+/// Whether a serializing call on the first of `lines` is still open (more brackets opened than closed) when the
+/// last of them begins: the collection read there is inside it.
+fn opens_around(lines: &[&str]) -> bool {
+    let Some((first, between)) = lines.split_first() else {
+        return false;
+    };
+    let Some(m) = SERIALIZE.find(first) else {
+        return false;
+    };
+    let mut depth: i32 = 1;
+    let rest = std::iter::once(&first[m.end()..]).chain(between.iter().take(between.len().saturating_sub(1)).copied());
+    for text in rest {
+        for ch in text.chars() {
+            match ch {
+                '(' | '{' | '[' => depth += 1,
+                ')' | '}' | ']' => depth -= 1,
+                _ => {}
+            }
+            if depth <= 0 {
+                return false;
+            }
+        }
+    }
+    true
+}
 
 /// Words that make a variable's name a secret's.
 const SECRET_WORDS: &[&str] = &[
@@ -472,7 +507,23 @@ pub(super) fn harvest(code: &str, first_line: u32) -> Option<(u32, u32, Vec<Stri
         }
         let last = window.last().map_or(*first, |(i, _)| *i);
         let until = (last + 12).min(lines.len().saturating_sub(1));
-        if let Some(at) = (last..=until).find(|&i| SERIALIZE.is_match(lines[i])) {
+        // What is serialized must be the collection: the name it is assigned to (`creds = {` … `json.dumps(creds)`),
+        // or a serializing call opened around it (`JSON.stringify({` … `})`). Headers built for one request and a
+        // body serialized lines later are two things.
+        let opened = first.saturating_sub(4)..=*first;
+        let wrapped = opened.clone().find(|&i| SERIALIZE.is_match(lines[i]) && opens_around(&lines[i..=*first]));
+        let collection = opened.rev().find_map(|i| {
+            COLLECTION_NAME
+                .captures(lines[i])
+                .map(|c| c[1].to_owned())
+        });
+        let serializes = |i: usize| {
+            SERIALIZE.is_match(lines[i])
+                && collection
+                    .as_deref()
+                    .is_some_and(|name| SERIALIZE.find_iter(lines[i]).any(|m| mentions(&lines[i][m.start()..], name)))
+        };
+        if let Some(at) = wrapped.or_else(|| (last..=until).find(|&i| serializes(i))) {
             let n = |i: usize| first_line + u32::try_from(i).unwrap_or(0);
             return Some((
                 n(*first),
@@ -593,6 +644,9 @@ mod tests {
         assert_eq!(names, ["STRIPE_SECRET_KEY", "DOCKER_PASSWORD"]);
         let js = "const all = { a: process.env.SLACK_BOT_TOKEN, b: process.env.GITHUB_TOKEN };\nfetch(u, {body: JSON.stringify(all)})\n";
         assert!(harvest(js, 1).is_some());
+        // Collected inside the serializing call itself.
+        let inline = "const body = JSON.stringify({\n  slack: process.env.SLACK_BOT_TOKEN,\n  gh: process.env.GITHUB_TOKEN,\n});\n";
+        assert!(harvest(inline, 1).is_some());
         // A secret put in a form field named as the credential (Turnstile's siteverify) is how that API is called.
         let verify = "const form = new FormData();\nform.append('secret', process.env.TURNSTILE_SECRET_KEY);\nawait fetch(VERIFY, { method: 'POST', body: form });\n";
         assert!(secret_flows(verify, 1).is_empty());
@@ -615,6 +669,9 @@ mod tests {
             "cfg = {\"key\": os.environ[\"STRIPE_SECRET_KEY\"], \"hook\": os.environ[\"STRIPE_WEBHOOK_SECRET\"]}\nprint(json.dumps(cfg))\n",
             // Collected, never serialized.
             "keys = {\"a\": os.environ[\"OPENAI_API_KEY\"], \"b\": os.environ[\"ANTHROPIC_API_KEY\"]}\nrun(keys)\n",
+            // Two clients' settings, and a body serialized later that is neither of them.
+            "const cfg = {\n  authToken: process.env.USERS_API_TOKEN,\n  billing: process.env.BILLING_API_KEY,\n};\nserve(cfg);\nreturn { text: JSON.stringify({ status: \"ok\" }) };\n",
+            "await fetch(url, {\n  headers: {\n    \"X-API-Key\": process.env.LANGSMITH_API_KEY,\n    \"X-Org\": process.env.ORG_SECRET,\n  },\n  body: JSON.stringify({ runs }),\n});\n",
         ] {
             assert_eq!(harvest(honest, 1), None, "{honest}");
         }

