@@ -94,6 +94,9 @@ pub struct Needs {
     pub missing_programs: Vec<String>,
     /// Of those, the ones on this machine outside the folders a sandbox sees, with where.
     pub outside_sandbox: std::collections::BTreeMap<String, String>,
+    /// The skill is a Python package whose own command-line program a step runs: the install phase installs the
+    /// skill itself (a copy of it, its `pyproject.toml` at its root).
+    pub own_package: bool,
 }
 
 impl Needs {
@@ -109,6 +112,7 @@ impl Needs {
             && self.modules.is_empty()
             && self.python_specs.is_empty()
             && self.node_specs.is_empty()
+            && !self.own_package
     }
 }
 
@@ -215,13 +219,19 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         })
         .collect();
     let mut programs = BTreeSet::new();
+    let own = airlock_scan::plan::own_programs(skill_root);
     for step in plan
         .steps
         .iter()
         .filter(|s| s.example.is_none() && s.kind != "script")
     {
         if let Some(program) = first_program(&step.command) {
-            programs.insert(program);
+            if own.contains(&program) {
+                // The skill's own program: installed with the skill, not looked for on the machine.
+                needs.own_package = true;
+            } else {
+                programs.insert(program);
+            }
         }
     }
     programs.extend(declared_bins(skill_root));
@@ -391,6 +401,18 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     for spec in &needs.node_specs {
         h.update(format!("\0npm\0{spec}"));
     }
+    if needs.own_package {
+        // The skill's own code is what is installed: every file of it names the layer.
+        h.update(b"\0own\0");
+        let mut files = Vec::new();
+        tree_files(skill_root, "", &mut files);
+        files.sort();
+        for rel in files {
+            h.update(&rel);
+            h.update(b"\0");
+            h.update(fs_err::read(skill_root.join(&rel)).unwrap_or_default());
+        }
+    }
     h.update(format!(
         "\0registry\0{}",
         options.npm_registry.as_deref().unwrap_or("")
@@ -403,6 +425,28 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     let python = fs_err::canonicalize("/usr/bin/python3").unwrap_or_default();
     h.update(format!("\0python\0{}", python.display()));
     format!("{:x}", h.finalize())
+}
+
+/// The regular files under `dir` (paths relative to the walk's start, `rel`), not in `.git` or `node_modules`.
+fn tree_files(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        match fs_err::symlink_metadata(entry.path()) {
+            Ok(m) if m.is_dir() && name != ".git" && name != "node_modules" => {
+                tree_files(&entry.path(), &path, out)
+            }
+            Ok(m) if m.is_file() => out.push(path),
+            _ => {}
+        }
+    }
 }
 
 /// The install phase's driver, run by the sandbox's `python3`: installs each requirements file, then the packages of
@@ -421,6 +465,13 @@ if args["index"]:
         # A plain-HTTP mirror the operator named; the egress proxy still checks every connection.
         base += ["--trusted-host", args["index"].split("/")[2].split(":")[0]]
 done = {"requirements": [], "installed": [], "present": [], "failed": []}
+if args["own"]:
+    # The skill's own package, from a copy (a build writes beside its sources, and /skill is read-only).
+    import shutil, tempfile
+    copy = tempfile.mkdtemp() + "/skill"
+    shutil.copytree("/skill", copy, ignore=shutil.ignore_patterns(".git", "node_modules", ".venv"))
+    ok = subprocess.run(base + [copy]).returncode == 0
+    (done["installed"] if ok else done["failed"]).append("the skill's own package (pyproject.toml)")
 for req in args["requirements"]:
     ok = subprocess.run(base + ["-r", "/skill/" + req]).returncode == 0
     (done["requirements"] if ok else done["failed"]).append(req)
@@ -488,6 +539,7 @@ pub fn prepare(
                 n.requirements.clear();
                 n.python_specs.clear();
                 n.modules.clear();
+                n.own_package = false;
             }
             if !registries.iter().any(|r| r == "npm") {
                 n.node_specs.clear();
@@ -583,6 +635,7 @@ pub fn prepare(
         "modules": needs.modules,
         "specs": needs.python_specs,
         "npm": needs.node_specs,
+        "own": needs.own_package,
         "index": options.pip_index_url,
         "registry": options.npm_registry,
     });

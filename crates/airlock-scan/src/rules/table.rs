@@ -314,7 +314,7 @@ pub const RULES: &[RuleDef] = &[
     ),
     rule(
         "priv/host-socket",
-        High,
+        Critical,
         Instruction,
         r"/var/run/docker\.sock|/run/docker\.sock|docker\s+run[^\n]*--privileged|docker\s+run[^\n]*-v\s*/:/|/run/user/[0-9]+/bus|SSH_AUTH_SOCK",
         "Reaches a host control socket (Docker, D-Bus, SSH agent): an escape from any sandbox.",

@@ -348,3 +348,90 @@ fn a_skills_npm_dependencies_are_installed_and_node_runs_under_the_memory_limit(
         "{rec:#}"
     );
 }
+
+/// A PEP 517 build backend that lives in the skill (`backend-path`), so the skill's own package builds with no
+/// index at all: a wheel with the package and its console script `greet`.
+const IN_TREE_BACKEND: &str = r#"
+import base64, hashlib, os, zipfile
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = "greetcli-1.0-py3-none-any.whl"
+    files = {
+        "greetcli/__init__.py": open("greetcli/__init__.py").read(),
+        "greetcli-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greetcli\nVersion: 1.0\n",
+        "greetcli-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        "greetcli-1.0.dist-info/entry_points.txt": "[console_scripts]\ngreet = greetcli:main\n",
+    }
+    record = []
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
+        for n, t in files.items():
+            d = t.encode()
+            z.writestr(n, d)
+            h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+            record.append(f"{n},sha256={h},{len(d)}")
+        record.append("greetcli-1.0.dist-info/RECORD,,")
+        z.writestr("greetcli-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+    return name
+"#;
+
+/// A skill that is a Python package with a command-line program of its own, which SKILL.md calls in list items of
+/// inline code: the run installs the skill (a copy of it) in the sealed install phase, runs the items that stand as
+/// they are, and lists the one with a placeholder.
+#[test]
+fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let idx = index(tmp.path());
+    let skill = tmp.path().join("greet-cli");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md(
+            "greet-cli",
+            "A safe wrapper for the `greet` CLI.\n\nExample invocations:\n\n- `greet --name world`\n- `greet --name <YOUR_NAME>`\n",
+        ),
+    );
+    write(
+        &skill,
+        "pyproject.toml",
+        "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\"_build\"]\n\n[project]\nname = \"greetcli\"\nversion = \"1.0\"\n\n[project.scripts]\ngreet = \"greetcli:main\"\n",
+    );
+    write(&skill, "_build/backend.py", IN_TREE_BACKEND);
+    write(
+        &skill,
+        "greetcli/__init__.py",
+        "import sys\ndef main():\n    print('hello ' + sys.argv[sys.argv.index('--name') + 1] + ' from greet')\n",
+    );
+    let mut args = vec![
+        "run".to_owned(),
+        "--json".to_owned(),
+        skill.to_str().unwrap().to_owned(),
+    ];
+    args.extend(idx.run_flags());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = airlock(&data, &args);
+    let rec = r.json();
+    let env = &rec["environment"];
+    assert_eq!(env["status"], "installed", "{env:#}\n{}", r.stderr);
+    assert!(
+        env["installed"].to_string().contains("the skill's own package"),
+        "{env:#}"
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    assert!(
+        rec["stdout"].as_str().unwrap().contains("hello world from greet"),
+        "{rec:#}"
+    );
+    let steps = rec["plan"]["steps"].as_array().unwrap();
+    let placeholder = steps
+        .iter()
+        .find(|s| s["command"].as_str().unwrap().contains("YOUR_NAME"))
+        .unwrap();
+    assert!(
+        placeholder["example"].as_str().unwrap().contains("placeholder"),
+        "{placeholder:#}"
+    );
+    // The program is the skill's, not one missing from the machine.
+    assert!(!env["missing_programs"].to_string().contains("greet"), "{env:#}");
+}
