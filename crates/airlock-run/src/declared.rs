@@ -200,6 +200,61 @@ pub fn inline_dependencies(text: &str) -> Vec<String> {
     Vec::new()
 }
 
+/// The packages `uvx` (or `uv tool run`) starts tools from, wherever a line of `text` calls it (a step of the
+/// plan, a script the skill ships): `uvx ruff check .` needs `ruff`, `uvx --from 'ddgs>=9' ddgs text q` needs
+/// `ddgs>=9`, `uvx 'scrapling[shell]' install` needs `scrapling[shell]`, and each `--with X` needs `X`. The install
+/// phase installs them before the run, sealed; in the sandbox, airlock's `uvx` starts the installed tool.
+pub fn uvx_packages(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            // The command may open a substitution (`out=$(uvx …`).
+            let word = words[i].rsplit(['(', '`']).next().unwrap_or_default();
+            let start = match (word, words.get(i + 1), words.get(i + 2)) {
+                ("uvx", _, _) => Some(i + 1),
+                ("uv", Some(&"tool"), Some(&"run")) => Some(i + 3),
+                _ => None,
+            };
+            let Some(mut j) = start else {
+                i += 1;
+                continue;
+            };
+            let mut from = None;
+            while j < words.len() {
+                match words[j] {
+                    "--from" => {
+                        from = words.get(j + 1).and_then(|w| package_spec(w, false));
+                        j += 2;
+                    }
+                    "--with" => {
+                        out.extend(words.get(j + 1).and_then(|w| package_spec(w, false)));
+                        j += 2;
+                    }
+                    "--python" | "-p" | "--index-url" | "--index" => j += 2,
+                    w if w.starts_with('-') => j += 1,
+                    _ => break,
+                }
+            }
+            // `tool@1.2` is `tool==1.2`.
+            let tool = words.get(j).map(|w| {
+                let w = w.trim_matches(['"', '\'']);
+                match w.split_once('@') {
+                    Some((name, version)) if version != "latest" => format!("{name}=={version}"),
+                    Some((name, _)) => name.to_owned(),
+                    None => w.to_owned(),
+                }
+            });
+            out.extend(from.or_else(|| tool.and_then(|t| package_spec(&t, false))));
+            i = j + 1;
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// `uv run [options] x.py args` (or `uv run python x.py`): the same script run by the sandbox's `python3`, with
 /// the packages of `--with` to install first. uv itself would build an environment from the network at that
 /// moment; the install phase does that part before the run, sealed. `None` for any other command.
@@ -255,6 +310,23 @@ pub fn uv_run(command: &str) -> Option<(String, Vec<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_packages_uvx_starts_tools_from() {
+        assert_eq!(uvx_packages("uvx ruff check ."), ["ruff"]);
+        assert_eq!(
+            uvx_packages("out=$(uvx --from 'ddgs>=9' ddgs text \"$q\")\nuv tool run black@24.1 .\n"),
+            ["black==24.1", "ddgs>=9"]
+        );
+        assert_eq!(
+            uvx_packages("uvx --with httpx 'scrapling[shell]' install"),
+            ["httpx", "scrapling[shell]"]
+        );
+        // Not a package: a variable, a URL, an option's value.
+        assert!(uvx_packages("uvx \"$TOOL\" run").is_empty());
+        assert!(uvx_packages("uvx git+https://github.com/a/b").is_empty());
+        assert!(uvx_packages("echo use uv to install").is_empty());
+    }
 
     #[test]
     fn install_commands_of_the_instructions() {

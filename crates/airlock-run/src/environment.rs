@@ -205,7 +205,24 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
             }
         }
     }
-    needs.add_python(declared.python.into_iter().chain(inline));
+    // Tools started with `uvx` by a step or by one of the skill's scripts.
+    let mut uvx = Vec::new();
+    for step in plan
+        .steps
+        .iter()
+        .filter(|s| s.example.is_none() && s.kind != "script")
+    {
+        uvx.extend(crate::declared::uvx_packages(&step.command));
+    }
+    for f in files
+        .iter()
+        .filter(|f| matches!(f.language.as_deref(), Some("shell" | "python")))
+    {
+        if let Ok(text) = fs_err::read_to_string(skill_root.join(rel(f))) {
+            uvx.extend(crate::declared::uvx_packages(&text));
+        }
+    }
+    needs.add_python(declared.python.into_iter().chain(inline).chain(uvx));
     let standard = standard_modules();
     needs.modules = modules
         .into_iter()
@@ -380,6 +397,7 @@ fn on_this_machine(program: &str) -> bool {
         || airlock_sandbox::ALIASES
             .iter()
             .any(|(name, target)| *name == program && Path::new(target).exists())
+        || airlock_sandbox::SHIMS.iter().any(|(name, _)| *name == program)
 }
 
 /// The digest of what the install phase gets: it names the cached layer.

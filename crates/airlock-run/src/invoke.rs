@@ -272,12 +272,12 @@ fn node_dependencies(skill_root: &Path) -> std::collections::HashSet<String> {
         .collect()
 }
 
-/// What a command fetches from the network as it runs (a package `npx` or `uvx` starts, a project generator, a
+/// What a command fetches from the network as it runs (a package `npx` starts (`uvx` tools are installed before the run), a project generator, a
 /// repository to clone), when the skill does not have it already (`node_packages`, its `package.json`'s).
 fn downloads(command: &str, node_packages: &std::collections::HashSet<String>) -> Option<String> {
     static FETCHES: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?m)(?:^|[;&|(]\s*)(?:npx(?:\s+(?:-y|--yes|-p\s+\S+|--package[= ]\S+))*|pnpm\s+dlx|yarn\s+dlx|bunx|uvx|pipx\s+run)\s+(@?[\w./-]+(?:@[\w.^~-]+)?)|\b((?:npm|pnpm|yarn|bun)\s+(?:create|init)\s+@?[\w./-]+)|\bgit\s+clone\s+(?:-\S+\s+)*((?:https?|ssh|git)://\S+|git@\S+)|\b(playwright\s+install|puppeteer\s+browsers\s+install)\b",
+            r"(?m)(?:^|[;&|(]\s*)(?:npx(?:\s+(?:-y|--yes|-p\s+\S+|--package[= ]\S+))*|pnpm\s+dlx|yarn\s+dlx|bunx|pipx\s+run)\s+(@?[\w./-]+(?:@[\w.^~-]+)?)|\b((?:npm|pnpm|yarn|bun)\s+(?:create|init)\s+@?[\w./-]+)|\bgit\s+clone\s+(?:-\S+\s+)*((?:https?|ssh|git)://\S+|git@\S+)|\b(playwright\s+install|puppeteer\s+browsers\s+install)\b",
         )
         .ok()
     });
@@ -886,7 +886,6 @@ mod tests {
         for cmd in [
             "npx -y create-vite@latest app",
             "npm create @tanstack/start@latest my-app",
-            "uvx ruff check .",
             "cd x && git clone https://github.com/a/b",
             "playwright install chromium",
         ] {
@@ -897,6 +896,8 @@ mod tests {
             "npm run build",
             "git clone ./local",
             "echo npx",
+            // Installed before the run, sealed; airlock's uvx starts it.
+            "uvx ruff check .",
         ] {
             assert_eq!(downloads(cmd, &node_dependencies(root.path())), None, "{cmd}");
         }

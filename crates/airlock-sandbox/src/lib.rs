@@ -154,6 +154,58 @@ pub const ALIASES_DIR: &str = "/airlock/bin";
 /// The aliases made in [`ALIASES_DIR`], as (name, the program it starts), each only when the system lacks the name
 /// and has the program.
 pub const ALIASES: &[(&str, &str)] = &[("python", "/usr/bin/python3")];
+/// Programs airlock stands in for in [`ALIASES_DIR`], as (name, shell script), each only when the system lacks the
+/// name: `uvx` (and `uv tool run`, `uv run x.py`) start what the install phase installed before the run, sealed,
+/// since nothing may be fetched while a skill runs.
+pub const SHIMS: &[(&str, &str)] = &[("uvx", UVX_SHIM), ("uv", UV_SHIM)];
+
+const UVX_SHIM: &str = r#"#!/bin/sh
+# airlock's uvx: starts a tool the install phase installed before the run (nothing is downloaded while a skill runs).
+from=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --from) from="$2"; shift 2 ;;
+    --with|--python|-p|--index-url|--index) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+if [ $# -eq 0 ]; then
+  echo "uvx: no tool named" >&2
+  exit 2
+fi
+tool=$(printf '%s' "$1" | sed 's/[@[<>=!~].*//')
+shift
+for dir in /env/python/bin /env/node/node_modules/.bin /usr/local/bin /usr/bin /bin; do
+  if [ -x "$dir/$tool" ]; then
+    exec "$dir/$tool" "$@"
+  fi
+done
+echo "uvx: \`$tool\`${from:+ (from $from)} is not installed in this sandbox: airlock installs the tools a skill starts with uvx before the run, in the sealed install phase, and nothing is downloaded while it runs (was the install phase off, or did it fail?)" >&2
+exit 127
+"#;
+
+const UV_SHIM: &str = r#"#!/bin/sh
+# airlock's uv: `uv run x.py` is python3 with the script's dependencies installed before the run; `uv tool run` is uvx.
+case "$1" in
+  run)
+    shift
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --with|--python|-p) shift 2 ;;
+        -*) shift ;;
+        *) break ;;
+      esac
+    done
+    case "$1" in python|python3) shift ;; esac
+    exec /usr/bin/python3 "$@" ;;
+  tool)
+    if [ "$2" = run ]; then shift 2; exec uvx "$@"; fi ;;
+esac
+echo "uv $1: not available in this sandbox (airlock installs what a skill declares before the run, sealed; nothing is downloaded while it runs)" >&2
+exit 127
+"#;
+
 /// The `PATH` every sandbox starts with.
 pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin:/airlock/bin";
 /// Host uid the sandbox user maps to when airlock runs as root (so RLIMIT_NPROC applies).

@@ -142,6 +142,19 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             })?;
         }
     }
+    for (name, script) in crate::SHIMS {
+        let taken = ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .any(|d| std::fs::symlink_metadata(Path::new(d).join(name)).is_ok());
+        if !taken {
+            let path = aliases.join(name);
+            ctx(std::fs::write(&path, script), || format!("write {name}"))?;
+            ctx(
+                std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)),
+                || format!("mode of {name}"),
+            )?;
+        }
+    }
     // A minimal /etc: the sandbox user, loopback names, and what the dynamic linker and TLS need.
     let etc = root.join("etc");
     mkdirs(&etc)?;

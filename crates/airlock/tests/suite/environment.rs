@@ -435,3 +435,90 @@ fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
     // The program is the skill's, not one missing from the machine.
     assert!(!env["missing_programs"].to_string().contains("greet"), "{env:#}");
 }
+
+/// Adds to the loopback index a wheel `greettool` whose console script `greettool` prints a greeting.
+fn add_tool_wheel(root: &Path) {
+    let build = r#"
+import sys, zipfile, hashlib, base64
+path = sys.argv[1]
+files = {
+    "greettool/__init__.py": "import sys\ndef main():\n    print('hello ' + ' '.join(sys.argv[1:]) + ' from greettool')\n",
+    "greettool-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greettool\nVersion: 1.0\n",
+    "greettool-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    "greettool-1.0.dist-info/entry_points.txt": "[console_scripts]\ngreettool = greettool:main\n",
+}
+record = []
+with zipfile.ZipFile(path, "w") as z:
+    for name, text in files.items():
+        data = text.encode()
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append("greettool-1.0.dist-info/RECORD,,")
+    z.writestr("greettool-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+"#;
+    let ok = Command::new("python3")
+        .args(["-c", build])
+        .arg(root.join("index/files/greettool-1.0-py3-none-any.whl"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    write(
+        &root.join("index"),
+        "simple/greettool/index.html",
+        "<html><body><a href=\"../../files/greettool-1.0-py3-none-any.whl\">greettool-1.0-py3-none-any.whl</a></body></html>\n",
+    );
+}
+
+/// `uvx TOOL` in a step and inside a script the skill ships: the tool is installed before the run, sealed, and
+/// airlock's `uvx` starts it in the sandbox; with the install phase off, `uvx` says why the tool is missing.
+#[test]
+fn tools_started_with_uvx_are_installed_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let idx = index(tmp.path());
+    add_tool_wheel(tmp.path());
+    let skill = tmp.path().join("uvx-user");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md(
+            "uvx-user",
+            "Greets.\n\n```bash\nuvx greettool from-a-step\nbash scripts/hello.sh from-a-script\n```\n",
+        ),
+    );
+    write(
+        &skill,
+        "scripts/hello.sh",
+        "#!/bin/bash\nout=$(uvx --from greettool greettool \"$1\")\necho \"$out\"\n",
+    );
+    let mut args = vec![
+        "run".to_owned(),
+        "--json".to_owned(),
+        skill.to_str().unwrap().to_owned(),
+    ];
+    args.extend(idx.run_flags());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = airlock(&data, &args);
+    let rec = r.json();
+    let env = &rec["environment"];
+    assert!(
+        env["installed"].to_string().contains("greettool"),
+        "{env:#}\n{}",
+        r.stderr
+    );
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    let stdout = rec["stdout"].as_str().unwrap();
+    assert!(stdout.contains("hello from-a-step from greettool"), "{stdout}");
+    assert!(stdout.contains("hello from-a-script from greettool"), "{stdout}");
+    assert!(!env["missing_programs"].to_string().contains("uvx"), "{env:#}");
+
+    let r = airlock(
+        &tmp.path().join("fresh"),
+        &["run", "--json", skill.to_str().unwrap(), "--no-install"],
+    );
+    let rec = r.json();
+    assert_eq!(rec["status"], "failed", "{rec:#}");
+    let text = rec.to_string();
+    assert!(text.contains("is not installed in this sandbox"), "{text}");
+}
