@@ -165,7 +165,7 @@ re!(
     /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
     /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
     pub(super) KEY_USE,
-    r#"(?i)(?:(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\})/\.ssh/[\w.-]+['"]?"#
+    r#"(?i)(?:(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
 );
 re!(
     /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
@@ -183,7 +183,7 @@ pub(super) fn key_used_only(text: &str) -> bool {
 /// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
 /// `permission.deny('fs', '/etc/shadow')`).
 fn denied(text: &str, start: usize) -> bool {
-    let before = &text[..start];
+    let before = text[..start].trim_end_matches(['\'', '"']);
     let word = before
         .rsplit(|c: char| c.is_whitespace())
         .next()
