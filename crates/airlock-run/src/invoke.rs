@@ -203,6 +203,9 @@ const INTERPRETERS: &[&str] = &[
     "python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "tsx", "ts-node", "deno", "bun", "pwsh",
 ];
 
+/// Folders a project's build writes its output to.
+const BUILD_OUTPUTS: &[&str] = &["dist", "build", "out", ".next", ".output", "target/release"];
+
 /// What a program an interpreter runs is written in, by extension.
 const CODE_EXTENSIONS: &[&str] = &[
     "py", "js", "mjs", "cjs", "ts", "mts", "sh", "bash", "rb", "pl", "ps1",
@@ -474,6 +477,20 @@ fn resolve_line(
         if missing_input && !at_start && bare.ends_with('/') && bare.len() > 1 {
             return Err(format!(
                 "an example: it works on the folder {}, which is in neither the skill nor the target",
+                escape_input(bare)
+            ));
+        }
+        // A build's output folder handed to one of the skill's scripts (`check-manifest.sh dist`): what the user's
+        // own build makes, which a fresh target has not.
+        if missing_input
+            && !at_start
+            && BUILD_OUTPUTS.contains(&bare)
+            && rewritten
+                .first()
+                .is_some_and(|w| w.contains(SKILL_DIR) || w.contains("$SKILL_DIR"))
+        {
+            return Err(format!(
+                "an example: it works on {}, a build's output, which is in neither the skill nor the target",
                 escape_input(bare)
             ));
         }
@@ -943,6 +960,10 @@ mod tests {
         assert_eq!(resolve("twice.py x").unwrap(), "twice.py x");
         // Only where a command starts: an argument of that name is not the skill's script.
         assert_eq!(resolve("echo webfetch.sh").unwrap(), "echo webfetch.sh");
+        // A build's output given to the skill's script is the user's; to a build tool it is a word.
+        let why = resolve("webfetch.sh dist").unwrap_err();
+        assert!(why.contains("a build's output"), "{why}");
+        assert!(resolve("npm run build").is_ok());
     }
 
     #[test]
