@@ -629,6 +629,30 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
             .and_then(|c| c.get(1))
             .map(|m| m.as_str().to_owned())
     };
+    // The skill's own program, when its package could not be installed: the install is the cause.
+    let own_not_installed = |program: &str| {
+        run.environment
+            .as_ref()
+            .is_some_and(|e| e.failed.iter().any(|f| f.starts_with("the skill's own package")))
+            && run.plan.as_ref().is_some_and(|p| {
+                p.steps.iter().any(|s| {
+                    s.note
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("the skill's own program"))
+                        && s.command.split_whitespace().next() == Some(program)
+                })
+            })
+    };
+    let not_found = |program: &str| {
+        if own_not_installed(program) {
+            format!(
+                "`{program}` is the skill's own program, and its package could not be installed (the environment \
+                 says why)"
+            )
+        } else {
+            format!("command not found: `{program}` is not on this machine or not in the sandbox")
+        }
+    };
     let cause = if let Some(limit) = run.limit_hit {
         match limit {
             airlock_types::LimitKind::Timeout => {
@@ -655,13 +679,13 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
         format!("the Node module `{module}` is not installed in the sandbox")
     } else if let Some(cmd) = grab(r"(?m)(?:^|: )([^\s:]+): (?:command )?not found\s*$") {
-        format!("command not found: `{cmd}` is not on this machine or not in the sandbox")
+        not_found(&cmd)
     } else if code == Some(127) {
         let program = step.map_or(run.command.first().map(String::as_str), |s| {
             s.command.split_whitespace().next()
         });
         match program {
-            Some(p) => format!("command not found: `{p}` is not on this machine or not in the sandbox"),
+            Some(p) => not_found(p),
             None => "command not found".to_owned(),
         }
     } else if code == Some(126) || tail.contains("Permission denied") {

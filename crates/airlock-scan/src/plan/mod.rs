@@ -486,7 +486,7 @@ pub fn placeholder(command: &str) -> Option<String> {
     QUOTED_PLACEHOLDER
         .as_ref()?
         .captures(&command[..code_end])
-        .and_then(|c| (1..=3).find_map(|i| c.get(i)))
+        .and_then(|c| (1..=4).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
 }
 
@@ -497,6 +497,7 @@ static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         ['"] (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\}) [/:]       # "<baseUrl>/api", '{host}:8080'
         | :// (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\})           # "https://<host>/x"
         | ['"][^'"]*? \b(YOUR_[A-Z][A-Z_]* | path/to/[^\s'"]*)   # "Bearer YOUR_TOKEN", 'path/to/file'
+        | (?:--?[\w-]+[\ =]|=) ['"] (<[A-Za-z_][\w\ .-]*>) ['"]    # --account-id "<ACCOUNT_ID>": an option's value to fill in
         "#,
     )
     .ok()
@@ -580,6 +581,12 @@ mod tests {
             Some("<file|directory|->")
         );
         assert!(placeholder("echo 'graph TD; A-->B' | bash scripts/mermaid-validate.sh -").is_none());
+        // A quoted option value that is only a placeholder; quoted markup as data is not one.
+        assert_eq!(
+            placeholder("tool --output json zones resolve --name \"<ZONE_NAME>\"").as_deref(),
+            Some("<ZONE_NAME>")
+        );
+        assert!(placeholder("printf '<footer>ok</footer>' > f.html").is_none());
     }
 
     #[test]

@@ -434,6 +434,29 @@ fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
     );
     // The program is the skill's, not one missing from the machine.
     assert!(!env["missing_programs"].to_string().contains("greet"), "{env:#}");
+
+    // A package that cannot be installed here (it wants another Python): the summary says the install is the
+    // cause, and why pip refused it.
+    write(
+        &skill,
+        "_build/backend.py",
+        &IN_TREE_BACKEND.replace(
+            "Version: 1.0\\n\",",
+            "Version: 1.0\\nRequires-Python: >=3.99\\n\",",
+        ),
+    );
+    let mut args = vec!["run".to_owned(), skill.to_str().unwrap().to_owned()];
+    args.extend(idx.run_flags());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = airlock(&data, &args);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("`greet` is the skill's own program, and its package could not be installed"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("requires a different Python"), "{}", r.stdout);
 }
 
 /// Adds to the loopback index a wheel `greettool` whose console script `greettool` prints a greeting.
