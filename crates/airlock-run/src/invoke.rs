@@ -760,6 +760,12 @@ pub(crate) fn sandbox_run(
             step_commands.iter().map(|(_, c, _, _)| c.clone()).collect()
         }
     };
+    if egress.is_none() {
+        // With the network off, a package manager that fetches (`npx -y X` inside a script) fails at once with
+        // its own error, instead of retrying until the time limit.
+        config.env.push(("npm_config_fetch_retries".into(), "0".into()));
+        config.env.push(("PIP_RETRIES".into(), "0".into()));
+    }
     config.egress = egress;
     record.command = config.command.clone();
     // The recorder's and the proxy's threads report straight to the caller, until the sandbox is done (an attempt

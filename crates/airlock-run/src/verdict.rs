@@ -115,6 +115,40 @@ fn secret_access(f: &FileAccess) -> bool {
     secret(judged(f)) || secret(&f.path) && !provided(judged(f))
 }
 
+/// Whether an access is the system's npm reading its own settings (`.npmrc` in the home folder or the project, as
+/// every `npm`/`npx` does on start): the package manager's doing, not the skill's. The process must be the
+/// system's own npm (its files are outside anything a skill can write), and the file read, not written.
+fn package_manager_config(
+    f: &FileAccess,
+    timeline: &[airlock_types::ExecEvent],
+    written: &[FileAccess],
+) -> bool {
+    const NPM: &[&str] = &[
+        "/usr/bin/npm",
+        "/usr/bin/npx",
+        "/usr/lib/node_modules/npm/",
+        "/usr/share/nodejs/npm/",
+        "/usr/local/lib/node_modules/npm/",
+    ];
+    let npmrc = judged(f).rsplit('/').next() == Some(".npmrc") && f.path.rsplit('/').next() == Some(".npmrc");
+    let read_only = !written.iter().any(|w| w.path == f.path);
+    let by_npm = timeline
+        .iter()
+        .rfind(|e| e.pid == f.pid && e.t_ms <= f.t_ms)
+        .is_some_and(|e| {
+            e.argv.iter().take(2).any(|a| {
+                NPM.iter().any(|n| {
+                    if n.ends_with('/') {
+                        a.starts_with(n)
+                    } else {
+                        a == n
+                    }
+                })
+            })
+        });
+    npmrc && read_only && by_npm
+}
+
 fn push_unique(list: &mut Vec<String>, item: String) {
     if !list.contains(&item) {
         list.push(item);
@@ -135,7 +169,7 @@ pub fn observe(report: &ScanReport, run: &SkillRun) -> Observed {
         return o;
     }
     for f in run.files_read.iter().chain(&run.files_written) {
-        if secret_access(f) {
+        if secret_access(f) && !package_manager_config(f, &run.timeline, &run.files_written) {
             push_unique(&mut o.secrets_read, shown(f));
         }
     }
@@ -695,6 +729,7 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         "Name or service not known",
         "Could not resolve host",
         "getaddrinfo ENOTFOUND",
+        "getaddrinfo EAI_AGAIN",
         "Network is unreachable",
     ]
     .iter()
@@ -754,5 +789,39 @@ mod tests {
             "/skill/notes",
             Some("/home/sandbox/.ssh/id_rsa")
         )));
+    }
+
+    #[test]
+    fn npm_reading_its_own_settings_is_not_the_skills_doing() {
+        let access = |path: &str, pid: i32| FileAccess {
+            path: path.into(),
+            resolved: None,
+            pid,
+            t_ms: 10,
+        };
+        let exec = |pid: i32, argv: &[&str]| airlock_types::ExecEvent {
+            t_ms: 5,
+            pid,
+            ppid: 1,
+            path: argv[0].into(),
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            argv_bytes: None,
+            cwd: "/workspace".into(),
+            exit_code: None,
+        };
+        let timeline = vec![
+            exec(7, &["node", "/usr/bin/npx", "-y", "@mermaid-js/mermaid-cli"]),
+            exec(8, &["node", "/skill/scripts/npx-cli.js"]),
+        ];
+        let npmrc = |pid| access("/home/sandbox/.npmrc", pid);
+        assert!(package_manager_config(&npmrc(7), &timeline, &[]));
+        // A script named like npm, or npm reading another secret, or npm writing the file: the skill's doing.
+        assert!(!package_manager_config(&npmrc(8), &timeline, &[]));
+        assert!(!package_manager_config(
+            &access("/home/sandbox/.aws/credentials", 7),
+            &timeline,
+            &[]
+        ));
+        assert!(!package_manager_config(&npmrc(7), &timeline, &[npmrc(7)]));
     }
 }
