@@ -587,6 +587,34 @@ pub fn split_words(text: &str) -> Result<Vec<String>, RunError> {
     Ok(out)
 }
 
+/// Whether what the run starts uses git: the plan's steps it runs, the script it is asked for, or one of the
+/// skill's scripts.
+fn wants_repository(request: &RunRequest, record: &SkillRun, report: &ScanReport, skill_root: &Path) -> bool {
+    let steps = record
+        .plan
+        .iter()
+        .flat_map(|p| p.steps.iter())
+        .filter(|s| s.example.is_none())
+        .map(|s| s.command.clone());
+    let script = match &request.invocation {
+        Invocation::Script { path, args } => Some(format!("{path} {}", args.join(" "))),
+        _ => None,
+    };
+    let prefix = if report.source.subpath.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", report.source.subpath)
+    };
+    let code = report
+        .inventory
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&prefix) && matches!(f.kind, airlock_types::FileKind::Script))
+        .filter_map(|f| fs_err::read_to_string(skill_root.join(&f.path[prefix.len()..])).ok());
+    let texts: Vec<String> = steps.chain(script).chain(code).collect();
+    crate::repository::uses_git(texts.iter().map(String::as_str))
+}
+
 /// Runs the invocation in the sealed sandbox and fills the record from what happened.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sandbox_run(
@@ -610,14 +638,20 @@ pub(crate) fn sandbox_run(
     // reach (the data folder may sit under a home it cannot enter). Ordinary users mount the staged copies.
     let scratch = tempfile::Builder::new().prefix("airlock-run-").tempdir()?;
     fs_err::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
-    let (skill_dir, target_dir) = if nix::unistd::geteuid().is_root() {
+    // A skill that uses git gets a target that is a repository (its own copy, one commit on `main`).
+    let wants_git = wants_repository(request, record, report, skill_root);
+    let (skill_dir, target_dir, owner) = if nix::unistd::geteuid().is_root() {
         let owner = Some(airlock_sandbox::ROOT_MODE_HOST_UID);
         copy_tree(skill_root, &scratch.path().join("skill"), None)?;
         copy_tree(&target.root, &scratch.path().join("target"), owner)?;
-        (scratch.path().join("skill"), scratch.path().join("target"))
+        (scratch.path().join("skill"), scratch.path().join("target"), owner)
+    } else if wants_git {
+        copy_tree(&target.root, &scratch.path().join("target"), None)?;
+        (skill_root.to_path_buf(), scratch.path().join("target"), None)
     } else {
-        (skill_root.to_path_buf(), target.root.clone())
+        (skill_root.to_path_buf(), target.root.clone(), None)
     };
+    let scaffolded = wants_git && crate::repository::scaffold(&target_dir, owner);
     let mut config = Config::new(Vec::new());
     config.mounts.push(Mount::Rw {
         host: target_dir.clone(),
@@ -779,7 +813,15 @@ pub(crate) fn sandbox_run(
     }));
     let result = airlock_sandbox::run(&config, request.helper.clone());
     done.store(true, Ordering::Relaxed);
-    finish(result?, step_commands, target, &scratch, store, record)
+    finish(
+        result?,
+        step_commands,
+        target,
+        &scratch,
+        scaffolded,
+        store,
+        record,
+    )
 }
 
 /// Fills the record from the sandbox's, and stores the patch and each changed file.
@@ -788,6 +830,7 @@ fn finish(
     step_commands: Vec<(usize, String, String, u32)>,
     target: &Target,
     scratch: &tempfile::TempDir,
+    scaffolded: bool,
     store: &Store,
     record: &mut SkillRun,
 ) -> Result<(), RunError> {
@@ -830,7 +873,7 @@ fn finish(
     record.changes = result
         .changes
         .into_iter()
-        .filter(|c| c.mount == WORKSPACE)
+        .filter(|c| c.mount == WORKSPACE && !(scaffolded && crate::repository::bookkeeping(&c.path)))
         .collect();
     // The patch, and each changed file, content-addressed.
     let kept = scratch.path().join("changes").join("0");

@@ -14,6 +14,7 @@ pub mod environment;
 mod invoke;
 pub mod patch;
 pub mod policy;
+mod repository;
 pub mod request;
 pub mod signatures;
 pub mod target;

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use super::util::{airlock, commit_all, init_repo, skill_md, word_after, write};
+use super::util::{airlock, changes, commit_all, init_repo, skill_md, word_after, write};
 
 const BODY: &str = "Check the project:
 
@@ -384,4 +384,52 @@ fn what_only_the_host_or_the_network_can_do_is_listed_with_why() {
         ],
     );
     assert_eq!(ran.code, 0, "{}{}", ran.stdout, ran.stderr);
+}
+
+/// A skill that uses git gets a target that is a repository of its own (one commit of the sample on `main`): its
+/// commands work, its commit's bookkeeping in `.git` is not a change to review, a hook it plants there is, and the
+/// patch holds only the project's files.
+#[test]
+fn a_skill_that_uses_git_gets_a_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let skill = tmp.path().join("git-notes");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md(
+            "git-notes",
+            "Keeps notes in the repository.\n\n```bash\ngit log --oneline main\necho note > notes.txt && git add notes.txt && git commit -qm 'Add notes' && git log --oneline | wc -l\nprintf '#!/bin/sh\\necho later\\n' > .git/hooks/post-commit\n```\n",
+        ),
+    );
+    let r = airlock(&data, &["run", "--json", skill.to_str().unwrap()]);
+    let rec = r.json();
+    assert_eq!(rec["status"], "succeeded", "{rec:#}\n{}", r.stderr);
+    let stdout = rec["stdout"].as_str().unwrap();
+    assert!(stdout.contains("The target as the run started"), "{stdout}");
+    // Two commits: the target's, and the skill's.
+    assert!(stdout.lines().any(|l| l.trim() == "2"), "{stdout}");
+    let changed: Vec<String> = changes(&rec).into_iter().map(|(path, _)| path).collect();
+    assert!(changed.iter().any(|p| p == "notes.txt"), "{changed:?}");
+    assert!(
+        changed.iter().any(|p| p == ".git/hooks/post-commit"),
+        "{changed:?}"
+    );
+    assert!(
+        !changed
+            .iter()
+            .any(|p| p.starts_with(".git/objects") || p == ".git/index"),
+        "{changed:?}"
+    );
+    // A skill that never uses git gets the plain folder.
+    let plain = tmp.path().join("plain");
+    write(
+        &plain,
+        "SKILL.md",
+        &skill_md("plain", "Lists.\n\n```bash\nls -a\n```\n"),
+    );
+    let rec = airlock(&data, &["run", "--json", plain.to_str().unwrap()]).json();
+    let listed = rec["stdout"].as_str().unwrap();
+    assert!(listed.lines().any(|l| l == "package.json"), "{rec:#}");
+    assert!(!listed.lines().any(|l| l == ".git"), "{rec:#}");
 }
