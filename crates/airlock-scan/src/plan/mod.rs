@@ -486,6 +486,8 @@ pub fn placeholder(command: &str) -> Option<String> {
     QUOTED_PLACEHOLDER
         .as_ref()?
         .captures(&command[..code_end])
+        // Markup given as an option's value (`-d '<html>ok</html>'`) is data.
+        .filter(|c| !c.get(5).is_some_and(|rest| rest.as_str().contains("</")))
         .and_then(|c| (1..=4).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
 }
@@ -497,7 +499,8 @@ static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         ['"] (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\}) [/:]       # "<baseUrl>/api", '{host}:8080'
         | :// (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\})           # "https://<host>/x"
         | ['"][^'"]*? \b(YOUR_[A-Z][A-Z_]* | path/to/[^\s'"]*)   # "Bearer YOUR_TOKEN", 'path/to/file'
-        | (?:--?[\w-]+[\ =]|=) ['"] (<[A-Za-z_][\w\ .-]*>) ['"]    # --account-id "<ACCOUNT_ID>": an option's value to fill in
+        | (?:--?[\w-]+[\ =]|=) ['"] (<[A-Za-z_][\w\ .-]{3,}>) ([^'"]*) ['"]
+                                                               # --account-id "<ACCOUNT_ID>", -m "<type>: <subject>": a value to fill in
         "#,
     )
     .ok()
@@ -587,6 +590,11 @@ mod tests {
             Some("<ZONE_NAME>")
         );
         assert!(placeholder("printf '<footer>ok</footer>' > f.html").is_none());
+        assert_eq!(
+            placeholder("git commit -m \"<emoji> <type>(<scope>): <imperative subject>\"").as_deref(),
+            Some("<emoji>")
+        );
+        assert!(placeholder("curl -d '<html>ok</html>' http://localhost:8000/render").is_none());
     }
 
     #[test]
