@@ -46,7 +46,7 @@ pub(super) fn lesser_class(
             "Adds a setting (an environment variable, an alias, PATH) to a shell start-up file.",
             )
         }
-        "persist/shell-rc" if COMPLETION.is_match(text) && !FETCHES.is_match(text) && !ENCODED.is_match(text) => (
+        "persist/shell-rc" if tool_completion(text) && !FETCHES.is_match(text) && !ENCODED.is_match(text) => (
             Severity::Medium,
             "Adds an installed tool's shell completion to a shell start-up file (the tool runs at every new terminal).",
         ),
@@ -156,7 +156,7 @@ re!(
     /// `echo 'eval "$(uv generate-shell-completion zsh)"' >> ~/.zshrc`, `echo 'source <(kubectl completion bash)'
     /// >> ~/.bashrc`. The tool is named bare (not a path a skill could have planted).
     pub(super) COMPLETION,
-    r#"(?i)^\s*(?:\$\s+)?(?:[\w.-]+(?:\s+[\w.-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^|;&`$]*>>|(?:echo|printf)\s+['"]\s*(?:eval\s+\\?"?\$\(|source\s+<\(|\.\s+<\()\s*[\w.-]+(?:\s+[\w.-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^)$`;|&]*\)\s*\\?"?\s*['"]\s*>>)"#
+    r#"(?i)^\s*(?:\$\s+)?(?:(?P<a>[\w.-]+)(?:\s+[\w-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^|;&`$]*>>|(?:echo|printf)\s+['"]\s*(?:eval\s+\\?"?\$\(|source\s+<\(|\.\s+<\()\s*(?P<b>[\w.-]+)(?:\s+[\w-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^)$`;|&]*\)\s*\\?"?\s*['"]\s*>>)"#
 );
 re!(
     /// Encoded text or a decoder: what a completion line must not carry.
@@ -173,6 +173,20 @@ re!(
 re!(
     /// A deletion of a file.
     pub(super) REMOVES, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:rm|unlink|shred|trash)\s+(?:-\w+\s+)*[^|;&<>]+$");
+
+/// Whether a line adds an installed tool's completion to a start-up file ([`COMPLETION`]), the tool being a program
+/// of its own: an interpreter given a file (`python3 payload.py completion`) runs whatever that file is.
+fn tool_completion(text: &str) -> bool {
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "zsh", "dash", "fish", "python", "python3", "node", "deno", "bun", "perl", "ruby",
+        "php", "env", "eval", "exec", "source",
+    ];
+    COMPLETION.captures(text).is_some_and(|c| {
+        c.name("a")
+            .or_else(|| c.name("b"))
+            .is_some_and(|tool| !INTERPRETERS.contains(&tool.as_str().to_ascii_lowercase().as_str()))
+    })
+}
 
 /// Whether every SSH path of a line is a key handed to a program as its identity (`ssh -i ~/.ssh/deploy`,
 /// `curl --key ~/.ssh/id_rsa sftp://…`): with those taken out, no SSH path is left.
