@@ -37,14 +37,15 @@ re!(
     | \b(?:dnf|yum|zypper|apk|snap|port)\s+(?:install|add)\b
     | \bpacman\s+-S
     | \b(?:conda|mamba|micromamba)\s+install\b
-    | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"
+    | \b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b
+    | \b(?:ba|z)?sh\s+(?:-c\s+)?(?:<\(|\x22\$\()\s*(?:curl|wget)\b"
 );
 
 /// The package manager a command line installs with, if it installs anything.
 pub fn install_manager(command: &str) -> Option<&'static str> {
     let m = INSTALL.find(command)?.as_str().trim_start();
     let first = m.split_whitespace().next().unwrap_or_default();
-    Some(if m.contains('|') {
+    Some(if m.contains('|') || m.contains("<(") || m.contains("$(") {
         "curl-pipe-shell"
     } else {
         match first {
@@ -628,6 +629,16 @@ mod tests {
             Some("curl-pipe-shell")
         );
         assert_eq!(install_manager("sudo apt-get install -y jq"), Some("apt"));
+        // An installer fetched and run through process or command substitution.
+        assert_eq!(
+            install_manager("bash <(curl -fsSL cli.new)"),
+            Some("curl-pipe-shell")
+        );
+        assert_eq!(
+            install_manager("sh -c \"$(curl -fsSL https://x.example/install.sh)\""),
+            Some("curl-pipe-shell")
+        );
+        assert_eq!(install_manager("bash scripts/setup.sh"), None);
         assert_eq!(
             install_manager("conda install -c bioconda mafft iqtree"),
             Some("conda")
