@@ -148,9 +148,9 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             .any(|d| std::fs::symlink_metadata(Path::new(d).join(name)).is_ok());
         if !taken {
             let path = aliases.join(name);
-            ctx(std::fs::write(&path, script), || format!("write {name}"))?;
+            ctx(fs_err::write(&path, script), || format!("write {name}"))?;
             ctx(
-                std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)),
+                fs_err::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)),
                 || format!("mode of {name}"),
             )?;
         }

@@ -363,10 +363,11 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     Ok(plan)
 }
 
-/// A list item that is one span of inline code: `- \`tool auth check\``, `1. \`tool list\``.
-static INLINE_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-*+]|\d+[.)])\s+`([^`]+)`\s*$").expect("the inline item pattern compiles")
-});
+re!(
+    /// A list item that is one span of inline code: `- \`tool auth check\``, `1. \`tool list\``.
+    INLINE_ITEM,
+    r"^\s*(?:[-*+]|\d+[.)])\s+`([^`]+)`\s*$"
+);
 
 /// The command-line programs the skill's own package provides: the console scripts of the `pyproject.toml` at its
 /// root (`[project.scripts]`), which a run installs with the skill.

@@ -38,39 +38,69 @@ impl Index {
 }
 
 pub(super) fn index(root: &Path) -> Index {
-    let files = root.join("index/files");
-    fs_err::create_dir_all(&files).unwrap();
-    let wheel = files.join("greetlib-1.0-py3-none-any.whl");
-    let build = r#"
-import sys, zipfile, hashlib, base64
-path = sys.argv[1]
-files = {
-    "greetlib/__init__.py": "def greet():\n    return 'hello from greetlib'\n",
-    "greetlib-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greetlib\nVersion: 1.0\n",
-    "greetlib-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    publish(
+        root,
+        "greetlib",
+        &[(
+            "greetlib/__init__.py",
+            "def greet():\n    return 'hello from greetlib'\n",
+        )],
+        None,
+    );
+    serve(&root.join("index"))
 }
+
+/// Writes a pure-Python wheel `NAME-1.0` with `files` (and a console script `NAME = NAME:main` when `script` is
+/// given) into the loopback index under `root`, with its page in the simple index.
+fn publish(root: &Path, name: &str, files: &[(&str, &str)], script: Option<&str>) {
+    let dir = root.join("index/files");
+    fs_err::create_dir_all(&dir).unwrap();
+    let wheel = format!("{name}-1.0-py3-none-any.whl");
+    let mut entries: Vec<(String, String)> = files
+        .iter()
+        .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+        .collect();
+    let info = format!("{name}-1.0.dist-info");
+    entries.push((
+        format!("{info}/METADATA"),
+        format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"),
+    ));
+    entries.push((
+        format!("{info}/WHEEL"),
+        "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n".to_owned(),
+    ));
+    if let Some(script) = script {
+        entries.push((
+            format!("{info}/entry_points.txt"),
+            format!("[console_scripts]\n{script}\n"),
+        ));
+    }
+    let build = r#"
+import sys, json, zipfile, hashlib, base64
+path, info, files = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 record = []
 with zipfile.ZipFile(path, "w") as z:
-    for name, text in files.items():
+    for name, text in files:
         data = text.encode()
         z.writestr(name, data)
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         record.append(f"{name},sha256={digest},{len(data)}")
-    record.append("greetlib-1.0.dist-info/RECORD,,")
-    z.writestr("greetlib-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+    record.append(info + "/RECORD,,")
+    z.writestr(info + "/RECORD", "\n".join(record) + "\n")
 "#;
     let ok = Command::new("python3")
         .args(["-c", build])
-        .arg(&wheel)
+        .arg(dir.join(&wheel))
+        .arg(&info)
+        .arg(serde_json::to_string(&entries).unwrap())
         .status()
         .unwrap();
     assert!(ok.success());
     write(
         &root.join("index"),
-        "simple/greetlib/index.html",
-        "<html><body><a href=\"../../files/greetlib-1.0-py3-none-any.whl\">greetlib-1.0-py3-none-any.whl</a></body></html>\n",
+        &format!("simple/{name}/index.html"),
+        &format!("<html><body><a href=\"../../files/{wheel}\">{wheel}</a></body></html>\n"),
     );
-    serve(&root.join("index"))
 }
 
 /// Serves a folder over HTTP on loopback until dropped.
@@ -461,35 +491,14 @@ fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
 
 /// Adds to the loopback index a wheel `greettool` whose console script `greettool` prints a greeting.
 fn add_tool_wheel(root: &Path) {
-    let build = r#"
-import sys, zipfile, hashlib, base64
-path = sys.argv[1]
-files = {
-    "greettool/__init__.py": "import sys\ndef main():\n    print('hello ' + ' '.join(sys.argv[1:]) + ' from greettool')\n",
-    "greettool-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: greettool\nVersion: 1.0\n",
-    "greettool-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    "greettool-1.0.dist-info/entry_points.txt": "[console_scripts]\ngreettool = greettool:main\n",
-}
-record = []
-with zipfile.ZipFile(path, "w") as z:
-    for name, text in files.items():
-        data = text.encode()
-        z.writestr(name, data)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append("greettool-1.0.dist-info/RECORD,,")
-    z.writestr("greettool-1.0.dist-info/RECORD", "\n".join(record) + "\n")
-"#;
-    let ok = Command::new("python3")
-        .args(["-c", build])
-        .arg(root.join("index/files/greettool-1.0-py3-none-any.whl"))
-        .status()
-        .unwrap();
-    assert!(ok.success());
-    write(
-        &root.join("index"),
-        "simple/greettool/index.html",
-        "<html><body><a href=\"../../files/greettool-1.0-py3-none-any.whl\">greettool-1.0-py3-none-any.whl</a></body></html>\n",
+    publish(
+        root,
+        "greettool",
+        &[(
+            "greettool/__init__.py",
+            "import sys\ndef main():\n    print('hello ' + ' '.join(sys.argv[1:]) + ' from greettool')\n",
+        )],
+        Some("greettool = greettool:main"),
     );
 }
 
