@@ -64,17 +64,36 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
             format!("{source} is empty: there is no skill to run"),
         );
     }
-    let scripts: Vec<&str> = report
+    // Programs first: a file the plan found to be material (a template, a reference, an asset), a library or a
+    // package's module is suggested after the ones that may be run.
+    let not_a_program = |path: &str, rel: &str| {
+        airlock_scan::plan::material(rel).is_some()
+            || plan
+                .steps
+                .iter()
+                .find(|s| s.kind == "script" && s.file == path)
+                .and_then(|s| s.example.as_deref())
+                .is_some_and(|why| {
+                    ["material", "library", "__init__", "Windows", "a module"]
+                        .iter()
+                        .any(|w| why.contains(w))
+                })
+    };
+    let mut scripts: Vec<(bool, &str)> = report
         .inventory
         .files
         .iter()
         .filter(|f| f.kind == airlock_types::FileKind::Script)
         .map(|f| {
-            f.path
+            let rel = f
+                .path
                 .strip_prefix(&format!("{}/", report.source.subpath))
-                .unwrap_or(&f.path)
+                .unwrap_or(&f.path);
+            (not_a_program(&f.path, rel), rel)
         })
         .collect();
+    scripts.sort_by_key(|(later, _)| *later);
+    let scripts: Vec<&str> = scripts.into_iter().map(|(_, s)| s).collect();
     let suggest = |out: &mut String| {
         for s in scripts.iter().take(5) {
             out.push_str(&format!(

@@ -369,6 +369,12 @@ re!(
     r"^\s*(?:[-*+]|\d+[.)])\s+`([^`]+)`\s*$"
 );
 
+/// Why a file of the skill is material to copy or adapt (a template, an asset, a reference, an example, a test) rather
+/// than a program to start, judged by its name and folder; `None` when nothing says so.
+pub fn material(rel: &str) -> Option<String> {
+    scripts::material(rel)
+}
+
 /// The command-line programs the skill's own package provides: the console scripts of the `pyproject.toml` at its
 /// root (`[project.scripts]`), which a run installs with the skill.
 pub fn own_programs(skill_root: &Path) -> Vec<String> {

@@ -671,6 +671,14 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
     );
     write(&reference, "scripts/fill.py", "import sys\nprint(sys.argv)\n");
     write(&reference, "scripts/recalc.py", "print(1)\n");
+    // Material sorts after the programs: the suggestions start with what may be run.
+    for i in 0..6 {
+        write(
+            &reference,
+            &format!("assets/a{i}/template.js"),
+            "console.log(1)\n",
+        );
+    }
     let not_skill = root.join("notes");
     write(&not_skill, "README.md", "# Notes\n");
     write(&not_skill, "tool.sh", "echo hi\n");
@@ -685,6 +693,7 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
                 "2 command(s) are examples",
                 "--script scripts/fill.py -- ARGS",
                 "--script scripts/recalc.py -- ARGS",
+                "... and 3 more scripts",
             ],
         ),
         (&not_skill, 121, vec!["not a skill", "--script tool.sh -- ARGS"]),
