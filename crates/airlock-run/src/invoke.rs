@@ -431,7 +431,10 @@ fn resolve_line(
         }
         let in_target = target_root.join(bare).exists() || made.contains(bare.trim_end_matches('/'));
         let in_skill = fs_err::symlink_metadata(skill_root.join(bare)).is_ok();
-        if in_skill && !in_target && bare.contains('/') {
+        // A path inside the skill, a program started from the skill's folder (`./run.sh`, as instructions written
+        // for an agent that works there have it), or the program an interpreter runs (`python3 transcript.py`).
+        let skill_file = bare.contains('/') || at_start && quoted.starts_with("./") || runs_it;
+        if in_skill && !in_target && skill_file {
             let mut pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{bare}"), 1);
             let path = skill_root.join(bare);
             let executable =
@@ -1028,6 +1031,18 @@ mod tests {
         assert_eq!(resolve("twice.py x").unwrap(), "twice.py x");
         // Only where a command starts: an argument of that name is not the skill's script.
         assert_eq!(resolve("echo webfetch.sh").unwrap(), "echo webfetch.sh");
+        // Started from the skill's folder, or by an interpreter, by the name the skill's folder gives it.
+        fs_err::write(skill.path().join("run.sh"), "#!/bin/bash\necho run\n").unwrap();
+        fs_err::write(skill.path().join("transcript.py"), "print(1)\n").unwrap();
+        assert_eq!(
+            resolve("./run.sh fetch https://example.com").unwrap(),
+            format!("bash {SKILL_DIR}/run.sh fetch https://example.com")
+        );
+        assert_eq!(
+            resolve("python3 transcript.py get -i x").unwrap(),
+            format!("python3 {SKILL_DIR}/transcript.py get -i x")
+        );
+        assert_eq!(resolve("cat transcript.py").unwrap(), "cat transcript.py");
         // A build's output given to the skill's script is the user's; to a build tool it is a word.
         let why = resolve("webfetch.sh dist").unwrap_err();
         assert!(why.contains("a build's output"), "{why}");

@@ -712,15 +712,36 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
         format!("the Node module `{module}` is not installed in the sandbox")
+    } else if let Some(what) =
+        grab(r"(?m)^(uvx?(?: [a-z-]+)?): (?:not available|`[^`]+`.*? is not installed) in this sandbox")
+    {
+        format!(
+            "`{what}` could not do its part in the sandbox: airlock installs what a skill declares before the run, \
+             and nothing is downloaded while it runs (its message is below)"
+        )
     } else if let Some(cmd) = grab(r"(?m)(?:^|: )([^\s:]+): (?:command )?not found\s*$") {
         not_found(&cmd)
+    } else if let Some(path) = (code == Some(127))
+        .then(|| grab(r"(?m)(?:^|: )([^\s:]+): No such file or directory\s*$"))
+        .flatten()
+    {
+        format!("command not found: `{path}` does not exist where the command ran")
     } else if code == Some(127) {
-        let program = step.map_or(run.command.first().map(String::as_str), |s| {
-            s.command.split_whitespace().next()
-        });
+        // The step's first program: a shell builtin (`cd`, `echo`) is never the one missing.
+        const BUILTINS: &[&str] = &[
+            "cd", "echo", "export", "set", "source", ".", "printf", "test", "[", "if", "for",
+        ];
+        let program = step
+            .map_or(run.command.first().map(String::as_str), |s| {
+                s.command.split_whitespace().next()
+            })
+            .filter(|p| !BUILTINS.contains(p));
         match program {
             Some(p) => not_found(p),
-            None => "command not found".to_owned(),
+            None => {
+                "command not found: a program the step starts is not on this machine or not in the sandbox"
+                    .to_owned()
+            }
         }
     } else if code == Some(126) || tail.contains("Permission denied") {
         "permission denied".to_owned()

@@ -186,19 +186,27 @@ exit 127
 "#;
 
 const UV_SHIM: &str = r#"#!/bin/sh
-# airlock's uv: `uv run x.py` is python3 with the script's dependencies installed before the run; `uv tool run` is uvx.
+# airlock's uv: what uv would fetch was installed before the run, sealed (the skill's pyproject.toml dependencies, a
+# script's inline ones); `uv run` starts the command with it, `uv sync` has nothing left to do, `uv tool run` is uvx.
 case "$1" in
   run)
     shift
     while [ $# -gt 0 ]; do
       case "$1" in
-        --with|--python|-p) shift 2 ;;
+        --with|--python|-p|--project|--directory|--env-file) shift 2 ;;
         -*) shift ;;
         *) break ;;
       esac
     done
-    case "$1" in python|python3) shift ;; esac
-    exec /usr/bin/python3 "$@" ;;
+    case "$1" in
+      python|python3) shift; exec /usr/bin/python3 "$@" ;;
+      *.py) exec /usr/bin/python3 "$@" ;;
+      "") echo "uv run: no command given" >&2; exit 2 ;;
+      *) exec "$@" ;;
+    esac ;;
+  sync|lock|venv)
+    echo "airlock: \`uv $1\` has nothing to do here: the skill's dependencies were installed before the run, sealed" >&2
+    exit 0 ;;
   tool)
     if [ "$2" = run ]; then shift 2; exec uvx "$@"; fi ;;
 esac

@@ -439,15 +439,41 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     if skill_name.is_empty() || !replaced.contains("/skills/") {
         return replaced;
     }
-    ["~", "$HOME", "${HOME}"]
+    let replaced = ["~", "$HOME", "${HOME}"]
         .iter()
         .flat_map(|home| {
-            [".claude", ".codex", ".agents", ".cursor", ".gemini"]
-                .into_iter()
+            AGENT_DIRS
+                .iter()
                 .map(move |agent| format!("{home}/{agent}/skills/{skill_name}"))
         })
-        .fold(replaced, |c, p| c.replace(&p, "$SKILL_DIR"))
+        .fold(replaced, |c, p| c.replace(&p, "$SKILL_DIR"));
+    // The same folder in the project (`cd .pi/skills/NAME`, `.claude/skills/NAME/run.sh`), where an agent installs
+    // a project's skills: the name must end there (`NAME-other` is another skill).
+    let relative = format!(
+        r#"(^|[\s'"=(]|\./)(?:{})/skills/{}(/|$|[\s'";&|)])"#,
+        AGENT_DIRS
+            .iter()
+            .map(|a| regex::escape(a))
+            .collect::<Vec<_>>()
+            .join("|"),
+        regex::escape(skill_name)
+    );
+    match Regex::new(&relative) {
+        Ok(re) => re.replace_all(&replaced, "$1$$SKILL_DIR$2").into_owned(),
+        Err(_) => replaced,
+    }
 }
+
+/// The folders agents keep their skills in, in the home folder or a project.
+const AGENT_DIRS: &[&str] = &[
+    ".claude",
+    ".codex",
+    ".agents",
+    ".cursor",
+    ".gemini",
+    ".pi",
+    ".opencode",
+];
 
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
@@ -582,6 +608,19 @@ mod tests {
         assert_eq!(
             skill_dir_placeholders("ls ~/.claude/skills/other/scripts", "context7"),
             "ls ~/.claude/skills/other/scripts"
+        );
+        // A project's skills folder, relative.
+        assert_eq!(
+            skill_dir_placeholders("cd .pi/skills/ingest-youtube\n./run.sh", "ingest-youtube"),
+            "cd $SKILL_DIR\n./run.sh"
+        );
+        assert_eq!(
+            skill_dir_placeholders("echo x | .pi/skills/normalize/run.sh -t y", "normalize"),
+            "echo x | $SKILL_DIR/run.sh -t y"
+        );
+        assert_eq!(
+            skill_dir_placeholders("cd .pi/skills/normalize-other", "normalize"),
+            "cd .pi/skills/normalize-other"
         );
         // A usage synopsis is not a command.
         assert!(placeholder("process-watch list [--sort cpu|mem|disk|name] [--limit 20]").is_some());

@@ -522,7 +522,7 @@ fn tools_started_with_uvx_are_installed_before_the_run() {
     write(
         &skill,
         "scripts/hello.sh",
-        "#!/bin/bash\nout=$(uvx --from greettool greettool \"$1\")\necho \"$out\"\n",
+        "#!/bin/bash\nout=$(uvx --from greettool greettool \"$1\")\necho \"$out\"\nuv sync --quiet && uv run greettool via-uv-run\n",
     );
     let mut args = vec![
         "run".to_owned(),
@@ -543,6 +543,8 @@ fn tools_started_with_uvx_are_installed_before_the_run() {
     let stdout = rec["stdout"].as_str().unwrap();
     assert!(stdout.contains("hello from-a-step from greettool"), "{stdout}");
     assert!(stdout.contains("hello from-a-script from greettool"), "{stdout}");
+    // `uv sync` has nothing left to do; `uv run TOOL` starts the installed tool.
+    assert!(stdout.contains("hello via-uv-run from greettool"), "{stdout}");
     assert!(!env["missing_programs"].to_string().contains("uvx"), "{env:#}");
 
     let r = airlock(
