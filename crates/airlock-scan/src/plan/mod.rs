@@ -272,6 +272,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             let example = not_a_command(&code)
                 .or_else(|| placeholder(&code).map(|p| format!("an example: `{p}` is a placeholder")))
                 .or_else(|| needs_the_host(&code))
+                .or_else(|| interactive(&code))
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
                 .or(variant);
@@ -540,6 +541,26 @@ static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// Programs that wait for a person at a terminal: an editor, a pager, a monitor.
+const INTERACTIVE: &[&str] = &[
+    "vim", "vi", "nvim", "nano", "emacs", "less", "more", "top", "htop", "man", "tmux", "screen",
+];
+
+/// Why a command is not run because it starts a program that waits for a person at a terminal (`vim notes.md`),
+/// which nothing answers in a sandbox.
+fn interactive(command: &str) -> Option<String> {
+    shell::code_lines(command).lines().find_map(|line| {
+        line.split(['|', ';', '&'])
+            .filter_map(|part| part.split_whitespace().find(|w| !w.contains('=') && *w != "sudo"))
+            .find(|program| INTERACTIVE.contains(program))
+            .map(|program| {
+                format!(
+                    "it starts {program}, which waits for a person at a terminal: nothing answers it in a sandbox"
+                )
+            })
+    })
+}
+
 /// Why a command of a shell block is not a command: its first word is data (a connection string, an SQL
 /// statement, a JSON or YAML document) that documentation shows in a shell block.
 pub fn not_a_command(command: &str) -> Option<String> {
@@ -563,6 +584,13 @@ pub fn not_a_command(command: &str) -> Option<String> {
         && !command.contains(['<', '>'])
     {
         "a JSON document"
+    } else if first.len() > 1
+        && first.ends_with(':')
+        && first[..first.len() - 1].chars().all(char::is_alphanumeric)
+        || first.starts_with('-') && first.len() > 1
+    {
+        // `Options:` and `--text, -t TEXT   Text to analyze`: a program's help text shown in a shell block.
+        "a line of a usage text (a label or an option), not a program"
     } else {
         return None;
     };
@@ -637,6 +665,13 @@ mod tests {
             Some("<ZONE_NAME>")
         );
         assert!(placeholder("printf '<footer>ok</footer>' > f.html").is_none());
+        // A help text in a shell block, and an editor, are not steps.
+        assert!(not_a_command("Options:").is_some());
+        assert!(not_a_command("--text, -t TEXT      Text to analyze").is_some());
+        assert!(not_a_command("make test").is_none());
+        assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
+        assert!(interactive("git log | less").is_some());
+        assert!(interactive("echo vim && python3 x.py --less").is_none());
         assert_eq!(
             placeholder("git commit -m \"<emoji> <type>(<scope>): <imperative subject>\"").as_deref(),
             Some("<emoji>")
