@@ -672,6 +672,10 @@ mod tests {
         assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
         assert!(interactive("git log | less").is_some());
         assert!(interactive("echo vim && python3 x.py --less").is_none());
+        // A server script started on a port runs until it is stopped; a client given a port does not.
+        assert!(shell::server("cd $SKILL_DIR\nuv run python status_api.py --port 8765").is_some());
+        assert!(shell::server("node server.js --port=3000").is_some());
+        assert!(shell::server("python3 fetch.py --port 5432 --host db").is_none());
         assert_eq!(
             placeholder("git commit -m \"<emoji> <type>(<scope>): <imperative subject>\"").as_deref(),
             Some("<emoji>")

@@ -307,7 +307,8 @@ re!(
     | \bhugo\s+server\b
     | \bdocker\s+compose\s+up\b(?:[^-\n]|-[^d\n])*$
     | \s--watch\b
-    | \btail\s+-f\b"
+    | \btail\s+-f\b
+    | \b(?:python3?|node|uv\s+run\s+python3?|bun|deno\s+run)\s+(?:-\S+\s+)*\S*(?:server|serve|api|app)\S*\.(?:py|js|mjs|ts)\b[^\n]*\s--(?:port|listen)[\s=]\d+"
 );
 
 /// Variables every sandbox run has, and the shell's own.
