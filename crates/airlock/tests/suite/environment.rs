@@ -35,6 +35,14 @@ impl Index {
         .map(str::to_owned)
         .to_vec()
     }
+
+    /// `airlock run ARGS…` with this index's flags after them.
+    fn run(&self, data: &Path, args: &[&str]) -> super::util::Run {
+        let flags = self.run_flags();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(flags.iter().map(String::as_str));
+        airlock(data, &all)
+    }
 }
 
 pub(super) fn index(root: &Path) -> Index {
@@ -433,14 +441,7 @@ fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
         "greetcli/__init__.py",
         "import sys\ndef main():\n    print('hello ' + sys.argv[sys.argv.index('--name') + 1] + ' from greet')\n",
     );
-    let mut args = vec![
-        "run".to_owned(),
-        "--json".to_owned(),
-        skill.to_str().unwrap().to_owned(),
-    ];
-    args.extend(idx.run_flags());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = airlock(&data, &args);
+    let r = idx.run(&data, &["run", "--json", skill.to_str().unwrap()]);
     let rec = r.json();
     let env = &rec["environment"];
     assert_eq!(env["status"], "installed", "{env:#}\n{}", r.stderr);
@@ -475,10 +476,7 @@ fn a_skills_own_program_is_installed_with_it_and_its_commands_run() {
             "Version: 1.0\\nRequires-Python: >=3.99\\n\",",
         ),
     );
-    let mut args = vec!["run".to_owned(), skill.to_str().unwrap().to_owned()];
-    args.extend(idx.run_flags());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = airlock(&data, &args);
+    let r = idx.run(&data, &["run", skill.to_str().unwrap()]);
     assert_ne!(r.code, 0, "{}", r.stdout);
     assert!(
         r.stdout
@@ -524,14 +522,7 @@ fn tools_started_with_uvx_are_installed_before_the_run() {
         "scripts/hello.sh",
         "#!/bin/bash\nout=$(uvx --from greettool greettool \"$1\")\necho \"$out\"\nuv sync --quiet && uv run greettool via-uv-run\n",
     );
-    let mut args = vec![
-        "run".to_owned(),
-        "--json".to_owned(),
-        skill.to_str().unwrap().to_owned(),
-    ];
-    args.extend(idx.run_flags());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = airlock(&data, &args);
+    let r = idx.run(&data, &["run", "--json", skill.to_str().unwrap()]);
     let rec = r.json();
     let env = &rec["environment"];
     assert!(
