@@ -78,6 +78,9 @@ static IMPORT: LazyLock<Option<Regex>> = LazyLock::new(|| {
         .ok()
 });
 
+/// How the install phase names the skill's own package in what it installed or failed to install.
+pub const OWN_PACKAGE: &str = "the skill's own package (pyproject.toml)";
+
 /// What the skill needs from its environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Needs {
@@ -95,8 +98,9 @@ pub struct Needs {
     /// Of those, the ones on this machine outside the folders a sandbox sees, with where.
     pub outside_sandbox: std::collections::BTreeMap<String, String>,
     /// The skill is a Python package whose own command-line program a step runs: the install phase installs the
-    /// skill itself (a copy of it, its `pyproject.toml` at its root).
-    pub own_package: bool,
+    /// skill itself (a copy of it, its `pyproject.toml` at its root). The skill's content digest, which names the
+    /// layer with the rest of the inputs (its code is what is installed).
+    pub own_package: Option<String>,
 }
 
 impl Needs {
@@ -112,7 +116,7 @@ impl Needs {
             && self.modules.is_empty()
             && self.python_specs.is_empty()
             && self.node_specs.is_empty()
-            && !self.own_package
+            && self.own_package.is_none()
     }
 }
 
@@ -245,7 +249,7 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         if let Some(program) = first_program(&step.command) {
             if own.contains(&program) {
                 // The skill's own program: installed with the skill, not looked for on the machine.
-                needs.own_package = true;
+                needs.own_package = Some(report.source.digest.clone());
             } else {
                 programs.insert(program);
             }
@@ -419,17 +423,9 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     for spec in &needs.node_specs {
         h.update(format!("\0npm\0{spec}"));
     }
-    if needs.own_package {
-        // The skill's own code is what is installed: every file of it names the layer.
-        h.update(b"\0own\0");
-        let mut files = Vec::new();
-        tree_files(skill_root, "", &mut files);
-        files.sort();
-        for rel in files {
-            h.update(&rel);
-            h.update(b"\0");
-            h.update(fs_err::read(skill_root.join(&rel)).unwrap_or_default());
-        }
+    if let Some(skill) = &needs.own_package {
+        // The skill's own code is what is installed: its content digest names the layer.
+        h.update(format!("\0own\0{skill}"));
     }
     h.update(format!(
         "\0registry\0{}",
@@ -443,28 +439,6 @@ fn digest(needs: &Needs, skill_root: &Path, options: &EnvOptions) -> String {
     let python = fs_err::canonicalize("/usr/bin/python3").unwrap_or_default();
     h.update(format!("\0python\0{}", python.display()));
     format!("{:x}", h.finalize())
-}
-
-/// The regular files under `dir` (paths relative to the walk's start, `rel`), not in `.git` or `node_modules`.
-fn tree_files(dir: &Path, rel: &str, out: &mut Vec<String>) {
-    let Ok(entries) = fs_err::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
-        match fs_err::symlink_metadata(entry.path()) {
-            Ok(m) if m.is_dir() && name != ".git" && name != "node_modules" => {
-                tree_files(&entry.path(), &path, out)
-            }
-            Ok(m) if m.is_file() => out.push(path),
-            _ => {}
-        }
-    }
 }
 
 /// The install phase's driver, run by the sandbox's `python3`: installs each requirements file, then the packages of
@@ -489,7 +463,7 @@ if args["own"]:
     copy = tempfile.mkdtemp() + "/skill"
     shutil.copytree("/skill", copy, ignore=shutil.ignore_patterns(".git", "node_modules", ".venv"))
     ok = subprocess.run(base + [copy]).returncode == 0
-    (done["installed"] if ok else done["failed"]).append("the skill's own package (pyproject.toml)")
+    (done["installed"] if ok else done["failed"]).append(args["own"])
 for req in args["requirements"]:
     ok = subprocess.run(base + ["-r", "/skill/" + req]).returncode == 0
     (done["requirements"] if ok else done["failed"]).append(req)
@@ -557,7 +531,7 @@ pub fn prepare(
                 n.requirements.clear();
                 n.python_specs.clear();
                 n.modules.clear();
-                n.own_package = false;
+                n.own_package = None;
             }
             if !registries.iter().any(|r| r == "npm") {
                 n.node_specs.clear();
@@ -653,7 +627,7 @@ pub fn prepare(
         "modules": needs.modules,
         "specs": needs.python_specs,
         "npm": needs.node_specs,
-        "own": needs.own_package,
+        "own": needs.own_package.as_ref().map(|_| OWN_PACKAGE),
         "index": options.pip_index_url,
         "registry": options.npm_registry,
     });

@@ -389,6 +389,25 @@ fn skill_file_named(skill_root: &Path, name: &str) -> Option<String> {
     (found.len() == 1).then(|| found.remove(0))
 }
 
+/// `word` (naming `quoted`) pointed at the skill's file `rel` under `$SKILL_DIR`; where a command starts, a file
+/// without its executable bit is started with the interpreter its name or `#!` line gives.
+fn point_at_skill(word: &str, quoted: &str, rel: &str, skill_root: &Path, at_start: bool) -> String {
+    let pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{rel}"), 1);
+    let path = skill_root.join(rel);
+    let executable =
+        fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if !at_start || executable {
+        return pointed;
+    }
+    let text = fs_err::read(&path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    match plan::interpreter(rel, &text) {
+        Some(interp) => format!("{interp} {pointed}"),
+        None => pointed,
+    }
+}
+
 /// One line of a command, its skill files pointed at `$SKILL_DIR` (a script the skill ships without its executable
 /// bit is started with its interpreter, as an agent does after the first `Permission denied`), or why the line is
 /// an example: an input that exists nowhere.
@@ -435,19 +454,7 @@ fn resolve_line(
         // for an agent that works there have it), or the program an interpreter runs (`python3 transcript.py`).
         let skill_file = bare.contains('/') || at_start && quoted.starts_with("./") || runs_it;
         if in_skill && !in_target && skill_file {
-            let mut pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{bare}"), 1);
-            let path = skill_root.join(bare);
-            let executable =
-                fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-            if at_start && !executable {
-                let text = fs_err::read(&path)
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
-                if let Some(interp) = plan::interpreter(bare, &text) {
-                    pointed = format!("{interp} {pointed}");
-                }
-            }
-            rewritten.push(pointed);
+            rewritten.push(point_at_skill(word, quoted, bare, skill_root, at_start));
             continue;
         }
         let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
@@ -462,19 +469,7 @@ fn resolve_line(
                 .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))
         {
             if let Some(rel) = skill_file_named(skill_root, bare) {
-                let path = skill_root.join(&rel);
-                let mut pointed = word.replacen(quoted, &format!("{SKILL_DIR}/{rel}"), 1);
-                let executable =
-                    fs_err::metadata(&path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-                if !executable {
-                    let text = fs_err::read(&path)
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .unwrap_or_default();
-                    if let Some(interp) = plan::interpreter(&rel, &text) {
-                        pointed = format!("{interp} {pointed}");
-                    }
-                }
-                rewritten.push(pointed);
+                rewritten.push(point_at_skill(word, quoted, &rel, skill_root, true));
                 continue;
             }
         }
@@ -627,14 +622,14 @@ fn wants_repository(request: &RunRequest, record: &SkillRun, report: &ScanReport
     } else {
         format!("{}/", report.source.subpath)
     };
+    // The skill's scripts are read only when no command says it already.
     let code = report
         .inventory
         .files
         .iter()
         .filter(|f| f.path.starts_with(&prefix) && matches!(f.kind, airlock_types::FileKind::Script))
         .filter_map(|f| fs_err::read_to_string(skill_root.join(&f.path[prefix.len()..])).ok());
-    let texts: Vec<String> = steps.chain(script).chain(code).collect();
-    crate::repository::uses_git(texts.iter().map(String::as_str))
+    crate::repository::uses_git(steps.chain(script).chain(code))
 }
 
 /// Runs the invocation in the sealed sandbox and fills the record from what happened.

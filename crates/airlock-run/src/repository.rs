@@ -15,12 +15,12 @@ static USES_GIT: LazyLock<Option<Regex>> = LazyLock::new(|| {
         .ok()
 });
 
-/// Whether the commands the run will start, or the skill's scripts, use git.
-pub(crate) fn uses_git<'a>(texts: impl IntoIterator<Item = &'a str>) -> bool {
+/// Whether the commands the run will start, or the skill's scripts, use git (read until one does).
+pub(crate) fn uses_git<T: AsRef<str>>(texts: impl IntoIterator<Item = T>) -> bool {
     let Some(re) = USES_GIT.as_ref() else {
         return false;
     };
-    texts.into_iter().any(|t| re.is_match(t))
+    texts.into_iter().any(|t| re.is_match(t.as_ref()))
 }
 
 /// Makes `dir` a git repository with one commit of its files on `main`, owned by `owner` when given. The host's

@@ -667,12 +667,12 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     let own_not_installed = |program: &str| {
         run.environment
             .as_ref()
-            .is_some_and(|e| e.failed.iter().any(|f| f.starts_with("the skill's own package")))
+            .is_some_and(|e| e.failed.iter().any(|f| f == crate::environment::OWN_PACKAGE))
             && run.plan.as_ref().is_some_and(|p| {
                 p.steps.iter().any(|s| {
                     s.note
                         .as_deref()
-                        .is_some_and(|n| n.starts_with("the skill's own program"))
+                        .is_some_and(|n| n == airlock_scan::plan::OWN_PROGRAM_NOTE)
                         && s.command.split_whitespace().next() == Some(program)
                 })
             })

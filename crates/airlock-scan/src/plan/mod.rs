@@ -318,7 +318,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 file: skill_md.clone(),
                 line,
                 findings: findings_at(&skill_md, line),
-                note: Some("the skill's own program (its pyproject.toml), installed with the skill".into()),
+                note: Some(OWN_PROGRAM_NOTE.into()),
             });
         }
         shell.sort_by_key(|s| s.line);
@@ -375,6 +375,9 @@ re!(
 pub fn material(rel: &str) -> Option<String> {
     scripts::material(rel)
 }
+
+/// The note of a step that runs the skill's own program.
+pub const OWN_PROGRAM_NOTE: &str = "the skill's own program (its pyproject.toml), installed with the skill";
 
 /// The command-line programs the skill's own package provides: the console scripts of the `pyproject.toml` at its
 /// root (`[project.scripts]`), which a run installs with the skill.
