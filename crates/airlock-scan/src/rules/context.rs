@@ -70,6 +70,31 @@ pub(super) fn describing_label(label: &str) -> bool {
     DESCRIBING_LABEL.is_match(label) && !NOT_A_NEGATION.is_match(label)
 }
 
+/// Whether a label's subject is a threat actor (`Attackers extract credentials via:`).
+pub(super) fn starts_with_actor(label: &str) -> bool {
+    ACTOR.is_match(label)
+}
+
+/// Whether the last sentence of a label is a detection frame with no action of the agent's after it (`Flag any of
+/// them and ask the author why:`, `Look for:`); `Check for updates by running:` asks to run.
+pub(super) fn detection_label(label: &str) -> bool {
+    let last = label
+        .rsplit_terminator(['.', '!', '?'])
+        .next()
+        .unwrap_or(label)
+        .trim_start();
+    let last = last.trim_start_matches(|c: char| !c.is_alphanumeric());
+    DETECTION
+        .find(last)
+        .is_some_and(|frame| frame.start() == 0 && !VERB.is_match(&last[frame.end()..]))
+}
+
+/// Whether a label that looks like a negation or a description asks for the act after all (`Don't forget to
+/// run:`, `Attackers do this; do the same:`).
+pub(super) fn asks_after_all(label: &str) -> bool {
+    NOT_A_NEGATION.is_match(label) || FOLLOW_UP.is_match(label)
+}
+
 /// The sentence of `text` around bytes `start..end`: from the last `. `, `; `, `! ` or `? ` before it to the next one
 /// after it.
 pub(super) fn sentence_of(text: &str, start: usize, end: usize) -> &str {

@@ -193,10 +193,12 @@ pub(super) fn flows_from(
 ) -> Vec<(Origin, &'static str, u32)> {
     let statements = statements(code);
     let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
-    let mut tainted: Vec<(String, Origin, &'static str)> = named
+    // Each name holding a secret: where it was read, what it is, and the secret's own name there
+    // (`TELEGRAM_BOT_TOKEN` for `TOKEN = os.environ["TELEGRAM_BOT_TOKEN"]`).
+    let mut tainted: Vec<(String, Origin, &'static str, Option<String>)> = named
         .iter()
         .enumerate()
-        .map(|(i, (name, what))| ((*name).to_owned(), Origin::Named(i), *what))
+        .map(|(i, (name, what))| ((*name).to_owned(), Origin::Named(i), *what, None))
         .collect();
     let mut out = Vec::new();
     let mut sinks_seen = BTreeSet::new();
@@ -205,8 +207,8 @@ pub(super) fn flows_from(
         // The environment handed to a child process (`run(cmd, env=env)`) is that process's own, not sent.
         let line = &*CHILD_ENV.replace_all(line, "$1");
         let here = source_of(line);
-        let used = tainted.iter().find(|(v, _, _)| mentions(line, v));
-        let from_var = used.map(|(_, l, what)| (*l, *what));
+        let used = tainted.iter().find(|(v, _, _, _)| mentions(line, v));
+        let from_var = used.map(|(_, l, what, _)| (*l, *what));
         let source = here.map(|w| (Origin::Line(n), w)).or(from_var);
         let Some((source_line, what)) = source else {
             continue;
@@ -214,10 +216,17 @@ pub(super) fn flows_from(
         if SEND.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
+            // A name that holds a secret read elsewhere is that secret where it is sent (`bot{TOKEN}` is
+            // `bot{TELEGRAM_BOT_TOKEN}`), for whether it goes to its own service.
+            let as_read = used.and_then(|(v, _, _, origin)| {
+                origin
+                    .as_ref()
+                    .map(|o| replace_name(line, v, &format!("${{{o}}}")))
+            });
             let credential = what != "the whole environment"
                 && (as_credential(line)
-                    || own_service(line)
-                    || used.is_some_and(|(v, _, _)| in_credential_field(line, v)));
+                    || own_service(as_read.as_deref().unwrap_or(line))
+                    || used.is_some_and(|(v, _, _, _)| in_credential_field(line, v)));
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -227,14 +236,42 @@ pub(super) fn flows_from(
             // A request built with the secret as its credential (`Request(url, headers={'Authorization': f'Bearer
             // {tok}'})`) carries it where an API call does: what is built is not the secret.
             let only_as_credential = here.is_none()
-                && used.is_some_and(|(v, _, _)| {
+                && used.is_some_and(|(v, _, _, _)| {
                     in_credential_field(line, v) && line.matches(v.as_str()).count() == 1
                 });
-            if !only_as_credential && !tainted.iter().any(|(v, _, _)| *v == var) {
-                tainted.push((var, source_line, what));
+            if !only_as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+                // The secret's own name, when this line reads exactly one.
+                let origin = match here {
+                    Some(_) => {
+                        let names: Vec<String> = SECRET_NAME
+                            .captures_iter(line)
+                            .filter_map(|c| (1..=4).find_map(|i| c.get(i)).map(|m| m.as_str().to_owned()))
+                            .collect();
+                        (names.len() == 1).then(|| names[0].clone())
+                    }
+                    None => used.and_then(|(_, _, _, o)| o.clone()),
+                };
+                tainted.push((var, source_line, what, origin));
             }
         }
     }
+    out
+}
+
+/// `line` with the name `var` (a whole word) replaced by `with`.
+fn replace_name(line: &str, var: &str, with: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(line.len());
+    let mut last = 0;
+    for (at, _) in line.match_indices(var) {
+        if at >= last && !word(line[..at].chars().next_back()) && !word(line[at + var.len()..].chars().next())
+        {
+            out.push_str(&line[last..at]);
+            out.push_str(with);
+            last = at + var.len();
+        }
+    }
+    out.push_str(&line[last..]);
     out
 }
 
@@ -308,11 +345,11 @@ pub(super) fn from_release_host(line: &str) -> bool {
 
 re!(
     STARTUP,
-    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config"
+    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/"
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy"#
 );
 re!(
     CRONTAB_FROM_FILE,
@@ -340,7 +377,11 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
         let through = named.iter().find(|(v, _)| mentions(&line, v)).map(|(_, l)| *l);
         let source = if here { Some(n) } else { through };
         let Some(source) = source else { continue };
-        if WRITE.is_match(&line) {
+        // A setting written to a start-up file (`echo 'export PATH=…' >> "$RC"`) is the rc rule's lesser class.
+        let setting_only = super::lesser::SETTING_ONLY.is_match(raw)
+            && !super::lesser::RUNS_AT_PROMPT.is_match(raw)
+            && !super::lesser::FETCHES.is_match(raw);
+        if WRITE.is_match(&line) && !setting_only {
             out.push((source, n));
         }
         if let Some(c) = ASSIGN.captures(raw) {

@@ -68,11 +68,15 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
     // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
     // falls back to the much slower PikeVM (a hundredfold slower scan).
-    set: regex::RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
+    // Word boundaries are ASCII ones, here and in each rule: a Unicode `\b` makes the lazy DFA give up on any line
+    // with a non-ASCII character (a minified bundle, a source map: seconds a line). Next to the ASCII letters the
+    // rules put them by, an ASCII boundary holds wherever a Unicode one does, and also after a letter of another
+    // script (`使用curl`).
+    set: regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
         .dfa_size_limit(64 << 20)
         .build()
         .expect("rule patterns compile"),
-    each: RULES.iter().map(|r| Regex::new(r.pattern).expect("rule pattern compiles")).collect(),
+    each: RULES.iter().map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles")).collect(),
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     dotenv_read: Regex::new(
         r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
@@ -108,6 +112,31 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 }
 });
 
+/// `pattern` with each word boundary `\b` made an ASCII one, `(?-u:\b)`.
+fn ascii_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut escaped = false;
+    for c in pattern.chars() {
+        match (escaped, c) {
+            (true, 'b') => {
+                out.push_str("(?-u:\\b)");
+                escaped = false;
+            }
+            (true, c) => {
+                out.push('\\');
+                out.push(c);
+                escaped = false;
+            }
+            (false, '\\') => escaped = true,
+            (false, c) => out.push(c),
+        }
+    }
+    if escaped {
+        out.push('\\');
+    }
+    out
+}
+
 /// Where a line sits, for the rules.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Where {
@@ -128,6 +157,12 @@ struct FileScan<'a> {
     /// Inside a markdown list introduced by a line that describes (`**Blocks**:`, `Red flags:`): its items are
     /// what is looked for, not what to do.
     describing_list: bool,
+    /// The label before the markdown code block being scanned when it says the block shows an attack or what not
+    /// to do (`Attackers extract credentials via:`, `**Vulnerable:**`) and nothing after the block asks to run it.
+    described_block: Option<String>,
+    /// The prose after the markdown code block being scanned asks to run what it shows (`Run the command above`):
+    /// no label in or before it makes it an example.
+    shown_then_asked: bool,
     /// The code being scanned starts programs or evaluates code somewhere (a decoded payload may be run).
     runs_code: bool,
     /// How many decodings deep the line being scanned is.
@@ -388,19 +423,25 @@ impl FileScan<'_> {
         self.lines(first_line, &info.code, Place::Code);
         self.runs_code = outer_runs;
         self.flows(&info.code, first_line, text);
-        // The line after a comment that marks it as what not to do (`# ❌ Bad: hardcoded secret`) is shown as a
-        // bad example, not run.
-        let bad: HashSet<u32> = info
-            .comments
-            .iter()
-            .filter(|(_, c)| BAD_EXAMPLE.is_match(c))
-            .map(|(line, c)| line + u32::try_from(c.lines().count().max(1)).unwrap_or(1))
-            .collect();
-        // Only in documentation (a skill's scripts run whatever their comments say), and one step less, not
-        // silence: a label is cheap for a hostile skill to write.
-        let docs = matches!(self.kind, FileKind::Markdown | FileKind::SkillMd);
-        for f in self.out[start..].iter_mut().filter(|_| docs) {
-            if bad.contains(&f.line) && f.severity > Severity::Info {
+        // The lines after a comment that marks them as what not to do (`# ❌ Bad: hardcoded secret`, `# VULNERABLE:
+        // mounting host paths`), up to a blank line or the next comment, are shown as bad examples, not run; so is
+        // a whole block whose lead-in says it shows an attack. Only in documentation (a skill's scripts run whatever
+        // their comments say), one step less, not silence (a label is cheap for a hostile skill to write), and not
+        // when the prose after the block asks to run it.
+        let docs = matches!(self.kind, FileKind::Markdown | FileKind::SkillMd) && !self.shown_then_asked;
+        let bad = bad_example_lines(text, first_line, &info.comments);
+        let lead_in = self.described_block.clone().filter(|_| docs);
+        for f in self.out[start..]
+            .iter_mut()
+            .filter(|f| docs && f.severity > Severity::Info)
+        {
+            if let Some(label) = &lead_in {
+                f.severity = one_less(f.severity);
+                f.message = format!(
+                    "Shown as an attack (after `{label}`): {}",
+                    lowercase_first(&f.message)
+                );
+            } else if bad.contains(&f.line) {
                 f.severity = one_less(f.severity);
                 f.message = format!("Shown as what not to do: {}", lowercase_first(&f.message));
             }
@@ -521,7 +562,37 @@ impl FileScan<'_> {
     }
 
     fn markdown(&mut self, body: &str, first_line: u32, facts: &mut Facts) {
-        for segment in segments(body, first_line) {
+        // In the document's order, to read the label before a block and the prose after it.
+        let mut all = segments(body, first_line);
+        all.sort_by_key(|s| match s {
+            Segment::Code { line, .. } | Segment::Prose { line, .. } | Segment::HtmlComment { line, .. } => {
+                *line
+            }
+        });
+        // The last line of prose before a code block, when it is a label (`Attackers extract credentials via:`).
+        let mut label: Option<String> = None;
+        for (i, segment) in all.iter().cloned().enumerate() {
+            match &segment {
+                Segment::Prose { text, .. } => {
+                    let line = text.trim().trim_end_matches('*').trim_end();
+                    if !line.is_empty() {
+                        label = line.ends_with(':').then(|| visible(line, 80));
+                    }
+                }
+                Segment::Code { .. } => {
+                    // An order after the block to run what it shows undoes what its labels say.
+                    self.shown_then_asked = all[i + 1..]
+                        .iter()
+                        .filter_map(|s| match s {
+                            Segment::Prose { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .take(2)
+                        .any(|t| RUN_SHOWN.is_match(t));
+                    self.described_block = label.take().filter(|l| describing_lead_in(l));
+                }
+                Segment::HtmlComment { .. } => {}
+            }
             match segment {
                 Segment::Code { lang, line, text } => {
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
@@ -539,6 +610,8 @@ impl FileScan<'_> {
                     } else {
                         self.lines(line, &text, Place::Comment);
                     }
+                    self.described_block = None;
+                    self.shown_then_asked = false;
                 }
                 Segment::Prose {
                     line,
@@ -680,7 +753,16 @@ fn guess_shell(lang: &str, text: &str) -> Option<Grammar> {
         .trim_start_matches("% ")
         .trim_start_matches("> ")
         .trim_start_matches("PS> ");
+    // A program named by its path is that program (`/bin/bash -c …`, `/usr/bin/env python3`).
     let word = first.split_whitespace().next()?.to_ascii_lowercase();
+    let word = match word.rsplit_once('/') {
+        Some((dir, name))
+            if dir.starts_with("/usr") || dir.starts_with("/bin") || dir.starts_with("/opt") =>
+        {
+            name.to_owned()
+        }
+        _ => word,
+    };
     let known = [
         "curl",
         "wget",
@@ -791,6 +873,8 @@ pub fn scan_file(
             )
         }) || is_example_name(&entry.path),
         describing_list: false,
+        described_block: None,
+        shown_then_asked: false,
         runs_code: false,
         depth: 0,
         out: findings,
@@ -1002,7 +1086,7 @@ mod tests {
         }
     }
 
-    fn run(kind: FileKind, path: &str, text: &str) -> Vec<Finding> {
+    pub(super) fn run(kind: FileKind, path: &str, text: &str) -> Vec<Finding> {
         let mut out = Vec::new();
         let mut facts = Facts::default();
         let mut scan = FileScan {
@@ -1011,14 +1095,20 @@ mod tests {
             grammar_exec: false,
             example: false,
             describing_list: false,
+            described_block: None,
+            shown_then_asked: false,
             runs_code: false,
             depth: 0,
             out: &mut out,
         };
         match kind {
-            FileKind::Markdown => scan.markdown(text, 1, &mut facts),
+            FileKind::Markdown | FileKind::SkillMd => scan.markdown(text, 1, &mut facts),
             _ => {
-                scan.code(Some(Grammar::Shell), text, 1, &mut facts);
+                let grammar = path
+                    .rsplit_once('.')
+                    .and_then(|(_, ext)| Grammar::for_language(ext))
+                    .unwrap_or(Grammar::Shell);
+                scan.code(Some(grammar), text, 1, &mut facts);
             }
         }
         let combined = combine::within_file(path, &mut out);
@@ -1055,7 +1145,7 @@ mod tests {
             && f.context == FindingContext::Code));
     }
 
-    fn level(rule: &str, found: &[Finding]) -> Option<Severity> {
+    pub(super) fn level(rule: &str, found: &[Finding]) -> Option<Severity> {
         found.iter().filter(|f| f.rule == rule).map(|f| f.severity).max()
     }
 
