@@ -337,6 +337,16 @@ re!(
     r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
 );
 
+re!(
+    /// Start-up files of the scheduler kind: a launch agent, a user service, a cron table, an autostart entry.
+    SCHEDULED, r"(?i)LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b");
+
+/// Whether the line that names a start-up file names one of the scheduler kind (installed in plain sight, as daemon
+/// and sync tools do: `high`, as `persist/scheduler` is).
+pub(super) fn scheduled(line: &str) -> bool {
+    SCHEDULED.is_match(line)
+}
+
 /// Whether a download comes from a project's release page or repository on a well-known host (how many tools are
 /// installed).
 pub(super) fn from_release_host(line: &str) -> bool {
@@ -345,7 +355,7 @@ pub(super) fn from_release_host(line: &str) -> bool {
 
 re!(
     STARTUP,
-    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/"
+    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/(\*|[^'\x22\s]*SKILL\.md)"
 );
 re!(
     WRITE,
@@ -355,6 +365,12 @@ re!(
     CRONTAB_FROM_FILE,
     r#"\[\s*['"]crontab['"]\s*,\s*[^'"\s\-\]][^\]]*\]|\bcrontab\s+[^-\s|;&][^\s|;&]*"#
 );
+re!(
+    /// Two string literals next to each other in a list (`'.b', 'ash'`), to read joined.
+    LIST_PIECES, r#"(['"])([^'"\n]*)['"]\s*,\s*(['"])([^'"\n]*)(['"])"#);
+re!(
+    /// A copy of a file (`cp`, `mv`, `install`, `ln -s`), the target last.
+    COPY, r"^\s*(?:sudo\s+)?(?:cp|mv|install|ln)\s");
 re!(PATH_JOIN, r#"['"]\s*\)?\s*/\s*\(?\s*['"]|['"]\s*\+\s*['"]"#);
 
 /// Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a user service, a crontab),
@@ -373,7 +389,13 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
             out.push((n, n));
             continue;
         }
-        let here = STARTUP.is_match(&line) || STARTUP.is_match(&line.replace('/', ""));
+        // Names in pieces of a list (`['.b', 'ash', 'rc'].join('')`) read joined.
+        let mut joined = line.clone();
+        for _ in 0..4 {
+            joined = LIST_PIECES.replace_all(&joined, "$1$2$4$5").into_owned();
+        }
+        let here =
+            STARTUP.is_match(&line) || STARTUP.is_match(&line.replace('/', "")) || STARTUP.is_match(&joined);
         let through = named.iter().find(|(v, _)| mentions(&line, v)).map(|(_, l)| *l);
         let source = if here { Some(n) } else { through };
         let Some(source) = source else { continue };
@@ -381,7 +403,17 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
         let setting_only = super::lesser::SETTING_ONLY.is_match(raw)
             && !super::lesser::RUNS_AT_PROMPT.is_match(raw)
             && !super::lesser::FETCHES.is_match(raw);
-        if WRITE.is_match(&line) && !setting_only {
+        // A copy into it (`cp qol.py "$dest/00-qol.py"`): the start-up file or folder is the last word.
+        let copied_into = COPY.is_match(raw)
+            && raw.split_whitespace().last().is_some_and(|last| {
+                let last = last.trim_matches(['"', '\'']);
+                // A backup of a start-up file (`~/.bashrc.bak`) does not run.
+                let backup = [".bak", ".orig", ".backup", ".old", ".save", "~"]
+                    .iter()
+                    .any(|b| last.ends_with(b));
+                !backup && (STARTUP.is_match(last) || named.iter().any(|(v, _)| mentions(last, v)))
+            });
+        if (WRITE.is_match(&line) || copied_into) && !setting_only {
             out.push((source, n));
         }
         if let Some(c) = ASSIGN.captures(raw) {

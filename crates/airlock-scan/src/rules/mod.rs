@@ -517,9 +517,13 @@ impl FileScan<'_> {
             });
         }
         if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
+            // A launch agent or a user service written is installed in plain sight (`persist/scheduler`'s `high`);
+            // one that fetches is `persist/scheduled-fetch`.
+            let scheduled =
+                flow::scheduled(&line_text(named)) && !lesser::FETCHES.is_match(&line_text(written));
             self.out.push(Finding {
                 rule: "persist/startup-write".to_owned(),
-                severity: Severity::Critical,
+                severity: if scheduled { Severity::High } else { Severity::Critical },
                 file: self.file.to_owned(),
                 line: written,
                 evidence: visible(&format!("{} <- line {named}: {}", line_text(written), line_text(named)), 240),

@@ -243,7 +243,7 @@ pub const RULES: &[RuleDef] = &[
         "net/upload",
         High,
         Instruction,
-        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=",
+        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?https?://",
         "Uploads a local file over the network.",
     ),
     rule(
@@ -338,7 +338,7 @@ pub const RULES: &[RuleDef] = &[
         "obfusc/encoded-exec",
         Critical,
         Instruction,
-        r"(?i)base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
+        r"(?i)\bgetattr\(\s*[^,\n]*,\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|__import__\(\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
@@ -424,7 +424,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|answer|reply)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
