@@ -355,7 +355,7 @@ pub(super) fn from_release_host(line: &str) -> bool {
 
 re!(
     STARTUP,
-    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/(\*|[^'\x22\s]*SKILL\.md)"
+    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/\*"
 );
 re!(
     WRITE,
