@@ -414,6 +414,49 @@ fn split_ref_and_path(
     })
 }
 
+/// What a symlink at `rel` with `target` reaches inside the commit's tree, following links up to eight deep: the
+/// entry's mode, object and path. `None` when it is absolute, leaves the repository, or reaches nothing.
+fn in_repository(
+    repo: &gix::Repository,
+    root: &gix::Tree<'_>,
+    rel: &str,
+    target: &str,
+) -> Option<(gix::object::tree::EntryMode, gix::ObjectId, String)> {
+    let mut at: Vec<String> = rel.split('/').map(str::to_owned).collect();
+    at.pop();
+    let mut target = target.to_owned();
+    for _ in 0..8 {
+        if target.starts_with('/') || target.is_empty() {
+            return None;
+        }
+        let mut path = at.clone();
+        for part in target.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    path.pop()?;
+                }
+                p => path.push(p.to_owned()),
+            }
+        }
+        if path.is_empty() {
+            return None;
+        }
+        let joined = path.join("/");
+        let entry = root.lookup_entry_by_path(&joined).ok()??;
+        let mode = entry.mode();
+        let id = entry.object_id();
+        if !mode.is_link() {
+            return (!mode.is_commit()).then_some((mode, id, joined));
+        }
+        let object = repo.find_object(id).ok()?;
+        target = String::from_utf8_lossy(&object.data).into_owned();
+        path.pop();
+        at = path;
+    }
+    None
+}
+
 /// Writes the whole tree of `commit` under `root`, reading objects directly.
 fn write_commit_tree(
     repo: &gix::Repository,
@@ -429,6 +472,7 @@ fn write_commit_tree(
         .and_then(|c| c.tree_id().map(|t| t.detach()))
         .map_err(|e| fetch_err(url, e))?;
     let mut out = SafeTree::new(root.to_path_buf(), redact(url), options.limits)?;
+    let root_tree = repo.find_tree(tree_id).map_err(|e| fetch_err(url, e))?;
     let mut stack = vec![(tree_id, String::new())];
     while let Some((tid, prefix)) = stack.pop() {
         let tree = repo.find_tree(tid).map_err(|e| fetch_err(url, e))?;
@@ -464,7 +508,35 @@ fn write_commit_tree(
                 }
                 let object = repo.find_object(oid).map_err(|e| fetch_err(url, e))?;
                 if mode.is_link() {
-                    out.symlink(&rel, &String::from_utf8_lossy(&object.data))?;
+                    let target = String::from_utf8_lossy(&object.data).into_owned();
+                    // A link to another path of the same commit (a plugin's shared scripts linked into each of its
+                    // skills) is written as a copy of what it points to, so a skill imported by its folder is whole
+                    // and every byte of it is scanned; a link out of the repository stays a link, never followed.
+                    match in_repository(repo, &root_tree, &rel, &target) {
+                        Some((linked_mode, linked, path)) if linked_mode.is_tree() => {
+                            // A link to a folder that holds the link itself would copy without end.
+                            if rel == path || rel.starts_with(&format!("{path}/")) {
+                                out.symlink(&rel, &target)?;
+                            } else {
+                                out.dir(&rel)?;
+                                stack.push((linked, rel));
+                            }
+                        }
+                        Some((linked_mode, linked, _)) => {
+                            let header = repo.find_header(linked).map_err(|e| fetch_err(url, e))?;
+                            if header.size() > options.limits.max_file_bytes {
+                                return Err(SourceError::TooLarge {
+                                    what: format!("file `{}` ({} bytes)", rel.escape_debug(), header.size()),
+                                    limit: format!("{} bytes per file", options.limits.max_file_bytes),
+                                    hint: "point at the skill's folder, or raise --max-bytes if you trust the size",
+                                });
+                            }
+                            let blob = repo.find_object(linked).map_err(|e| fetch_err(url, e))?;
+                            let data: &[u8] = &blob.data;
+                            out.file(&rel, data.len() as u64, linked_mode.is_executable(), &mut &*data)?;
+                        }
+                        None => out.symlink(&rel, &target)?,
+                    }
                 } else {
                     let data: &[u8] = &object.data;
                     out.file(&rel, data.len() as u64, mode.is_executable(), &mut &*data)?;

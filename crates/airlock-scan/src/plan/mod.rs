@@ -83,6 +83,25 @@ re!(
     r"(?m)>\s*/proc/sys/|\bsysctl\s+(?:-w\s|\S+=)|(?:^|[;&|]\s*)(?:modprobe|insmod|rmmod|swapon|swapoff|mount|umount|systemctl|service|launchctl)\s"
 );
 
+re!(
+    /// A command that writes a dependency lock file from what a project declares (`pip-compile requirements.in`,
+    /// `uv pip compile`, `uv lock`, `poetry lock`, `pip freeze > requirements.txt`): a maintainer's step.
+    LOCK_MAINTENANCE,
+    r"(?m)^\s*(?:pip-compile\b|uv\s+pip\s+compile\b|uv\s+lock\b|poetry\s+lock\b|pipenv\s+lock\b|pip3?\s+freeze\s*>)"
+);
+
+/// Why a command that regenerates the skill's dependency lock file is not run: the install phase installs what the
+/// lock lists (and a sandbox run has no registry to resolve against).
+fn lock_maintenance(command: &str) -> Option<String> {
+    LOCK_MAINTENANCE.find(command).map(|m| {
+        format!(
+            "`{}` regenerates the skill's dependency lock file (a maintainer's step): the install phase installs what \
+             the skill's requirements list",
+            m.as_str().trim().trim_end_matches('>').trim()
+        )
+    })
+}
+
 /// Why a command is not run because of what it needs of the host: a system package install, or root.
 fn needs_the_host(command: &str) -> Option<String> {
     if let Some(manager) = install_manager(command).filter(|m| SYSTEM_MANAGERS.contains(m)) {
@@ -272,6 +291,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             let example = not_a_command(&code)
                 .or_else(|| placeholder(&code).map(|p| format!("an example: `{p}` is a placeholder")))
                 .or_else(|| needs_the_host(&code))
+                .or_else(|| lock_maintenance(&code))
                 .or_else(|| interactive(&code))
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
@@ -519,6 +539,18 @@ pub fn placeholder(command: &str) -> Option<String> {
     if let Some(m) = PLACEHOLDER.as_ref()?.find(&unquoted) {
         return Some(m.as_str().trim().to_owned());
     }
+    // A quoted argument that is a placeholder and nothing else (`openspec show "<change>" --json`), given to a
+    // program that does not print or write its arguments as data (`printf '<footer>'` prints markup).
+    let code = &command[..code_end];
+    if let Some(c) = WHOLE_QUOTED_PLACEHOLDER.captures(code) {
+        let printer = code.lines().any(|l| {
+            let first = l.split_whitespace().next().unwrap_or_default();
+            matches!(first, "echo" | "printf" | "cat" | "tee") && l.contains(&c[1])
+        });
+        if !printer {
+            return Some(c[1].to_owned());
+        }
+    }
     // In quotes, a placeholder that stands for part of an address or a path still is one (`"<baseUrl>/api"`,
     // `"https://{host}/v1"`, `"YOUR_API_KEY"`); markup in quoted data (`'<footer>ok</footer>'`) is not.
     QUOTED_PLACEHOLDER
@@ -529,6 +561,10 @@ pub fn placeholder(command: &str) -> Option<String> {
         .and_then(|c| (1..=4).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
 }
+
+re!(
+    /// A quoted argument that is one placeholder, whole: `"<change>"`, `'<spec-name>'`.
+    WHOLE_QUOTED_PLACEHOLDER, r#"\s['"](<[A-Za-z_][\w.-]*>)['"](?:\s|$)"#);
 
 /// A placeholder inside a quoted argument: one that starts an address or path, follows `://`, or is named as one.
 static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -684,6 +720,18 @@ mod tests {
             Some("<emoji>")
         );
         assert!(placeholder("curl -d '<html>ok</html>' http://localhost:8000/render").is_none());
+        // A quoted argument that is one placeholder and nothing else is one; printed, it is data.
+        assert_eq!(
+            placeholder("openspec show \"<change>\" --type change --json --no-interactive").as_deref(),
+            Some("<change>")
+        );
+        assert!(placeholder("printf '<footer>' >> page.html").is_none());
+        // Regenerating the dependency lock is a maintainer's step; installing what it lists is not.
+        assert!(lock_maintenance("pip-compile ./requirements.in").is_some());
+        assert!(lock_maintenance("uv pip compile requirements.in -o requirements.txt").is_some());
+        assert!(lock_maintenance("pip freeze > requirements.txt").is_some());
+        assert!(lock_maintenance("pip install -r ./requirements.txt").is_none());
+        assert!(lock_maintenance("python3 compile_report.py").is_none());
     }
 
     #[test]

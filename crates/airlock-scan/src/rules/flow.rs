@@ -411,7 +411,9 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
                 let backup = [".bak", ".orig", ".backup", ".old", ".save", "~"]
                     .iter()
                     .any(|b| last.ends_with(b));
-                !backup && (STARTUP.is_match(last) || named.iter().any(|(v, _)| mentions(last, v)))
+                // A hook copied into a repository is `persist/git-hook`'s (`high`, in plain sight).
+                let hook = last.contains(".git/hooks/");
+                !backup && !hook && (STARTUP.is_match(last) || named.iter().any(|(v, _)| mentions(last, v)))
             });
         if (WRITE.is_match(&line) || copied_into) && !setting_only {
             out.push((source, n));

@@ -304,7 +304,7 @@ fn data_in_shell_blocks_and_quoted_placeholders_are_listed_not_run() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let dir = tmp.path().join("db-docs");
-    let body = "Connect with:\n\n```bash\nmongodb+srv://user:secret@cluster0.example.net/app\n```\n\nClean up:\n\n```bash\nDELETE FROM sessions WHERE expired = true;\n```\n\nCall the API:\n\n```bash\ncurl -s \"<baseUrl>/api/v1/items\"\necho listed\n```\n";
+    let body = "To install this skill's dependencies:\n\n```bash\npip-compile ./requirements.in\n```\n\nConnect with:\n\n```bash\nmongodb+srv://user:secret@cluster0.example.net/app\n```\n\nClean up:\n\n```bash\nDELETE FROM sessions WHERE expired = true;\n```\n\nCall the API:\n\n```bash\ncurl -s \"<baseUrl>/api/v1/items\"\necho listed\ndbtool show \"<change>\" --json\n```\n";
     write(&dir, "SKILL.md", &skill_md("db-docs", body));
     let run = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
     let out = &run.stdout;
@@ -318,6 +318,8 @@ fn data_in_shell_blocks_and_quoted_placeholders_are_listed_not_run() {
             "<baseUrl>/api/v1/items",
             "an example: `<baseUrl>` is a placeholder",
         ),
+        ("dbtool show", "an example: `<change>` is a placeholder"),
+        ("pip-compile", "regenerates the skill's dependency lock file"),
     ] {
         let listed = out
             .lines()

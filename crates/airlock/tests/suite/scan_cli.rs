@@ -500,6 +500,83 @@ fn hostile_repositories_get_clear_errors_or_findings() {
     assert!(staged.symlink_metadata().unwrap().file_type().is_symlink());
 }
 
+/// A skill imported by its folder from a repository whose plugin links shared scripts into each skill gets the
+/// linked files as its own (and they are scanned); a link out of the repository, or an absolute one, stays a link
+/// and is `block`.
+#[test]
+fn links_inside_the_repository_are_copies_of_their_targets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let repo = init_repo(&tmp.path().join("plugins-repo"));
+    write(
+        &repo,
+        "plugins/p/scripts/shared.sh",
+        "#!/bin/sh\ncat ~/.aws/credentials\n",
+    );
+    write(
+        &repo,
+        "plugins/p/lib/helpers.py",
+        "import os\nprint(os.getcwd())\n",
+    );
+    write(
+        &repo,
+        "plugins/p/skills/s/SKILL.md",
+        &skill_md("s", "Run `bash scripts/shared.sh`."),
+    );
+    let skill = repo.join("plugins/p/skills/s");
+    fs_err::create_dir_all(skill.join("scripts")).unwrap();
+    std::os::unix::fs::symlink("../../../scripts/shared.sh", skill.join("scripts/shared.sh")).unwrap();
+    std::os::unix::fs::symlink("../../lib", skill.join("lib")).unwrap();
+    std::os::unix::fs::symlink("../../../../../../etc", skill.join("out")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", skill.join("abs")).unwrap();
+    std::os::unix::fs::symlink("..", skill.join("up")).unwrap();
+    let commit = commit_all(&repo, "plugin");
+    let url = format!("file://{}#{commit}:plugins/p/skills/s", repo.display());
+    let run = airlock(&data, &["scan", &url, "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    let found: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_owned(),
+                f["file"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // The shared script is the skill's, read and rated as its own.
+    let at = |f: &str| format!("plugins/p/skills/s/{f}");
+    assert!(
+        found.contains(&("secrets/cloud-credentials".into(), at("scripts/shared.sh"))),
+        "{found:?}"
+    );
+    for linked in ["scripts/shared.sh", "lib", "lib/helpers.py"] {
+        assert!(
+            !found
+                .iter()
+                .any(|(r, f)| r.starts_with("fs/symlink") && *f == at(linked)),
+            "{linked}: {found:?}"
+        );
+    }
+    for kept in ["out", "abs", "up"] {
+        assert!(
+            found.contains(&("fs/symlink-out".into(), at(kept))),
+            "{kept}: {found:?}"
+        );
+    }
+    let staged = walk(&data.join("sources"));
+    let shared = staged
+        .iter()
+        .find(|p| p.ends_with("skills/s/scripts/shared.sh"))
+        .unwrap();
+    assert!(shared.symlink_metadata().unwrap().file_type().is_file());
+    assert!(staged.iter().any(|p| p.ends_with("skills/s/lib/helpers.py")));
+    let abs = staged.iter().find(|p| p.ends_with("skills/s/abs")).unwrap();
+    assert!(abs.symlink_metadata().unwrap().file_type().is_symlink());
+}
+
 #[test]
 fn malformed_sources_give_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
