@@ -408,6 +408,22 @@ fn point_at_skill(word: &str, quoted: &str, rel: &str, skill_root: &Path, at_sta
     }
 }
 
+/// Whether an option names a file the command writes: `--output`, `--out-file`, `--report`, `--save-to`,
+/// `--dest`, `--export`, or a format it writes to (`--csv missing.csv`, `--json out.json`).
+fn output_option(word: &str) -> bool {
+    let Some(name) = word.strip_prefix("--") else {
+        return false;
+    };
+    let name = name.to_ascii_lowercase();
+    ["out", "report", "save", "dest", "write", "export", "log-file"]
+        .iter()
+        .any(|w| name.starts_with(w) || name.ends_with(&format!("-{w}")) || name.contains(&format!("{w}-")))
+        || matches!(
+            name.as_str(),
+            "csv" | "json" | "html" | "md" | "markdown" | "xlsx" | "pdf" | "png" | "svg"
+        )
+}
+
 /// One line of a command, its skill files pointed at `$SKILL_DIR` (a script the skill ships without its executable
 /// bit is started with its interpreter, as an agent does after the first `Permission denied`), or why the line is
 /// an example: an input that exists nowhere.
@@ -433,7 +449,7 @@ fn resolve_line(
         after_interpreter = INTERPRETERS.contains(&bare)
             || (runs_it && bare.starts_with('-') && bare != "-m" && bare != "-c");
         let is_output = after_output;
-        after_output = matches!(bare, ">" | ">>" | "-o" | "--output" | "--out" | "2>");
+        after_output = matches!(bare, ">" | ">>" | "-o" | "2>") || output_option(bare);
         let at_start = command_start;
         command_start = matches!(bare, "&&" | "||" | "|" | ";" | "then" | "do" | "sudo" | "time")
             || bare.is_empty() && at_start;
@@ -460,7 +476,7 @@ fn resolve_line(
         let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
         // A script of the skill started by its bare name (`webfetch.sh URL`, as instructions write it for an agent
         // that puts the skill's scripts on its PATH): the one file of that name the skill ships.
-        if at_start
+        if (at_start || runs_it)
             && !in_skill
             && !in_target
             && !bare.contains('/')
@@ -469,7 +485,7 @@ fn resolve_line(
                 .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))
         {
             if let Some(rel) = skill_file_named(skill_root, bare) {
-                rewritten.push(point_at_skill(word, quoted, &rel, skill_root, true));
+                rewritten.push(point_at_skill(word, quoted, &rel, skill_root, at_start));
                 continue;
             }
         }
@@ -1038,6 +1054,15 @@ mod tests {
             format!("python3 {SKILL_DIR}/transcript.py get -i x")
         );
         assert_eq!(resolve("cat transcript.py").unwrap(), "cat transcript.py");
+        // The program an interpreter runs, by a name the skill has in one of its folders.
+        fs_err::write(skill.path().join("scripts/hf_config.py"), "print(1)\n").unwrap();
+        assert_eq!(
+            resolve("python ./hf_config.py --check").unwrap(),
+            format!("python {SKILL_DIR}/scripts/hf_config.py --check")
+        );
+        // A file a command writes (a report, an export) is its output, not an input that exists nowhere.
+        assert!(resolve("python scripts/hf_config.py --report audit.txt --csv missing.csv").is_ok());
+        assert!(resolve("python scripts/hf_config.py --input notes.txt").is_err());
         // A build's output given to the skill's script is the user's; to a build tool it is a word.
         let why = resolve("webfetch.sh dist").unwrap_err();
         assert!(why.contains("a build's output"), "{why}");
