@@ -369,6 +369,9 @@ re!(
     /// Two string literals next to each other in a list (`'.b', 'ash'`), to read joined.
     LIST_PIECES, r#"(['"])([^'"\n]*)['"]\s*,\s*(['"])([^'"\n]*)(['"])"#);
 re!(
+    /// A path in the user's home (or where zsh reads its start-up files).
+    HOME_MARK, r"~/|\$HOME\b|\$\{HOME\}|/home/|/root/|ZDOTDIR|homedir|Path\.home|expanduser");
+re!(
     /// A copy of a file (`cp`, `mv`, `install`, `ln -s`), the target last.
     COPY, r"^\s*(?:sudo\s+)?(?:cp|mv|install|ln)\s");
 re!(PATH_JOIN, r#"['"]\s*\)?\s*/\s*\(?\s*['"]|['"]\s*\+\s*['"]"#);
@@ -411,9 +414,18 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
                 let backup = [".bak", ".orig", ".backup", ".old", ".save", "~"]
                     .iter()
                     .any(|b| last.ends_with(b));
-                // A hook copied into a repository is `persist/git-hook`'s (`high`, in plain sight).
+                // A hook copied into a repository is `persist/git-hook`'s (`high`, in plain sight); a start-up file
+                // copied into a project (`cp templates/.zshrc "$PROJECT/.zshrc"`) is a template, not the user's.
                 let hook = last.contains(".git/hooks/");
-                !backup && !hook && (STARTUP.is_match(last) || named.iter().any(|(v, _)| mentions(last, v)))
+                let home = |text: &str| HOME_MARK.is_match(text);
+                let named_home = named.iter().any(|(v, at)| {
+                    mentions(last, v)
+                        && statements
+                            .iter()
+                            .find(|(o, _)| first_line + o == *at)
+                            .is_some_and(|(_, text)| home(text))
+                });
+                !backup && !hook && (STARTUP.is_match(last) && home(last) || named_home)
             });
         if (WRITE.is_match(&line) || copied_into) && !setting_only {
             out.push((source, n));

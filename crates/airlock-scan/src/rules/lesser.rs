@@ -653,6 +653,7 @@ mod tests {
         for honest in [
             "cp SKILL.md .claude/skills/quality-playbook/SKILL.md\n",
             "ln -sf ../../scripts/pre-commit .git/hooks/pre-commit\n",
+            "PROJECT=\"$1\"\ncp templates/.zshrc \"$PROJECT/.zshrc\"\n",
             "cp ~/.bashrc ~/.bashrc.bak\n",
             "files = ['a.txt', 'b.txt']\nfor f in files:\n    open(f, 'w').write('x')\n",
         ] {
