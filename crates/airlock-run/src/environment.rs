@@ -457,25 +457,34 @@ if args["index"]:
         # A plain-HTTP mirror the operator named; the egress proxy still checks every connection.
         base += ["--trusted-host", args["index"].split("/")[2].split(":")[0]]
 done = {"requirements": [], "installed": [], "present": [], "failed": []}
+def install(cmd, what):
+    # A package manager stopped by a signal prints nothing of its own: say what stopped it.
+    code = subprocess.run(cmd).returncode
+    if code < 0:
+        import signal
+        name = signal.Signals(-code).name if -code in {s.value for s in signal.Signals} else str(-code)
+        print(f"airlock: installing {what} was stopped by {name} (the install phase's memory or disk limit)",
+              file=sys.stderr)
+    return code == 0
 if args["own"]:
     # The skill's own package, from a copy (a build writes beside its sources, and /skill is read-only).
     import shutil, tempfile
     copy = tempfile.mkdtemp() + "/skill"
     shutil.copytree("/skill", copy, ignore=shutil.ignore_patterns(".git", "node_modules", ".venv"))
-    ok = subprocess.run(base + [copy]).returncode == 0
+    ok = install(base + [copy], "the skill's own package")
     (done["installed"] if ok else done["failed"]).append(args["own"])
 for req in args["requirements"]:
-    ok = subprocess.run(base + ["-r", "/skill/" + req]).returncode == 0
+    ok = install(base + ["-r", "/skill/" + req], req)
     (done["requirements"] if ok else done["failed"]).append(req)
 for spec in args["specs"]:
-    ok = subprocess.run(base + [spec]).returncode == 0
+    ok = install(base + [spec], spec)
     (done["installed"] if ok else done["failed"]).append(spec)
 if args["npm"]:
     npm = ["npm", "install", "--prefix", "/env/node", "--no-audit", "--no-fund", "--no-package-lock",
            "--cache", "/tmp/npm-cache", "--loglevel", "error"]
     if args["registry"]:
         npm += ["--registry", args["registry"]]
-    ok = subprocess.run(npm + args["npm"]).returncode == 0
+    ok = install(npm + args["npm"], " ".join(args["npm"]))
     (done["installed"] if ok else done["failed"]).extend("npm:" + s for s in args["npm"])
 importlib.invalidate_caches()
 wanted = []
@@ -486,11 +495,11 @@ for module, package in args["modules"]:
         wanted.append(package)
 # All at once (one resolution, one start of pip); when that fails, one at a time so that a package that does not
 # exist does not stop the others.
-if len(wanted) > 1 and subprocess.run(base + wanted).returncode == 0:
+if len(wanted) > 1 and install(base + wanted, " ".join(wanted)):
     done["installed"].extend(wanted)
     wanted = []
 for package in wanted:
-    ok = subprocess.run(base + [package]).returncode == 0
+    ok = install(base + [package], package)
     (done["installed"] if ok else done["failed"]).append(package)
 print("airlock-env:" + json.dumps(done))
 sys.exit(1 if done["failed"] else 0)
@@ -794,6 +803,25 @@ fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    /// A package manager the install phase stops with a signal (its memory or disk limit) prints nothing itself:
+    /// the driver says what stopped it, and that is what the summary shows.
+    #[test]
+    fn an_install_stopped_by_a_signal_says_so() {
+        let head = &super::DRIVER[..super::DRIVER.find("if args[\"own\"]:").unwrap()];
+        let program = format!("{head}print(install([\"sh\", \"-c\", \"kill -9 $$\"], \"chromadb\"))\n");
+        let args = r#"{"index": null}"#;
+        let out = std::process::Command::new("python3")
+            .args(["-c", &program, args])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("installing chromadb was stopped by SIGKILL"),
+            "{stderr}"
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "False");
+    }
+
     use super::started_programs;
 
     #[test]

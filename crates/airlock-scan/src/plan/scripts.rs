@@ -189,6 +189,10 @@ re!(
     r#"\$(?:1|\{1\})(?:[^\d:-]|$)|\$\{1:\?|"?\$#"?\s*-(?:lt|eq)\s*[0-9]|\(\(\s*\$?#\s*(?:==\s*0|<\s*[1-9])\s*\)\)|\[\s*-z\s+"?\$(?:1|\{1\})"?\s*\]"#
 );
 re!(SH_FUNCTION, r"^\s*(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))");
+re!(
+    /// A read of the command line's arguments in bundled code (`process.argv.slice(2)`, `argv.slice(2)` of an
+    /// imported `process`).
+    BUNDLE_ARGV, r"\bargv\.slice\(\s*2\s*\)");
 re!(JS_ARGV, r"process\.argv\[\s*[2-9]\s*\](?:\s*[^|?\s]|\s*$)");
 re!(
     JS_ARGC,
@@ -222,6 +226,20 @@ fn needs_arguments(text: &str, language: Option<&str>) -> Option<(usize, String)
         "javascript" | "typescript" => &[&JS_ARGC, &JS_ARGV],
         _ => return None,
     };
+    // A bundled program (minified: one line of thousands of characters) that reads its command line is a CLI whose
+    // subcommands and operands its instructions give: its argument checks are behind names the bundler mangled.
+    if matches!(language, Some("javascript" | "typescript")) {
+        if let Some((i, _)) = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.len() > 5000 && BUNDLE_ARGV.is_match(l))
+        {
+            return Some((
+                i + 1,
+                "a bundled program that reads its command line (process.argv)".to_owned(),
+            ));
+        }
+    }
     // A shell function's `$1` is the function's argument, not the script's.
     let mut function_depth = 0usize;
     for (i, line) in text.lines().enumerate() {
@@ -450,5 +468,21 @@ mod tests {
         ] {
             assert_eq!(not_standalone("scripts/x", text, Some(lang), &[]), None, "{text}");
         }
+        // A bundled CLI (one minified line) that reads its command line needs the arguments its instructions give;
+        // the same read in readable code is judged by what it does with them.
+        let bundle = format!(
+            "{}async function qR(D=S7.argv.slice(2)){{let F=DR({{args:[...D]}});}}\n",
+            "var a=1;".repeat(800)
+        );
+        let why = not_standalone("scripts/cli.mjs", &bundle, Some("javascript"), &[]);
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("needs arguments")),
+            "{why:?}"
+        );
+        let readable = "const args = process.argv.slice(2);\nmain(args);\n";
+        assert_eq!(
+            not_standalone("scripts/cli.mjs", readable, Some("javascript"), &[]),
+            None
+        );
     }
 }
