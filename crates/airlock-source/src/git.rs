@@ -414,6 +414,25 @@ fn split_ref_and_path(
     })
 }
 
+/// The object `oid` written at `rel`, read once its size is known to be within the per-file limit.
+fn read_blob<'r>(
+    repo: &'r gix::Repository,
+    url: &str,
+    oid: gix::ObjectId,
+    rel: &str,
+    options: &ImportOptions,
+) -> Result<gix::Object<'r>, SourceError> {
+    let header = repo.find_header(oid).map_err(|e| fetch_err(url, e))?;
+    if header.size() > options.limits.max_file_bytes {
+        return Err(SourceError::TooLarge {
+            what: format!("file `{}` ({} bytes)", rel.escape_debug(), header.size()),
+            limit: format!("{} bytes per file", options.limits.max_file_bytes),
+            hint: "point at the skill's folder, or raise --max-bytes if you trust the size",
+        });
+    }
+    repo.find_object(oid).map_err(|e| fetch_err(url, e))
+}
+
 /// What a symlink at `rel` with `target` reaches inside the commit's tree, following links up to eight deep: the
 /// entry's mode, object and path. `None` when it is absolute, leaves the repository, or reaches nothing.
 fn in_repository(
@@ -498,15 +517,7 @@ fn write_commit_tree(
             } else if mode.is_commit() {
                 skipped.push((rel, "submodule (not fetched)".to_owned()));
             } else {
-                let header = repo.find_header(oid).map_err(|e| fetch_err(url, e))?;
-                if header.size() > options.limits.max_file_bytes {
-                    return Err(SourceError::TooLarge {
-                        what: format!("file `{}` ({} bytes)", rel.escape_debug(), header.size()),
-                        limit: format!("{} bytes per file", options.limits.max_file_bytes),
-                        hint: "point at the skill's folder, or raise --max-bytes if you trust the size",
-                    });
-                }
-                let object = repo.find_object(oid).map_err(|e| fetch_err(url, e))?;
+                let object = read_blob(repo, url, oid, &rel, options)?;
                 if mode.is_link() {
                     let target = String::from_utf8_lossy(&object.data).into_owned();
                     // A link to another path of the same commit (a plugin's shared scripts linked into each of its
@@ -523,15 +534,7 @@ fn write_commit_tree(
                             }
                         }
                         Some((linked_mode, linked, _)) => {
-                            let header = repo.find_header(linked).map_err(|e| fetch_err(url, e))?;
-                            if header.size() > options.limits.max_file_bytes {
-                                return Err(SourceError::TooLarge {
-                                    what: format!("file `{}` ({} bytes)", rel.escape_debug(), header.size()),
-                                    limit: format!("{} bytes per file", options.limits.max_file_bytes),
-                                    hint: "point at the skill's folder, or raise --max-bytes if you trust the size",
-                                });
-                            }
-                            let blob = repo.find_object(linked).map_err(|e| fetch_err(url, e))?;
+                            let blob = read_blob(repo, url, linked, &rel, options)?;
                             let data: &[u8] = &blob.data;
                             out.file(&rel, data.len() as u64, linked_mode.is_executable(), &mut &*data)?;
                         }

@@ -1149,6 +1149,23 @@ mod tests {
             && f.context == FindingContext::Code));
     }
 
+    /// For each (rule, honest, hostile): the honest text, scanned as `path`, stays at most `medium` for the rule; the
+    /// hostile twin is `high` or above.
+    pub(super) fn assert_twins(kind: FileKind, path: &str, pairs: &[(&str, &str, &str)]) {
+        for (rule, honest, hostile) in pairs {
+            let found = run(kind, path, &format!("{honest}\n"));
+            assert!(
+                level(rule, &found).is_none_or(|s| s <= Severity::Medium),
+                "{rule}: {honest}: {found:?}"
+            );
+            let found = run(kind, path, &format!("{hostile}\n"));
+            assert!(
+                level(rule, &found) >= Some(Severity::High),
+                "{rule}: {hostile}: {found:?}"
+            );
+        }
+    }
+
     pub(super) fn level(rule: &str, found: &[Finding]) -> Option<Severity> {
         found.iter().filter(|f| f.rule == rule).map(|f| f.severity).max()
     }
@@ -1182,18 +1199,7 @@ mod tests {
             ("secrets/token-files", "cat ~/.npmrc 2>/dev/null | grep -v authToken | head", "cat ~/.npmrc | grep -v '^#'"),
             ("secrets/token-files", "rm .npmrc", "cp ~/.npmrc /tmp/n && rm ~/.npmrc"),
         ];
-        for (rule, honest, hostile) in pairs {
-            let found = run(FileKind::Script, "x.sh", &format!("{honest}\n"));
-            assert!(
-                level(rule, &found).is_none_or(|s| s <= Severity::Medium),
-                "{rule}: {honest}: {found:?}"
-            );
-            let found = run(FileKind::Script, "x.sh", &format!("{hostile}\n"));
-            assert!(
-                level(rule, &found) >= Some(Severity::High),
-                "{rule}: {hostile}: {found:?}"
-            );
-        }
+        assert_twins(FileKind::Script, "x.sh", &pairs);
         // Docker's socket reached is a privileged operation (high); a container given the host is an escape.
         let socket = run(
             FileKind::Script,

@@ -474,17 +474,7 @@ fn hostile_repositories_get_clear_errors_or_findings() {
     let json = run.json();
     assert_eq!(json["risk_level"], "block");
     assert_eq!(json["classification"], "needs-manual-review");
-    let rules: Vec<_> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_owned(),
-                f["file"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let rules = rules_and_files(&json);
     assert!(
         rules.contains(&("fs/symlink-out".into(), "passwd".into())),
         "{rules:?}"
@@ -535,17 +525,7 @@ fn links_inside_the_repository_are_copies_of_their_targets() {
     let run = airlock(&data, &["scan", &url, "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let json = run.json();
-    let found: Vec<(String, String)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_owned(),
-                f["file"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let found = rules_and_files(&json);
     // The shared script is the skill's, read and rated as its own.
     let at = |f: &str| format!("plugins/p/skills/s/{f}");
     assert!(
@@ -646,6 +626,21 @@ fn sarif_output_is_valid_2_1_0() {
         );
     }
     assert_eq!(run0["properties"]["risk_level"], "block");
+}
+
+/// The (rule, file) of every finding of a JSON report.
+fn rules_and_files(json: &serde_json::Value) -> Vec<(String, String)> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_owned(),
+                f["file"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
