@@ -463,7 +463,7 @@ def install(cmd, what):
     if code < 0:
         import signal
         name = signal.Signals(-code).name if -code in {s.value for s in signal.Signals} else str(-code)
-        print(f"airlock: installing {what} was stopped by {name} (the install phase's memory or disk limit)",
+        print(f"airlock: installing {what} was stopped by {name} (the install phase's memory, disk or time limit)",
               file=sys.stderr)
     return code == 0
 if args["own"]:

@@ -415,9 +415,11 @@ fn output_option(word: &str) -> bool {
         return false;
     };
     let name = name.to_ascii_lowercase();
-    ["out", "report", "save", "dest", "write", "export", "log-file"]
-        .iter()
-        .any(|w| name.starts_with(w) || name.ends_with(&format!("-{w}")) || name.contains(&format!("{w}-")))
+    name.split('-').any(|part| {
+        ["out", "report", "save", "dest", "write", "export"]
+            .iter()
+            .any(|w| part.starts_with(w))
+    }) || name == "log-file"
         || matches!(
             name.as_str(),
             "csv" | "json" | "html" | "md" | "markdown" | "xlsx" | "pdf" | "png" | "svg"

@@ -21,7 +21,7 @@ pub enum Segment {
     HtmlComment { line: u32, text: String },
 }
 
-/// Splits a markdown body into segments. `first_line` is the body's line in the file.
+/// Splits a markdown body into segments, in the document's order. `first_line` is the body's line in the file.
 pub fn segments(body: &str, first_line: u32) -> Vec<Segment> {
     let lines = Lines::new(body);
     let to_line = |offset: usize| lines.line_of(offset) + first_line - 1;
@@ -92,6 +92,10 @@ pub fn segments(body: &str, first_line: u32) -> Vec<Segment> {
         }
         offset = end;
     }
+    // Code blocks and comments are found as the parser meets them, prose lines after: one order for all.
+    out.sort_by_key(|s| match s {
+        Segment::Code { line, .. } | Segment::Prose { line, .. } | Segment::HtmlComment { line, .. } => *line,
+    });
     out
 }
 

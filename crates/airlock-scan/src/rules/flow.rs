@@ -116,9 +116,7 @@ fn own_service(line: &str) -> bool {
             labels[labels.len().saturating_sub(2)..].to_vec()
         })
         .collect();
-    let names: Vec<&str> = SECRET_NAME
-        .captures_iter(line)
-        .filter_map(|c| (1..=4).find_map(|i| c.get(i)).map(|m| m.as_str()))
+    let names: Vec<&str> = secret_names(line)
         .filter(|n| SECRET_VAR.is_match(&format!("${n}")))
         .collect();
     !hosts.is_empty()
@@ -243,11 +241,8 @@ pub(super) fn flows_from(
                 // The secret's own name, when this line reads exactly one.
                 let origin = match here {
                     Some(_) => {
-                        let names: Vec<String> = SECRET_NAME
-                            .captures_iter(line)
-                            .filter_map(|c| (1..=4).find_map(|i| c.get(i)).map(|m| m.as_str().to_owned()))
-                            .collect();
-                        (names.len() == 1).then(|| names[0].clone())
+                        let names: Vec<&str> = secret_names(line).collect();
+                        (names.len() == 1).then(|| names[0].to_owned())
                     }
                     None => used.and_then(|(_, _, _, o)| o.clone()),
                 };
@@ -258,14 +253,25 @@ pub(super) fn flows_from(
     out
 }
 
+/// The names of the secrets a line reads (`$API_TOKEN`, `os.environ["API_TOKEN"]`, `process.env.API_TOKEN`).
+fn secret_names(line: &str) -> impl Iterator<Item = &str> {
+    SECRET_NAME
+        .captures_iter(line)
+        .filter_map(|c| (1..=4).find_map(|i| c.get(i)).map(|m| m.as_str()))
+}
+
+/// Whether `line[at..at + len]` is a whole word: no letter, digit or `_` right before or after it.
+fn whole_word(line: &str, at: usize, len: usize) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    !word(line[..at].chars().next_back()) && !word(line[at + len..].chars().next())
+}
+
 /// `line` with the name `var` (a whole word) replaced by `with`.
 fn replace_name(line: &str, var: &str, with: &str) -> String {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     let mut out = String::with_capacity(line.len());
     let mut last = 0;
     for (at, _) in line.match_indices(var) {
-        if at >= last && !word(line[..at].chars().next_back()) && !word(line[at + var.len()..].chars().next())
-        {
+        if at >= last && whole_word(line, at, var.len()) {
             out.push_str(&line[last..at]);
             out.push_str(with);
             last = at + var.len();
@@ -322,14 +328,11 @@ fn statements(code: &str) -> Vec<(u32, String)> {
 
 /// Whether `line` uses variable `var` (as a word, `$var`, `${var}`).
 pub(super) fn mentions(line: &str, var: &str) -> bool {
-    line.match_indices(var).any(|(at, _)| {
-        let before = line[..at].chars().next_back();
-        let after = line[at + var.len()..].chars().next();
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-        !word(before) && !word(after) && !line[..at].trim_end().ends_with("def")
-    }) && ASSIGN
-        .captures(line)
-        .is_none_or(|c| &c[1] != var || line.matches(var).count() > 1)
+    line.match_indices(var)
+        .any(|(at, _)| whole_word(line, at, var.len()) && !line[..at].trim_end().ends_with("def"))
+        && ASSIGN
+            .captures(line)
+            .is_none_or(|c| &c[1] != var || line.matches(var).count() > 1)
 }
 
 re!(
@@ -337,9 +340,10 @@ re!(
     r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
 );
 
-re!(
-    /// Start-up files of the scheduler kind: a launch agent, a user service, a cron table, an autostart entry.
-    SCHEDULED, r"(?i)LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b");
+/// Start-up files of the scheduler kind: a launch agent, a user service, a cron table, an autostart entry.
+const SCHEDULER_FILES: &str = r"LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b";
+
+re!(SCHEDULED, &format!("(?i){SCHEDULER_FILES}"));
 
 /// Whether the line that names a start-up file names one of the scheduler kind (installed in plain sight, as daemon
 /// and sync tools do: `high`, as `persist/scheduler` is).
@@ -355,7 +359,9 @@ pub(super) fn from_release_host(line: &str) -> bool {
 
 re!(
     STARTUP,
-    r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc|\.git/hooks/|LaunchAgents|LaunchDaemons|systemd/user|/etc/cron|\bautostart\b|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/\*"
+    &format!(
+        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|zprofile|zshenv|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/config|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/\*"
+    )
 );
 re!(
     WRITE,
@@ -392,13 +398,17 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
             out.push((n, n));
             continue;
         }
-        // Names in pieces of a list (`['.b', 'ash', 'rc'].join('')`) read joined.
-        let mut joined = line.clone();
-        for _ in 0..4 {
-            joined = LIST_PIECES.replace_all(&joined, "$1$2$4$5").into_owned();
-        }
-        let here =
-            STARTUP.is_match(&line) || STARTUP.is_match(&line.replace('/', "")) || STARTUP.is_match(&joined);
+        // Names in pieces of a list (`['.b', 'ash', 'rc'].join('')`) read joined, on the lines that join.
+        let joined = || {
+            let mut joined = line.clone();
+            for _ in 0..4 {
+                joined = LIST_PIECES.replace_all(&joined, "$1$2$4$5").into_owned();
+            }
+            joined
+        };
+        let here = STARTUP.is_match(&line)
+            || STARTUP.is_match(&line.replace('/', ""))
+            || line.contains("join(") && STARTUP.is_match(&joined());
         let through = named.iter().find(|(v, _)| mentions(&line, v)).map(|(_, l)| *l);
         let source = if here { Some(n) } else { through };
         let Some(source) = source else { continue };

@@ -566,16 +566,25 @@ impl FileScan<'_> {
     }
 
     fn markdown(&mut self, body: &str, first_line: u32, facts: &mut Facts) {
-        // In the document's order, to read the label before a block and the prose after it.
-        let mut all = segments(body, first_line);
-        all.sort_by_key(|s| match s {
-            Segment::Code { line, .. } | Segment::Prose { line, .. } | Segment::HtmlComment { line, .. } => {
-                *line
-            }
-        });
+        let all = segments(body, first_line);
+        // For each code block, whether one of the two prose lines after it asks to run what it shows (`Run the
+        // commands above`): that undoes what its labels say.
+        let asked_after: Vec<bool> = (0..all.len())
+            .map(|i| {
+                matches!(all[i], Segment::Code { .. })
+                    && all[i + 1..]
+                        .iter()
+                        .filter_map(|s| match s {
+                            Segment::Prose { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .take(2)
+                        .any(|t| RUN_SHOWN.is_match(t))
+            })
+            .collect();
         // The last line of prose before a code block, when it is a label (`Attackers extract credentials via:`).
         let mut label: Option<String> = None;
-        for (i, segment) in all.iter().cloned().enumerate() {
+        for (segment, asked) in all.into_iter().zip(asked_after) {
             match &segment {
                 Segment::Prose { text, .. } => {
                     let line = text.trim().trim_end_matches('*').trim_end();
@@ -584,15 +593,7 @@ impl FileScan<'_> {
                     }
                 }
                 Segment::Code { .. } => {
-                    // An order after the block to run what it shows undoes what its labels say.
-                    self.shown_then_asked = all[i + 1..]
-                        .iter()
-                        .filter_map(|s| match s {
-                            Segment::Prose { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .take(2)
-                        .any(|t| RUN_SHOWN.is_match(t));
+                    self.shown_then_asked = asked;
                     self.described_block = label.take().filter(|l| describing_lead_in(l));
                 }
                 Segment::HtmlComment { .. } => {}
