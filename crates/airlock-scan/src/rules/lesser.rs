@@ -382,9 +382,14 @@ pub(super) fn unquoted(text: &str) -> String {
     out
 }
 
+/// Words that name what follows as an attack or as what not to do, in a comment or a label.
+const BAD_WORDS: &str = "bad|wrong|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit";
+
 re!(
     /// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
-    pub(super) BAD_EXAMPLE, r"(?i)^\W*(❌|🚫|(bad|wrong|insecure|unsafe|vulnerable|dangerous|anti-pattern|attack|exploit|malicious)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])");
+    pub(super) BAD_EXAMPLE,
+    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-pattern)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])")
+);
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
@@ -507,7 +512,7 @@ re!(
     /// A label that starts by naming what it introduces as an attack or what not to do (`Vulnerable code:`,
     /// `**Attack filename:**`, `Never do this:`).
     BAD_LEAD_IN,
-    r"(?i)^\W*(❌|🚫|(bad|wrong|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)"
+    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)")
 );
 
 /// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts
@@ -523,6 +528,9 @@ pub(super) fn describing_lead_in(label: &str) -> bool {
 /// The lines of a code block (numbered from `first_line`) that follow a comment marking them as what not to do
 /// (`# ❌ Bad: hardcoded secret`, `# VULNERABLE: mounting host paths`), up to a blank line or the next comment.
 pub(super) fn bad_example_lines(text: &str, first_line: u32, comments: &[(u32, String)]) -> HashSet<u32> {
+    if !comments.iter().any(|(_, c)| BAD_EXAMPLE.is_match(c)) {
+        return HashSet::new();
+    }
     let commented: HashSet<u32> = comments
         .iter()
         .flat_map(|(line, c)| {

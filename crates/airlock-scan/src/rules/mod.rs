@@ -429,7 +429,11 @@ impl FileScan<'_> {
         // their comments say), one step less, not silence (a label is cheap for a hostile skill to write), and not
         // when the prose after the block asks to run it.
         let docs = matches!(self.kind, FileKind::Markdown | FileKind::SkillMd) && !self.shown_then_asked;
-        let bad = bad_example_lines(text, first_line, &info.comments);
+        let bad = if docs {
+            bad_example_lines(text, first_line, &info.comments)
+        } else {
+            HashSet::new()
+        };
         let lead_in = self.described_block.clone().filter(|_| docs);
         for f in self.out[start..]
             .iter_mut()
