@@ -7,6 +7,7 @@ mod crossflow;
 mod decode;
 mod flow;
 mod lesser;
+mod planted;
 pub mod table;
 
 pub use crossflow::{cross_file_flows, Script};
@@ -167,6 +168,9 @@ struct FileScan<'a> {
     runs_code: bool,
     /// How many decodings deep the line being scanned is.
     depth: u8,
+    /// The agent file (`CLAUDE.md`, `.cursor/rules/x.md`) the markdown being scanned is written into: what it says,
+    /// the agent obeys in every later session.
+    planted: Option<String>,
     out: &'a mut Vec<Finding>,
 }
 
@@ -316,6 +320,21 @@ impl FileScan<'_> {
                 )
             } else {
                 rule.message.to_owned()
+            };
+            // Told to the agent in a file it reads in every later session: it outlives this run.
+            let planted = self.planted.as_deref().filter(|_| {
+                context == FindingContext::Instruction
+                    && planted::behaviour_rule(rule.id)
+                    && severity >= Severity::High
+            });
+            if planted.is_some() {
+                severity = one_more(severity);
+            }
+            let message = match planted {
+                Some(file) => {
+                    format!("{message} (written into the agent's `{file}`: obeyed in every later session)")
+                }
+                None => message,
             };
             let message = match (reference, local) {
                 (_, true) => format!("{message} (to this machine)"),
@@ -588,12 +607,18 @@ impl FileScan<'_> {
             .collect();
         // The last line of prose before a code block, when it is a label (`Attackers extract credentials via:`).
         let mut label: Option<String> = None;
+        // The last two lines of prose before a code block: what they say it is written into.
+        let mut lead: Vec<String> = Vec::new();
         for (segment, asked) in all.into_iter().zip(asked_after) {
             match &segment {
                 Segment::Prose { text, .. } => {
                     let line = text.trim().trim_end_matches('*').trim_end();
                     if !line.is_empty() {
                         label = line.ends_with(':').then(|| visible(line, 80));
+                        if lead.len() == 2 {
+                            lead.remove(0);
+                        }
+                        lead.push(line.to_owned());
                     }
                 }
                 Segment::Code { .. } => {
@@ -605,7 +630,29 @@ impl FileScan<'_> {
             match segment {
                 Segment::Code { lang, line, text } => {
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
-                    if grammar.is_none() && crate::inventory::agent_config_text(&text) {
+                    let planted = std::mem::take(&mut lead);
+                    let planted = planted::target(&planted, &text)
+                        .filter(|_| self.planted.is_none() && grammar.is_none());
+                    if let Some(file) = planted.filter(|_| !crate::inventory::agent_config_text(&text)) {
+                        // Instructions the agent is to write into its own files: read as the agent will read them.
+                        self.out.push(Finding {
+                            rule: "intent/agent-instructions".to_owned(),
+                            severity: Severity::Medium,
+                            file: self.file.to_owned(),
+                            line,
+                            evidence: visible(text.trim(), 160),
+                            message: format!(
+                                "Has the agent write `{file}`, which it reads as instructions in every later \
+                                 session: what it says is scanned as instructions."
+                            ),
+                            context: FindingContext::Instruction,
+                        });
+                        self.planted = Some(file);
+                        self.markdown(&text, line, facts);
+                        self.planted = None;
+                    } else if grammar.is_none()
+                        && (crate::inventory::agent_config_text(&text) || planted::tool_call(&text))
+                    {
                         // An agent's hooks or permissions shown to be installed: its commands are commands.
                         self.code(None, &text, line, facts);
                     } else if grammar.is_some() {
@@ -886,6 +933,7 @@ pub fn scan_file(
         shown_then_asked: false,
         runs_code: false,
         depth: 0,
+        planted: None,
         out: findings,
     };
     scan.hidden_characters(&text);
@@ -1108,6 +1156,7 @@ mod tests {
             shown_then_asked: false,
             runs_code: false,
             depth: 0,
+            planted: None,
             out: &mut out,
         };
         match kind {

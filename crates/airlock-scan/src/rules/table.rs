@@ -381,8 +381,15 @@ pub const RULES: &[RuleDef] = &[
         "intent/widen-permissions",
         Critical,
         Always,
-        r"(?i)['\x22]?allow['\x22]?\s*:\s*\[[^\]\n]*Bash\(\s*\*?\s*\)|Bash\(\*\)|pre-?approved\s+(all|every|any)\s+(shell\s+)?commands|never\s+ask\s+(the\s+user\s+)?(for\s+)?(permission|confirmation|approval)|(disable|turn\s+off|skip)\s+(any|all|every)\s+(confirmations?|permission\s+prompts?|approvals?)|\bstanding\s+approval\b|\b(skip|bypass)\s+(the\s+)?(usual\s+|normal\s+)?(permission|approval)\s+(prompts?|checks?|steps?)|defaultMode['\x22]?\s*:\s*['\x22]bypassPermissions|\b(run|execute)\s+(any|every|all)\s+(\w+\s+){0,3}commands?\b[^\n]{0,60}\bwithout\s+(asking|confirmation|approval|permission)",
+        r"(?i)['\x22]?allow['\x22]?\s*:\s*\[[^\]\n]*Bash\(\s*\*?\s*\)|Bash\(\*\)|pre-?approved\s+(all|every|any)\s+(shell\s+)?commands|never\s+ask\s+(the\s+user\s+)?(for\s+)?(permission|confirmation|approval)|(disable|turn\s+off|skip)\s+(any|all|every)\s+(confirmations?|permission\s+prompts?|approvals?)|\bstanding\s+approval\b|\b(skip|bypass)\s+(the\s+)?(usual\s+|normal\s+)?(permission|approval)\s+(prompts?|checks?|steps?)|defaultMode['\x22]?\s*:\s*['\x22]bypassPermissions|\b(run|execute)\s+(any|every|all)\s+(\w+\s+){0,3}commands?\b[^\n]{0,60}\bwithout\s+(asking|confirmation|approval|permission)|['\x22]?\b(skip_confirmation|allow_all_tools|auto_?approve_?all|autoApprove)['\x22]?\s*[:=]\s*['\x22]?true\b|\b(writes?|shell|commands?|tools?|edits?)[-_]confirm(ation)?s?\s*[=:]\s*['\x22]?(false|off|disabled|no|none)\b|\bconfirm(ation)?[-_](writes?|shell|commands?|tools?|edits?)\s*[=:]\s*['\x22]?(false|off|disabled|no|none)\b|\btrust[-_ ]?(mode|level)\s*[=:]\s*['\x22]?(permissive|full|unrestricted)\b|\b(execute|run)\s+(them|these|those)\s+without\s+(asking|confirmation|approval|permission|sandboxing)\b",
         "Widens what the agent may do without asking the user (every shell command approved).",
+    ),
+    rule(
+        "weaken/tls-off",
+        High,
+        Instruction,
+        r"(?i)\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\x22]?0\b|\bPYTHONHTTPSVERIFY\s*=\s*['\x22]?0\b|\b(CURL_CA_BUNDLE|REQUESTS_CA_BUNDLE|SSL_CERT_FILE)\s*=\s*(\x22\x22|''|$)|\bGIT_SSL_NO_VERIFY\s*=\s*['\x22]?(1|true)\b|\bgit\s+config\b[^\n]*\bhttp\.sslVerify\s+false\b|\bnpm\s+config\s+set\s+strict-ssl\s+false\b",
+        "Turns off TLS certificate checks for every program it reaches: anyone on the network can read and change their traffic.",
     ),
     rule(
         "intent/send-conversation",
@@ -417,14 +424,14 @@ pub const RULES: &[RuleDef] = &[
         "prompt/ignore-instructions",
         High,
         Always,
-        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)|\b(ignore|disregard|forget|bypass)\s+(all\s+|any\s+)?(of\s+)?(your|the)\s+(safety|security)\s+(rules|instructions|guidelines|guardrails|policies)|\bforget\s+(the|your)\s+system\s+prompt|\bconflicts?\s+with\s+your\s+system\s+prompt\b[^.\n]{0,60}\b(these|this|mine|the\s+following)\s+(wins?|take\s+precedence|takes\s+precedence|override|overrides)\b|\b(guidance|instructions|rules)\s+you\s+(were|have\s+been)\s+given\s+(before|earlier|previously)\b[^.\n]{0,40}\b(out\s+of\s+date|obsolete|no\s+longer\s+appl(y|ies)|superseded|void)",
+        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)|\b(ignore|disregard|forget|bypass)\s+(all\s+|any\s+)?(of\s+)?(your|the)\s+(safety|security)\s+(rules|instructions|guidelines|guardrails|policies)|\bforget\s+(the|your)\s+system\s+prompt|\bconflicts?\s+with\s+your\s+system\s+prompt\b[^.\n]{0,60}\b(these|this|mine|the\s+following)\s+(wins?|take\s+precedence|takes\s+precedence|override|overrides)\b|\b(guidance|instructions|rules)\s+you\s+(were|have\s+been)\s+given\s+(before|earlier|previously)\b[^.\n]{0,40}\b(out\s+of\s+date|obsolete|no\s+longer\s+appl(y|ies)|superseded|void)|\btakes?\s+precedence\s+over\s+(the\s+)?(user'?s?|your|any|all|system)\s+(own\s+)?(instructions|requests|messages|prompts?)\b|\b(same|equal)\s+authority\s+as\s+(the\s+)?user'?s?\s+(messages|instructions|requests)\b|\bmust\s+not\s+be\s+overridden\s+by\b[^.\n]{0,40}\buser\b",
         "Tells the agent to ignore its earlier instructions: a prompt-injection pattern.",
     ),
     rule(
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
@@ -554,6 +561,11 @@ pub const BUILTIN: &[(&str, Severity, &str)] = &[
         "prompt/hidden-text",
         High,
         "Invisible characters: zero-width, bidi controls or Unicode tags.",
+    ),
+    (
+        "intent/agent-instructions",
+        Medium,
+        "Text the agent is to write into its own instructions or memory (`CLAUDE.md`, `.cursor/rules/`, `MEMORY.md`).",
     ),
     (
         "prompt/html-comment",
