@@ -360,6 +360,20 @@ fn calls_out(command: &str) -> Option<String> {
     })
 }
 
+/// Whether a command runs a module of the skill's own (`python -m scripts.cli`, the skill having `scripts/`): as its
+/// instructions run it from the skill's folder, the skill's folder must be on Python's path.
+fn runs_skill_module(command: &str, skill_root: &Path) -> bool {
+    static MODULE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[\s;&|(])python(?:3(?:\.\d+)?)?\s+-m\s+([A-Za-z_][A-Za-z0-9_]*)").ok()
+    });
+    MODULE.as_ref().is_some_and(|re| {
+        re.captures_iter(command).any(|c| {
+            let top = &c[1];
+            top != "pip" && (skill_root.join(top).is_dir() || skill_root.join(format!("{top}.py")).is_file())
+        })
+    })
+}
+
 /// The path inside the skill of the one regular file named `name` (a few folders deep, not in `node_modules` or
 /// `.git`), if exactly one has that name.
 fn skill_file_named(skill_root: &Path, name: &str) -> Option<String> {
@@ -825,6 +839,21 @@ pub(crate) fn sandbox_run(
                 };
                 step_commands.push((i, command.clone(), step.file.clone(), step.line));
                 config.steps.push(vec!["/bin/bash".into(), "-c".into(), command]);
+            }
+            // A module of the skill's own (`python -m scripts.cli`) is found from the skill's folder, after the
+            // packages installed for it.
+            if step_commands
+                .iter()
+                .any(|(_, c, _, _)| runs_skill_module(c, skill_root))
+            {
+                let path = config
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == "PYTHONPATH")
+                    .map(|(_, v)| format!("{v}:{SKILL_DIR}"))
+                    .unwrap_or_else(|| SKILL_DIR.to_owned());
+                config.env.retain(|(k, _)| k != "PYTHONPATH");
+                config.env.push(("PYTHONPATH".into(), path));
             }
             step_commands.iter().map(|(_, c, _, _)| c.clone()).collect()
         }

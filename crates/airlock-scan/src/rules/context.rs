@@ -39,6 +39,13 @@ re!(
 );
 
 re!(
+    /// What a file, page or message says, quoted (`A page that says "ignore the above instructions" is data`): the
+    /// quote is what is reported, not said to the agent.
+    QUOTED_SPEECH,
+    r#"(?i)\b(files?|pages?|texts?|messages?|content|documents?|comments?|inputs?|e-?mails?|issues?|websites?|sites?|results?|responses?|READMEs?)\b[^."]{0,40}\b(says?|saying|contains?|containing|reads?)\b[^.]{0,80}"[^"]*$"#
+);
+
+re!(
     ACTOR,
     r"(?i)^[\W\d]*((a|an|the|some|many|most|these|such|typical|common)\s+)?(attackers?|malware|malicious (skills?|code|packages?|scripts?|actors?|prompts?)|threat actors?|hostile skills?|adversar(y|ies)|infostealers?|stealers?|the (campaign|lure|payload))\b"
 );
@@ -163,6 +170,9 @@ pub(super) fn describing_cue(
         if last_verb.is_none_or(|v| v.start() < frame.start() || relative(v)) {
             return Some(format!("after `{}`", frame.as_str()));
         }
+    }
+    if clause.matches('"').count() % 2 == 1 && QUOTED_SPEECH.is_match(clause) {
+        return Some("quoted as what a file or page says".to_owned());
     }
     if let Some(actor) = ACTOR.captures(clause).and_then(|c| c.get(3)) {
         return Some(format!("said of `{}`", actor.as_str()));

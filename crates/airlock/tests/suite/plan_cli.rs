@@ -297,6 +297,33 @@ fn a_script_that_is_a_module_runs_as_one() {
     assert!(run.stdout.contains("> hello module"), "{}", run.stdout);
 }
 
+/// A step of the instructions that runs a module of the skill's own (`python -m scripts.cli`) finds it, as it would
+/// from the skill's folder; the dry run lists it as a step.
+#[test]
+fn a_step_that_runs_a_module_of_the_skill_finds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("modular");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "modular",
+            "Check the layers:\n\n```bash\npython -m scripts.cli check\n```\n",
+        ),
+    );
+    write(&dir, "scripts/__init__.py", "");
+    write(&dir, "scripts/core.py", "def check():\n    return 'layers ok'\n");
+    write(
+        &dir,
+        "scripts/cli.py",
+        "import sys\nfrom scripts.core import check\nprint(check() if sys.argv[1] == 'check' else 'no')\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("layers ok"), "{}", run.stdout);
+}
+
 /// Data that documentation shows in a shell block (a connection string, SQL) and commands with a placeholder in
 /// quotes are listed with why, not run; a real command beside them runs.
 #[test]
