@@ -819,6 +819,12 @@ pub(crate) fn sandbox_run(
                 .collect()
         }
         Invocation::Plan => {
+            // The skill is also where an agent installs it (`~/.claude/skills/<name>`): instructions that find
+            // their own scripts there (`find ~/.claude -path "*/<name>/scripts/x.py"`) find them, read-only.
+            config.mounts.push(Mount::Ro {
+                host: skill_dir.clone(),
+                sandbox: format!("{}/.claude/skills/{skill_name}", airlock_sandbox::SANDBOX_HOME).into(),
+            });
             // The plan, step by step, in one sandbox so that each step sees what the ones before it did.
             let steps = record.plan.as_ref().map(|p| p.steps.clone()).unwrap_or_default();
             for (i, step) in steps.iter().enumerate() {

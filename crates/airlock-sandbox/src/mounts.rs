@@ -292,6 +292,15 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             Mount::Ro { host, sandbox } => {
                 let dst = inside(root, sandbox);
                 mkdirs(&dst)?;
+                // Folders made in the home folder on the way to a mount (`~/.claude/skills/`) are the sandbox
+                // user's, as the home folder is; the mount itself stays read-only.
+                if sandbox.starts_with(SANDBOX_HOME) {
+                    let mut dir = dst.parent();
+                    while let Some(d) = dir.filter(|d| d.starts_with(&home) && *d != home.as_path()) {
+                        chown_sandbox(d)?;
+                        dir = d.parent();
+                    }
+                }
                 bind_ro(host, &dst)?;
             }
             Mount::Rw { host, sandbox } => {

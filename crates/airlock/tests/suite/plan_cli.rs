@@ -324,6 +324,30 @@ fn a_step_that_runs_a_module_of_the_skill_finds_it() {
     assert!(run.stdout.contains("layers ok"), "{}", run.stdout);
 }
 
+/// Instructions that find the skill's own scripts where an agent installs it (`~/.claude/skills/<name>`) find them.
+#[test]
+fn a_skill_finds_itself_where_an_agent_installs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("selfish");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "selfish",
+            "Greet:\n\n```bash\nSCRIPT=$(find ~/.claude -path \"*/selfish/scripts/hello.py\" -print -quit)\npython3 \"$SCRIPT\" world\n```\n",
+        ),
+    );
+    write(
+        &dir,
+        "scripts/hello.py",
+        "import sys\nprint('hello ' + sys.argv[1])\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("hello world"), "{}", run.stdout);
+}
+
 /// Data that documentation shows in a shell block (a connection string, SQL) and commands with a placeholder in
 /// quotes are listed with why, not run; a real command beside them runs.
 #[test]
