@@ -242,6 +242,12 @@ pub(crate) fn resolve_steps(
     // Files earlier steps write (`> notes.txt`, `-o out.pdf`) exist for the later ones.
     let mut made: std::collections::HashSet<String> = std::collections::HashSet::new();
     let node_packages = node_dependencies(skill_root);
+    let names: Vec<String> = plan
+        .skill_name
+        .iter()
+        .cloned()
+        .chain(skill_root.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
     for step in plan
         .steps
         .iter_mut()
@@ -265,7 +271,7 @@ pub(crate) fn resolve_steps(
         }
         let mut lines = Vec::new();
         for line in step.command.split('\n') {
-            match resolve_line(line, skill_root, target_root, &mut made) {
+            match resolve_line(line, skill_root, &names, target_root, &mut made) {
                 Ok(rewritten) => lines.push(rewritten),
                 Err(why) => {
                     step.example = Some(why);
@@ -360,6 +366,29 @@ fn calls_out(command: &str) -> Option<String> {
     })
 }
 
+/// The skill's own file that an absolute path of another machine names: the part after a folder of the skill's
+/// name (`/home/user/claude-skills/<name>/assets/config.json.example` is `assets/config.json.example`), when the
+/// skill has it.
+fn authors_copy(path: &str, skill_root: &Path, names: &[String]) -> Option<String> {
+    let rest = path.strip_prefix('/')?;
+    if [
+        "usr/", "etc/", "tmp/", "dev/", "proc/", "bin/", "opt/", "var/", "sys/",
+    ]
+    .iter()
+    .any(|system| rest.starts_with(system))
+    {
+        return None;
+    }
+    names.iter().find_map(|name| {
+        let (_, tail) = rest.split_once(&format!("/{name}/"))?;
+        let tail = tail.trim_end_matches('/');
+        (!tail.is_empty()
+            && tail.split('/').all(|c| !c.is_empty() && c != "..")
+            && fs_err::symlink_metadata(skill_root.join(tail)).is_ok())
+        .then(|| tail.to_owned())
+    })
+}
+
 /// Whether a command runs a module of the skill's own (`python -m scripts.cli`, the skill having `scripts/`): as its
 /// instructions run it from the skill's folder, the skill's folder must be on Python's path.
 fn runs_skill_module(command: &str, skill_root: &Path) -> bool {
@@ -446,6 +475,7 @@ fn output_option(word: &str) -> bool {
 fn resolve_line(
     line: &str,
     skill_root: &Path,
+    names: &[String],
     target_root: &Path,
     made: &mut std::collections::HashSet<String>,
 ) -> Result<String, String> {
@@ -474,7 +504,12 @@ fn resolve_line(
             && !bare.contains(['=', '*', '?', '`', '(', ')', '<', '>', '|', ';', '&'])
             && bare.split('/').all(|c| c != "..");
         if !relative {
-            rewritten.push(word.to_owned());
+            // A path of the author's machine to the skill's own file (`/home/user/skills/<name>/assets/x.json`,
+            // `/mnt/skills/user/<name>/scripts`): the skill's file.
+            match authors_copy(bare, skill_root, names) {
+                Some(rel) => rewritten.push(point_at_skill(word, quoted, &rel, skill_root, at_start)),
+                None => rewritten.push(word.to_owned()),
+            }
             continue;
         }
         if is_output {
@@ -1046,7 +1081,7 @@ mod tests {
         fs_err::create_dir_all(skill.path().join("scripts")).unwrap();
         fs_err::write(skill.path().join("scripts/have.py"), "print(1)\n").unwrap();
         let mut made = std::collections::HashSet::new();
-        let mut resolve = |line: &str| resolve_line(line, skill.path(), target.path(), &mut made);
+        let mut resolve = |line: &str| resolve_line(line, skill.path(), &[], target.path(), &mut made);
         let why = resolve("python scripts/generate_schematic.py \"a diagram\" -o out.png").unwrap_err();
         assert!(why.contains("it runs scripts/generate_schematic.py"), "{why}");
         assert!(resolve("python3 -u other_skill/run.sh").is_err());
@@ -1069,7 +1104,7 @@ mod tests {
         fs_err::write(skill.path().join("a/twice.py"), "print(1)\n").unwrap();
         fs_err::write(skill.path().join("b/twice.py"), "print(2)\n").unwrap();
         let mut made = std::collections::HashSet::new();
-        let mut resolve = |line: &str| resolve_line(line, skill.path(), target.path(), &mut made);
+        let mut resolve = |line: &str| resolve_line(line, skill.path(), &[], target.path(), &mut made);
         // Not executable in git: started with the interpreter its `#!` line names.
         assert_eq!(
             resolve("webfetch.sh --md https://example.com").unwrap(),

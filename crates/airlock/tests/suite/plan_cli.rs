@@ -348,6 +348,23 @@ fn a_skill_finds_itself_where_an_agent_installs_it() {
     assert!(run.stdout.contains("hello world"), "{}", run.stdout);
 }
 
+/// A path of the author's machine to the skill's own file (`/home/user/skills/<name>/assets/…`) reads the skill's file.
+#[test]
+fn a_path_of_the_authors_machine_to_the_skills_file_is_the_skills_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("cfgcopy");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md("cfgcopy", "Show the template:\n\n```bash\ncat /home/user/claude-skills/cfgcopy/assets/config.example\n```\n"),
+    );
+    write(&dir, "assets/config.example", "token = <yours>\n");
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("token = <yours>"), "{}", run.stdout);
+}
+
 /// Data that documentation shows in a shell block (a connection string, SQL) and commands with a placeholder in
 /// quotes are listed with why, not run; a real command beside them runs.
 #[test]
