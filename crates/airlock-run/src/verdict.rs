@@ -677,6 +677,14 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
                 })
             })
     };
+    // The install phase that did not finish: a module missing after it is missing because of it.
+    let install_cut = run
+        .environment
+        .as_ref()
+        .and_then(|e| e.status.strip_prefix("incomplete: "))
+        .map(|why| {
+            format!(": the install of the skill's dependencies did not finish ({why}; see Environment)")
+        });
     let not_found = |program: &str| {
         if own_not_installed(program) {
             format!(
@@ -698,10 +706,13 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
             other => format!("it hit the {} limit", airlock_types::wire_name(&other)),
         }
     } else if let Some(module) = grab(r"ModuleNotFoundError: No module named '([^']+)'") {
-        format!(
-            "the Python module `{module}` is not installed in the sandbox (your own packages live in your home \
-             folder, which the sandbox never sees)"
-        )
+        match &install_cut {
+            Some(why) => format!("the Python module `{module}` is not installed{why}"),
+            None => format!(
+                "the Python module `{module}` is not installed in the sandbox (your own packages live in your home \
+                 folder, which the sandbox never sees)"
+            ),
+        }
     } else if let Some(program) = grab(r"spawn(?:Sync)? ([^\s/]+) ENOENT").or_else(|| {
         tail.contains("_execute_child")
             .then(|| grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^'/]+)'"))
@@ -711,7 +722,10 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     } else if let Some(file) = grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'") {
         format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
-        format!("the Node module `{module}` is not installed in the sandbox")
+        match &install_cut {
+            Some(why) => format!("the Node module `{module}` is not installed{why}"),
+            None => format!("the Node module `{module}` is not installed in the sandbox"),
+        }
     } else if let Some(what) =
         grab(r"(?m)^(uvx?(?: [a-z-]+)?): (?:not available|`[^`]+`.*? is not installed) in this sandbox")
     {
@@ -789,6 +803,42 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A module missing after an install that did not finish is missing because of the install, and says so.
+    #[test]
+    fn a_module_missing_after_a_cut_install_names_the_install() {
+        let mut run: SkillRun = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "run_id": "r1", "mode": "sandbox", "target": null,
+            "source": {"id": "s1", "kind": "git", "input": "https://example.test/s", "repo_url": "https://example.test/s",
+                "commit": "0123456789abcdef0123456789abcdef01234567", "requested_ref": null, "pinned": true,
+                "pinned_url": null, "subpath": "", "digest": "sha256:1",
+                "detected_files": [], "created_at": "2026-11-23T10:00:00Z"},
+            "status": "failed", "status_reason": null, "exit_code": 1, "started_at": "2026-11-23T10:00:00Z",
+            "finished_at": "2026-11-23T10:01:00Z", "risk_level": "low", "classification": "prompt-only", "findings": 0,
+            "command": [], "limits": null, "limit_hit": null, "network_allowed": false, "timeline": [], "files_read": [],
+            "files_written": [], "changes": [], "patch_skipped": [], "review": [], "network": [], "installs": [],
+            "plan": null, "steps": [], "stdout": "", "stdout_truncated": false, "stderr_truncated": false,
+            "stderr": "Error: Cannot find module 'jsdom'\nRequire stack:\n- /skill/lib/dom-setup.js\n",
+            "duration_ms": 5, "artifacts": [], "verdict": [],
+        }))
+        .unwrap();
+        let plain = failure_cause(&run).unwrap_or_default();
+        assert!(
+            plain.contains("the Node module `jsdom` is not installed in the sandbox"),
+            "{plain}"
+        );
+        run.environment = Some(airlock_types::Environment {
+            status: "incomplete: timed_out".into(),
+            ..Default::default()
+        });
+        let cut = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cut.contains(
+                "`jsdom` is not installed: the install of the skill's dependencies did not finish (timed_out"
+            ),
+            "{cut}"
+        );
+    }
 
     #[test]
     fn the_skills_files_and_its_environment_are_not_secrets() {
