@@ -171,7 +171,15 @@ pub(super) fn describing_cue(
             return Some(format!("after `{}`", frame.as_str()));
         }
     }
-    if clause.matches('"').count() % 2 == 1 && QUOTED_SPEECH.is_match(clause) {
+    // The quote the match sits in: reported speech only when it carries nothing that acts (an address, a path, a
+    // pipe, inline code), so a quote cannot carry an order past the rules.
+    let quote = {
+        let open = text[..start].rfind('"').map_or(start, |i| i + 1);
+        let close = text[end..].find('"').map_or(text.len(), |i| end + i);
+        &text[open..close]
+    };
+    let inert = !quote.contains("://") && !quote.contains(['/', '|', '`', '$', '~']);
+    if inert && clause.matches('"').count() % 2 == 1 && QUOTED_SPEECH.is_match(clause) {
         return Some("quoted as what a file or page says".to_owned());
     }
     if let Some(actor) = ACTOR.captures(clause).and_then(|c| c.get(3)) {
