@@ -32,13 +32,32 @@ pub struct EnvOptions {
     pub pip_index_url: Option<String>,
     /// The npm registry (a mirror), instead of registry.npmjs.org.
     pub npm_registry: Option<String>,
-    /// Time the install phase may take.
-    pub timeout: Duration,
+    /// What the install phase may use: time, memory, disk.
+    pub limits: InstallLimits,
     /// The registries installs may use (`pypi`, `npm`), when a policy names them; all when `None`.
     pub registries: Option<Vec<String>>,
     /// Use an environment installed before, never run the install phase (a detonation: nothing leaves the
     /// machine).
     pub cached_only: bool,
+}
+
+/// The install phase's own limits (a large dependency set, torch or chromadb, needs more than the defaults): a
+/// setting of the machine that runs it, like the mirrors, not of the run request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstallLimits {
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    pub disk_bytes: u64,
+}
+
+impl Default for InstallLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(300),
+            memory_bytes: 1 << 30,
+            disk_bytes: 2 << 30,
+        }
+    }
 }
 
 impl Default for EnvOptions {
@@ -47,7 +66,7 @@ impl Default for EnvOptions {
             install: true,
             pip_index_url: None,
             npm_registry: None,
-            timeout: Duration::from_secs(300),
+            limits: InstallLimits::default(),
             registries: None,
             cached_only: false,
         }
@@ -463,7 +482,7 @@ def install(cmd, what):
     if code < 0:
         import signal
         name = signal.Signals(-code).name if -code in {s.value for s in signal.Signals} else str(-code)
-        print(f"airlock: installing {what} was stopped by {name} (the install phase's memory, disk or time limit)",
+        print(f"airlock: installing {what} was stopped by {name} (the install phase's memory, disk or time limit: raise them with --install-memory, --install-disk, --install-timeout)",
               file=sys.stderr)
     return code == 0
 if args["own"]:
@@ -656,9 +675,9 @@ pub fn prepare(
     });
     config.workdir = Some(ENV_DIR.into());
     config.keep_changes = Some(keep.clone());
-    config.limits.timeout = options.timeout;
-    config.limits.memory_bytes = 1 << 30;
-    config.limits.disk_bytes = 2 << 30;
+    config.limits.timeout = options.limits.timeout;
+    config.limits.memory_bytes = options.limits.memory_bytes;
+    config.limits.disk_bytes = options.limits.disk_bytes;
     // Network only to the package registries (and the index given), through the egress proxy; the run's own
     // name mappings and CAs apply.
     let mut e = egress.cloned().unwrap_or_default();

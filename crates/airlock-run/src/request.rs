@@ -52,6 +52,8 @@ pub struct Context {
     /// Package index and registry mirrors for the install phase.
     pub pip_index_url: Option<String>,
     pub npm_registry: Option<String>,
+    /// The install phase's limits on this machine.
+    pub install_limits: crate::environment::InstallLimits,
     /// Hold a request's limits to the bounds a shared machine sets (`airlock-protocol`'s); on the user's own
     /// machine any limit goes.
     pub bounded: bool,
@@ -103,6 +105,7 @@ pub fn build<E: From<RequestError>>(
             install: spec.install,
             pip_index_url: ctx.pip_index_url.clone(),
             npm_registry: ctx.npm_registry.clone(),
+            limits: ctx.install_limits,
             ..Default::default()
         },
         policy: crate::policy::PolicyOptions {

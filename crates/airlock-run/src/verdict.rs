@@ -683,7 +683,10 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         .as_ref()
         .and_then(|e| e.status.strip_prefix("incomplete: "))
         .map(|why| {
-            format!(": the install of the skill's dependencies did not finish ({why}; see Environment)")
+            format!(
+                ": the install of the skill's dependencies did not finish ({why}; see Environment; raise the install \
+                 phase's limits with --install-timeout, --install-memory, --install-disk)"
+            )
         });
     let not_found = |program: &str| {
         if own_not_installed(program) {

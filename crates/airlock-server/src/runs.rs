@@ -38,6 +38,7 @@ pub(crate) fn run_request(
         retention: app.config.retention,
         helper: app.config.helper.clone(),
         policy: app.config.policy.clone(),
+        install_limits: Default::default(),
         bounded: true,
         ..Default::default()
     };

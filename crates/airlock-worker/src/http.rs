@@ -236,6 +236,7 @@ impl Queue for HttpQueue {
             retention: Duration::from_secs(job.retention_secs),
             helper: None,
             policy: job.policy.clone(),
+            install_limits: Default::default(),
             bounded: true,
             ..Default::default()
         };

@@ -64,6 +64,15 @@ pub struct RunArgs {
     /// the install phase only.
     #[arg(long, value_name = "URL", env = "AIRLOCK_NPM_REGISTRY")]
     pub npm_registry: Option<String>,
+    /// Time the install phase may take, e.g. 10m [default: 5m].
+    #[arg(long, value_name = "DURATION", value_parser = super::exec::parse_duration)]
+    pub install_timeout: Option<Duration>,
+    /// Memory the install phase may use, e.g. 4G (a large dependency set: torch, chromadb) [default: 1G].
+    #[arg(long, value_name = "SIZE", value_parser = super::exec::parse_size)]
+    pub install_memory: Option<u64>,
+    /// Disk the install phase may write, e.g. 8G [default: 2G].
+    #[arg(long, value_name = "SIZE", value_parser = super::exec::parse_size)]
+    pub install_disk: Option<u64>,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -139,6 +148,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         host_opt: args.host_opt,
         pip_index_url: args.pip_index_url.clone(),
         npm_registry: args.npm_registry.clone(),
+        install_limits: {
+            let d = airlock_run::environment::InstallLimits::default();
+            airlock_run::environment::InstallLimits {
+                timeout: args.install_timeout.unwrap_or(d.timeout),
+                memory_bytes: args.install_memory.unwrap_or(d.memory_bytes),
+                disk_bytes: args.install_disk.unwrap_or(d.disk_bytes),
+            }
+        },
         bounded: false,
     };
     let parse = |input: &str| -> anyhow::Result<airlock_source::SourceSpec> { Ok(settings.parse(input)?) };

@@ -135,6 +135,50 @@ fn serve(dir: &Path) -> Index {
 }
 
 #[test]
+fn the_install_phases_limits_are_the_users_to_raise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let idx = index(tmp.path());
+    let skill = tmp.path().join("greeter");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md("greeter", "Greets.\n\nRun `python3 scripts/hello.py`.\n"),
+    );
+    write(&skill, "requirements.txt", "greetlib==1.0\n");
+    write(
+        &skill,
+        "scripts/hello.py",
+        "import greetlib\nprint(greetlib.greet())\n",
+    );
+    let mut args = vec![
+        "run",
+        "--json",
+        skill.to_str().unwrap(),
+        "--script",
+        "scripts/hello.py",
+    ];
+    let flags = idx.run_flags();
+    args.extend(flags.iter().map(String::as_str));
+    args.extend_from_slice(&["--install-memory", "24M"]);
+    let cut = airlock(&data, &args);
+    let rec = cut.json();
+    let status = rec["environment"]["status"].as_str().unwrap_or_default();
+    assert!(
+        status.starts_with("incomplete"),
+        "{:#}\n{}",
+        rec["environment"],
+        cut.stderr
+    );
+    let reason = rec["status_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("--install-memory"),
+        "{reason}\n{:#}",
+        rec["environment"]
+    );
+}
+
+#[test]
 fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
