@@ -389,6 +389,18 @@ fn authors_copy(path: &str, skill_root: &Path, names: &[String]) -> Option<Strin
     })
 }
 
+/// Puts the skill's folder on Python's path: before the installed packages (`first`, a module `--script` runs as
+/// `python3 -m`) or after them (a module the instructions run).
+fn skill_on_python_path(config: &mut airlock_sandbox::Config, first: bool) {
+    let path = match config.env.iter().find(|(k, _)| k == "PYTHONPATH") {
+        Some((_, v)) if first => format!("{SKILL_DIR}:{v}"),
+        Some((_, v)) => format!("{v}:{SKILL_DIR}"),
+        None => SKILL_DIR.to_owned(),
+    };
+    config.env.retain(|(k, _)| k != "PYTHONPATH");
+    config.env.push(("PYTHONPATH".into(), path));
+}
+
 /// Whether a command runs a module of the skill's own (`python -m scripts.cli`, the skill having `scripts/`): as its
 /// instructions run it from the skill's folder, the skill's folder must be on Python's path.
 fn runs_skill_module(command: &str, skill_root: &Path) -> bool {
@@ -785,14 +797,7 @@ pub(crate) fn sandbox_run(
             // A module of a package (it imports relatively) runs as `python3 -m`, from the skill's folder on
             // Python's path, as its instructions run it.
             if let Some(module) = plan::python_module(rel, &text) {
-                let path = config
-                    .env
-                    .iter()
-                    .find(|(k, _)| k == "PYTHONPATH")
-                    .map(|(_, v)| format!("{SKILL_DIR}:{v}"))
-                    .unwrap_or_else(|| SKILL_DIR.to_owned());
-                config.env.retain(|(k, _)| k != "PYTHONPATH");
-                config.env.push(("PYTHONPATH".into(), path));
+                skill_on_python_path(&mut config, true);
                 let mut command = vec!["python3".to_owned(), "-m".to_owned(), module];
                 command.extend(args.iter().cloned());
                 command
@@ -887,14 +892,7 @@ pub(crate) fn sandbox_run(
                 .iter()
                 .any(|(_, c, _, _)| runs_skill_module(c, skill_root))
             {
-                let path = config
-                    .env
-                    .iter()
-                    .find(|(k, _)| k == "PYTHONPATH")
-                    .map(|(_, v)| format!("{v}:{SKILL_DIR}"))
-                    .unwrap_or_else(|| SKILL_DIR.to_owned());
-                config.env.retain(|(k, _)| k != "PYTHONPATH");
-                config.env.push(("PYTHONPATH".into(), path));
+                skill_on_python_path(&mut config, false);
             }
             step_commands.iter().map(|(_, c, _, _)| c.clone()).collect()
         }

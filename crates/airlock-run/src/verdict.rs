@@ -681,6 +681,11 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     let install_cut = run
         .environment
         .as_ref()
+        // Cut by a limit (its time, memory or disk: a package manager stopped by a signal), not a package that
+        // does not exist.
+        .filter(|e| {
+            e.status.contains("timed_out") || e.errors_tail.iter().any(|l| l.contains("was stopped by"))
+        })
         .and_then(|e| e.status.strip_prefix("incomplete: "))
         .map(|why| {
             format!(

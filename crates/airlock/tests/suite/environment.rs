@@ -134,12 +134,9 @@ fn serve(dir: &Path) -> Index {
     Index { child, port }
 }
 
-#[test]
-fn the_install_phases_limits_are_the_users_to_raise() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let idx = index(tmp.path());
-    let skill = tmp.path().join("greeter");
+/// A skill whose script needs `greetlib` from its `requirements.txt`.
+fn greeter(root: &Path) -> std::path::PathBuf {
+    let skill = root.join("greeter");
     write(
         &skill,
         "SKILL.md",
@@ -151,6 +148,15 @@ fn the_install_phases_limits_are_the_users_to_raise() {
         "scripts/hello.py",
         "import greetlib\nprint(greetlib.greet())\n",
     );
+    skill
+}
+
+#[test]
+fn the_install_phases_limits_are_the_users_to_raise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let idx = index(tmp.path());
+    let skill = greeter(tmp.path());
     let mut args = vec![
         "run",
         "--json",
@@ -183,18 +189,7 @@ fn a_skills_requirements_are_installed_sealed_then_reused_from_the_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let idx = index(tmp.path());
-    let skill = tmp.path().join("greeter");
-    write(
-        &skill,
-        "SKILL.md",
-        &skill_md("greeter", "Greets.\n\nRun `python3 scripts/hello.py`.\n"),
-    );
-    write(&skill, "requirements.txt", "greetlib==1.0\n");
-    write(
-        &skill,
-        "scripts/hello.py",
-        "import greetlib\nprint(greetlib.greet())\n",
-    );
+    let skill = greeter(tmp.path());
     let flags = idx.run_flags();
     let run = |extra: &[&str]| {
         let mut args = vec![
