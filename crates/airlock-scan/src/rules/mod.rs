@@ -176,7 +176,24 @@ struct FileScan<'a> {
     out: &'a mut Vec<Finding>,
 }
 
-impl FileScan<'_> {
+impl<'a> FileScan<'a> {
+    /// A scan of `file` with nothing known about it yet, adding its findings to `out`.
+    fn new(file: &'a str, kind: FileKind, out: &'a mut Vec<Finding>) -> Self {
+        FileScan {
+            file,
+            kind,
+            grammar_exec: false,
+            example: false,
+            describing_list: false,
+            described_block: None,
+            shown_then_asked: false,
+            runs_code: false,
+            depth: 0,
+            planted: None,
+            out,
+        }
+    }
+
     fn applies(&self, rule: &RuleDef, place: Where) -> bool {
         let scope_ok = match rule.scope {
             Scope::All => true,
@@ -809,25 +826,15 @@ pub fn scan_file(
     let text = String::from_utf8_lossy(&bytes);
     let start = findings.len();
     let grammar = entry.language.as_deref().and_then(Grammar::for_language);
-    let mut scan = FileScan {
-        file: &entry.path,
-        kind: entry.kind,
-        grammar_exec: entry.kind == FileKind::Script && grammar.is_some(),
-        // Templates and examples are code to copy into a project, not programs the skill runs.
-        example: entry.path.split('/').any(|c| {
-            matches!(
-                c,
-                "templates" | "template" | "examples" | "example" | "boilerplate"
-            )
-        }) || is_example_name(&entry.path),
-        describing_list: false,
-        described_block: None,
-        shown_then_asked: false,
-        runs_code: false,
-        depth: 0,
-        planted: None,
-        out: findings,
-    };
+    let mut scan = FileScan::new(&entry.path, entry.kind, findings);
+    scan.grammar_exec = entry.kind == FileKind::Script && grammar.is_some();
+    // Templates and examples are code to copy into a project, not programs the skill runs.
+    scan.example = entry.path.split('/').any(|c| {
+        matches!(
+            c,
+            "templates" | "template" | "examples" | "example" | "boilerplate"
+        )
+    }) || is_example_name(&entry.path);
     scan.hidden_characters(&text);
     match entry.kind {
         FileKind::SkillMd => match split_frontmatter(&text) {

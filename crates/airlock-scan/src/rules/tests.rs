@@ -44,19 +44,7 @@ fn every_rule_compiles_and_is_documented() {
 pub(super) fn run(kind: FileKind, path: &str, text: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut facts = Facts::default();
-    let mut scan = FileScan {
-        file: path,
-        kind,
-        grammar_exec: false,
-        example: false,
-        describing_list: false,
-        described_block: None,
-        shown_then_asked: false,
-        runs_code: false,
-        depth: 0,
-        planted: None,
-        out: &mut out,
-    };
+    let mut scan = FileScan::new(path, kind, &mut out);
     match kind {
         FileKind::Markdown | FileKind::SkillMd => scan.markdown(text, 1, &mut facts),
         _ => {
