@@ -270,14 +270,7 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             format!("write {}", path.display())
         })?;
         if path.starts_with(SANDBOX_HOME) {
-            let mut dir = dst.as_path();
-            while dir != home.as_path() {
-                chown_sandbox(dir)?;
-                dir = match dir.parent() {
-                    Some(p) => p,
-                    None => break,
-                };
-            }
+            chown_up_to(&dst, &home)?;
         }
     }
     // Workspaces.
@@ -294,12 +287,8 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
                 mkdirs(&dst)?;
                 // Folders made in the home folder on the way to a mount (`~/.claude/skills/`) are the sandbox
                 // user's, as the home folder is; the mount itself stays read-only.
-                if sandbox.starts_with(SANDBOX_HOME) {
-                    let mut dir = dst.parent();
-                    while let Some(d) = dir.filter(|d| d.starts_with(&home) && *d != home.as_path()) {
-                        chown_sandbox(d)?;
-                        dir = d.parent();
-                    }
+                if let Some(parent) = dst.parent().filter(|_| sandbox.starts_with(SANDBOX_HOME)) {
+                    chown_up_to(parent, &home)?;
                 }
                 bind_ro(host, &dst)?;
             }
@@ -364,6 +353,16 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
         || "hide /.airlock".to_owned(),
     )?;
     Ok((upper_fd, rw_paths))
+}
+
+/// Gives `path` and every folder above it up to `home` (not `home` itself) to the sandbox user.
+fn chown_up_to(path: &Path, home: &Path) -> R<()> {
+    let mut dir = Some(path);
+    while let Some(d) = dir.filter(|d| d.starts_with(home) && *d != home) {
+        chown_sandbox(d)?;
+        dir = d.parent();
+    }
+    Ok(())
 }
 
 fn chown_sandbox(path: &Path) -> R<()> {

@@ -403,9 +403,12 @@ re!(
     &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-pattern)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])")
 );
 
+/// Version managers and prompts whose start-up line a shell file gets (`eval "$(mise activate bash)"`).
+const VERSION_MANAGERS: &str = "brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv";
+
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\b|(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{[A-Za-z_][A-Za-z0-9_]*\}=|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#);
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*({VERSION_MANAGERS})\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 /// Whether a line defines an alias that takes over a command people trust (`alias sudo=…`, `alias ssh=…`).
 pub(super) fn hijacking_alias(text: &str) -> bool {
@@ -496,7 +499,7 @@ re!(
     /// A version manager's or prompt's own start-up code, read from the tool (`$(mise activate bash)`, `$(starship
     /// init zsh)`): the tool's setting, not a download or a read.
     TOOL_ACTIVATION,
-    r"\$\(\s*(brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv)\s+(activate|init|hook|env|shellenv)\b[\w\s-]*\)"
+    &format!(r"\$\(\s*({VERSION_MANAGERS})\s+(activate|init|hook|env|shellenv)\b[\w\s-]*\)")
 );
 re!(
     /// A container tool's registry logins handed to it (`skopeo login --authfile ~/.docker/config.json`).

@@ -638,35 +638,24 @@ impl<'a> FileScan<'a> {
                         .any(|t| RUN_SHOWN.is_match(t))
             })
             .collect();
-        // The last line of prose before a code block, when it is a label (`Attackers extract credentials via:`).
-        let mut label: Option<String> = None;
-        // The last two lines of prose before a code block: what they say it is written into.
+        // The last two lines of prose before a code block: the last, when it ends in `:`, is its label
+        // (`Attackers extract credentials via:`); both say what it is written into.
         let mut lead: Vec<String> = Vec::new();
         for (segment, asked) in all.into_iter().zip(asked_after) {
-            match &segment {
-                Segment::Prose { text, .. } => {
-                    let line = text.trim().trim_end_matches('*').trim_end();
-                    if !line.is_empty() {
-                        label = line.ends_with(':').then(|| visible(line, 80));
-                        if lead.len() == 2 {
-                            lead.remove(0);
-                        }
-                        lead.push(line.to_owned());
-                    }
-                }
-                Segment::Code { .. } => {
-                    self.shown_then_asked = asked;
-                    self.described_block = label.take().filter(|l| describing_lead_in(l));
-                }
-                Segment::HtmlComment { .. } => {}
-            }
             match segment {
                 Segment::Code { lang, line, text } => {
+                    let lead = std::mem::take(&mut lead);
+                    self.shown_then_asked = asked;
+                    self.described_block = lead
+                        .last()
+                        .filter(|l| l.ends_with(':'))
+                        .map(|l| visible(l, 80))
+                        .filter(|l| describing_lead_in(l));
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
-                    let planted = std::mem::take(&mut lead);
-                    let planted = planted::target(&planted, &text)
-                        .filter(|_| self.planted.is_none() && grammar.is_none());
-                    if let Some(file) = planted.filter(|_| !crate::inventory::agent_config_text(&text)) {
+                    let agent_config = grammar.is_none() && crate::inventory::agent_config_text(&text);
+                    let planted = planted::target(&lead, &text)
+                        .filter(|_| self.planted.is_none() && grammar.is_none() && !agent_config);
+                    if let Some(file) = planted {
                         // Instructions the agent is to write into its own files: read as the agent will read them.
                         self.out.push(Finding {
                             rule: "intent/agent-instructions".to_owned(),
@@ -683,9 +672,7 @@ impl<'a> FileScan<'a> {
                         self.planted = Some(file);
                         self.markdown(&text, line, facts);
                         self.planted = None;
-                    } else if grammar.is_none()
-                        && (crate::inventory::agent_config_text(&text) || planted::tool_call(&text))
-                    {
+                    } else if agent_config || grammar.is_none() && planted::tool_call(&text) {
                         // An agent's hooks or permissions shown to be installed: its commands are commands.
                         self.code(None, &text, line, facts);
                     } else if grammar.is_some() {
@@ -707,12 +694,18 @@ impl<'a> FileScan<'a> {
                     text,
                     inline_code,
                 } => {
+                    let trimmed = text.trim().trim_end_matches('*').trim_end();
+                    if !trimmed.is_empty() {
+                        if lead.len() == 2 {
+                            lead.remove(0);
+                        }
+                        lead.push(trimmed.to_owned());
+                    }
                     self.line(line, &text, Place::ProseLine, &inline_code);
                     // A line ending in `:` that describes (`**Blocks**:`, `Look for:`) makes the list after it a
                     // list of things described; any line that is not an item of that list ends it.
-                    let label = text.trim().trim_end_matches('*').trim_end();
-                    if label.ends_with(':') && !LIST_ITEM.is_match(&text) {
-                        self.describing_list = describing_label(label);
+                    if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
+                        self.describing_list = describing_label(trimmed);
                     } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
                         self.describing_list = false;
                     }
