@@ -285,7 +285,25 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
             programs.extend(started_programs(&text));
         }
     }
-    needs.missing_programs = programs.into_iter().filter(|p| !on_this_machine(p)).collect();
+    // A program a package the install phase installs provides under its own name (`pip install erdantic` gives
+    // `erdantic`): on the environment's path in the run, not looked for on the machine.
+    let packaged: BTreeSet<&str> = needs
+        .python_specs
+        .iter()
+        .map(|s| {
+            s.split(['<', '>', '=', '!', '~', '[', ';', ' ', '@'])
+                .next()
+                .unwrap_or_default()
+        })
+        .chain(needs.node_specs.iter().map(|s| {
+            let bare = s.rsplit('/').next().unwrap_or(s);
+            bare.split('@').next().unwrap_or(bare)
+        }))
+        .collect();
+    needs.missing_programs = programs
+        .into_iter()
+        .filter(|p| !on_this_machine(p) && !packaged.contains(p.as_str()))
+        .collect();
     // Found on airlock's own PATH (a home folder, /opt, a version manager's shims): there, but not in a sandbox.
     let path = std::env::var_os("PATH").unwrap_or_default();
     for program in &needs.missing_programs {
@@ -333,7 +351,7 @@ fn standard_modules() -> &'static BTreeSet<String> {
 fn started_programs(text: &str) -> BTreeSet<String> {
     static STARTS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r#"(?m)(?:(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:system|popen))\(\s*\[?|\b(?:cmd|command|args|argv)\s*=\s*\[|(?:^|child_process\.|[^.\w])(?:execSync|execFileSync|execFile|spawnSync|spawn)\(\s*\[?)\s*[rbf]?["'`]([A-Za-z][A-Za-z0-9_+-]*(?:\.[0-9]+)?)["'` ]"#,
+            r#"(?m)(?:(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:system|popen))\(\s*\[?|\b(?:cmd|command)\s*=\s*\[|(?:^|child_process\.|[^.\w])(?:execSync|execFileSync|execFile|spawnSync|spawn)\(\s*\[?)\s*[rbf]?["'`]([A-Za-z][A-Za-z0-9_+-]*(?:\.[0-9]+)?)["'` ]"#,
         )
         .ok()
     });
@@ -352,8 +370,12 @@ fn started_programs(text: &str) -> BTreeSet<String> {
             started.insert(m.as_str());
         }
     }
+    // A program of another system, started only on it (`if sys.platform == "win32": run(["cmd", "/c", …])`): not one
+    // the skill needs here.
+    let branches = PLATFORM_CHECK.as_ref().is_some_and(|r| r.is_match(text));
     started
         .into_iter()
+        .filter(|p| !(branches && OTHER_SYSTEMS.contains(p)))
         .filter(|p| {
             !optional.contains(p)
                 && !text.contains(&format!("which(\"{p}\")"))
@@ -363,6 +385,30 @@ fn started_programs(text: &str) -> BTreeSet<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// Programs of Windows and macOS that a script starts only there, behind a check of the platform.
+const OTHER_SYSTEMS: &[&str] = &[
+    "cmd",
+    "powershell",
+    "explorer",
+    "start",
+    "wmic",
+    "taskkill",
+    "open",
+    "osascript",
+    "pbcopy",
+    "pbpaste",
+    "afplay",
+    "say",
+    "sw_vers",
+    "launchctl",
+];
+
+/// A check of which system a script runs on.
+static PLATFORM_CHECK: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"sys\.platform|platform\.system\(\)|os\.name\b|process\.platform|\bOSTYPE\b|\buname\b")
+        .ok()
+});
 
 /// The program a command line starts: its first word, past variable assignments and `sudo`/`env`.
 fn first_program(command: &str) -> Option<String> {
@@ -376,7 +422,9 @@ fn first_program(command: &str) -> Option<String> {
         .split_whitespace()
         .find(|w| !w.contains('=') && !matches!(*w, "sudo" | "env" | "nohup"))?;
     let word = word.trim_start_matches('(');
+    // `X=1  # a comment`: an assignment, then a comment, starts no program.
     if word.is_empty()
+        || word.starts_with('#')
         || word.contains('/')
         || word.contains(['$', '`', '"', '\'', '<', '>', '|', ';', '&'])
         || BUILTINS.contains(&word)
@@ -864,5 +912,20 @@ mod tests {
         .is_empty());
         assert!(found("if shutil.which('rg'):\n    subprocess.run(['rg', x])").is_empty());
         assert!(found("subprocess.run([\"python3\", \"x.py\"])").is_empty());
+        // An argument list is not a program; another system's program behind a check of the platform is not needed.
+        assert!(found("const args = ['check', '--no-fetch'];\nspawnSync(process.execPath, args)").is_empty());
+        assert!(found(
+            "if sys.platform == \"win32\":\n    subprocess.run([\"cmd\", \"/c\", \"start\", \"\", p])\nelse:\n    subprocess.run([\"xdg-open\", p])"
+        ) == ["xdg-open"]);
+        assert_eq!(found("subprocess.run([\"osascript\", \"-e\", s])"), ["osascript"]);
+    }
+
+    #[test]
+    fn an_assignment_and_its_comment_start_no_program() {
+        assert_eq!(
+            super::first_program("SOCKET_DIR=${TMPDIR:-/tmp}/s  # well-known dir"),
+            None
+        );
+        assert_eq!(super::first_program("X=1 tmux new -d"), Some("tmux".to_owned()));
     }
 }

@@ -765,18 +765,29 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
                     .to_owned()
             }
         }
+    } else if let Some(path) = grab(r"[`‘'\x22]?(/skill/[^\s`’'\x22:]*)[`’'\x22]?:? ?Read-only file system")
+        .or_else(|| grab(r"Read-only file system: '(/skill/[^']*)'"))
+    {
+        format!(
+            "it writes into its own folder (`{path}`), which a run keeps read-only: what runs is the code that was \
+             scanned (the skill's instructions or a script's options may name another place to write)"
+        )
     } else if code == Some(126) || tail.contains("Permission denied") {
         "permission denied".to_owned()
-    } else if [
-        "Temporary failure in name resolution",
-        "Name or service not known",
-        "Could not resolve host",
-        "getaddrinfo ENOTFOUND",
-        "getaddrinfo EAI_AGAIN",
-        "Network is unreachable",
-    ]
-    .iter()
-    .any(|p| tail.contains(p))
+    } else if run
+        .network
+        .iter()
+        .any(|n| n.decision == airlock_types::NetDecision::Denied)
+        || [
+            "Temporary failure in name resolution",
+            "Name or service not known",
+            "Could not resolve host",
+            "getaddrinfo ENOTFOUND",
+            "getaddrinfo EAI_AGAIN",
+            "Network is unreachable",
+        ]
+        .iter()
+        .any(|p| tail.contains(p))
     {
         "it needed the network, which is off for this run (allow hosts with --allow-net)".to_owned()
     } else {
@@ -812,10 +823,9 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// A module missing after an install that did not finish is missing because of the install, and says so.
-    #[test]
-    fn a_module_missing_after_a_cut_install_names_the_install() {
-        let mut run: SkillRun = serde_json::from_value(serde_json::json!({
+    /// A failed sandbox run with this stderr and nothing else.
+    fn failed_run(stderr: &str) -> SkillRun {
+        serde_json::from_value(serde_json::json!({
             "schema_version": 1, "run_id": "r1", "mode": "sandbox", "target": null,
             "source": {"id": "s1", "kind": "git", "input": "https://example.test/s", "repo_url": "https://example.test/s",
                 "commit": "0123456789abcdef0123456789abcdef01234567", "requested_ref": null, "pinned": true,
@@ -826,10 +836,48 @@ mod tests {
             "command": [], "limits": null, "limit_hit": null, "network_allowed": false, "timeline": [], "files_read": [],
             "files_written": [], "changes": [], "patch_skipped": [], "review": [], "network": [], "installs": [],
             "plan": null, "steps": [], "stdout": "", "stdout_truncated": false, "stderr_truncated": false,
-            "stderr": "Error: Cannot find module 'jsdom'\nRequire stack:\n- /skill/lib/dom-setup.js\n",
+            "stderr": stderr,
             "duration_ms": 5, "artifacts": [], "verdict": [],
         }))
+        .unwrap()
+    }
+
+    /// A module missing after an install that did not finish is missing because of the install, and says so.
+    /// A skill that writes into its own folder is told the folder is read-only, and why; a step that failed
+    /// quietly after a name lookup nothing answered needed the network.
+    #[test]
+    fn a_write_into_the_skill_and_a_quiet_lookup_are_named() {
+        let run = failed_run("mkdir: cannot create directory ‘/skill/.deps’: Read-only file system\n");
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("it writes into its own folder (`/skill/.deps`), which a run keeps read-only"),
+            "{cause}"
+        );
+        let run = failed_run("OSError: [Errno 30] Read-only file system: '/skill/cache/x.json'\n");
+        assert!(failure_cause(&run)
+            .unwrap_or_default()
+            .contains("`/skill/cache/x.json`"));
+        // A write elsewhere is not the skill's folder.
+        let run = failed_run("touch: cannot touch '/usr/x': Read-only file system\n");
+        assert!(!failure_cause(&run).unwrap_or_default().contains("its own folder"));
+        let mut run = failed_run("Deploying...\n");
+        assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
+        run.network = serde_json::from_value(serde_json::json!([{
+            "t_ms": 1, "pid": 9, "protocol": "dns", "destination": "127.0.0.1:53", "host": null, "port": 53,
+            "decision": "denied", "rule": null, "reason": "a name lookup", "bytes_up": 0, "bytes_down": 0,
+        }]))
         .unwrap();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("it needed the network, which is off for this run"),
+            "{cause}"
+        );
+    }
+
+    #[test]
+    fn a_module_missing_after_a_cut_install_names_the_install() {
+        let mut run =
+            failed_run("Error: Cannot find module 'jsdom'\nRequire stack:\n- /skill/lib/dom-setup.js\n");
         let plain = failure_cause(&run).unwrap_or_default();
         assert!(
             plain.contains("the Node module `jsdom` is not installed in the sandbox"),

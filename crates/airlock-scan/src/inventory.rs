@@ -237,6 +237,49 @@ fn file_finding(entry: &InventoryEntry, rule: &str, severity: Severity, message:
     }
 }
 
+/// A file's first bytes (none when it cannot be read).
+fn head_of(path: &Path) -> Vec<u8> {
+    let mut head = Vec::with_capacity(16);
+    if let Ok(file) = fs_err::File::open(path) {
+        let _ = file.take(16).read_to_end(&mut head);
+    }
+    head
+}
+
+/// A binary file whose format says no program runs it as it stands, recognised by its first bytes, never its name
+/// alone (an ELF named `.DS_Store` is still a binary): how much it weighs, and what it is.
+///
+/// - Finder's folder metadata (`.DS_Store`, `\0\0\0\x01Bud1`): data only Finder reads.
+/// - A SQLite database: data; whatever reads it is in the skill's scripts, scanned there.
+/// - Python's cache of a source file (`__pycache__/x.cpython-312.pyc`) checked against that source (by time stamp
+///   or by hash, PEP 552): Python imports it only while it matches the source beside it, which is what runs. An
+///   unchecked hash-based cache (used whatever the source says) or a `.pyc` outside `__pycache__` (imported with no
+///   source at all) stays an opaque binary.
+fn opaque_data(path: &str, head: &[u8]) -> Option<(Severity, &'static str)> {
+    if head.starts_with(b"\0\0\0\x01Bud1") {
+        return Some((
+            Severity::Low,
+            "Finder's folder metadata (a `.DS_Store`): data no program runs",
+        ));
+    }
+    if head.starts_with(b"SQLite format 3\0") {
+        return Some((
+            Severity::Medium,
+            "a SQLite database: data, not code (what reads it is in the skill's scripts)",
+        ));
+    }
+    let cache = path.contains("__pycache__/") && path.ends_with(".pyc");
+    // A `.pyc` header: a 2-byte version, `\r\n`, then 4 bytes of flags (0: time stamp; 3: hash, checked).
+    if cache && head.len() >= 8 && head[2..4] == *b"\r\n" && matches!(head[4..8], [0, 0, 0, 0] | [3, 0, 0, 0])
+    {
+        return Some((
+            Severity::Medium,
+            "Python's compiled cache of a source file, used only while it matches that source (which is what runs)",
+        ));
+    }
+    None
+}
+
 /// Findings about a file's mere presence.
 pub fn file_findings(entry: &InventoryEntry, tree_root: &Path, scan_root: &Path) -> Vec<Finding> {
     let scope = scan_root
@@ -251,12 +294,16 @@ pub fn file_findings(entry: &InventoryEntry, tree_root: &Path, scan_root: &Path)
             Severity::Medium,
             format!("Repo contains a {} helper: {shown}.", entry.language.as_deref().unwrap_or("script")),
         )],
-        FileKind::Binary => vec![file_finding(
-            entry,
-            "file/binary",
-            Severity::High,
-            format!("{shown} is a compiled or opaque binary; what it does cannot be read, so it needs manual review."),
-        )],
+        FileKind::Binary => {
+            let (severity, message) = match opaque_data(&entry.path, &head_of(&tree_root.join(&entry.path))) {
+                Some((severity, what)) => (severity, format!("{shown} is {what}.")),
+                None => (
+                    Severity::High,
+                    format!("{shown} is a compiled or opaque binary; what it does cannot be read, so it needs manual review."),
+                ),
+            };
+            vec![file_finding(entry, "file/binary", severity, message)]
+        }
         FileKind::Workflow => vec![file_finding(
             entry,
             "workflow/present",
@@ -326,5 +373,32 @@ mod tests {
             FileKind::AgentHookConfig
         );
         assert_eq!(classify("references/guide.md", b"# x").0, FileKind::Markdown);
+    }
+
+    #[test]
+    fn data_a_binary_format_says_nothing_runs_weighs_less_by_its_bytes_not_its_name() {
+        let ds = b"\0\0\0\x01Bud1\0\0\x10\0";
+        assert_eq!(classify(".DS_Store", ds).0, FileKind::Binary);
+        assert_eq!(opaque_data(".DS_Store", ds).map(|d| d.0), Some(Severity::Low));
+        assert_eq!(
+            opaque_data("cache.db", b"SQLite format 3\0").map(|d| d.0),
+            Some(Severity::Medium)
+        );
+        // Time-stamped and checked-hash caches of a source file; an unchecked hash (flags 1) is used whatever the
+        // source says, and a `.pyc` outside `__pycache__` is imported with no source at all.
+        let pyc = |flags: u8| [0x6f, 0x0d, b'\r', b'\n', flags, 0, 0, 0, 1, 2, 3, 4];
+        assert_eq!(
+            opaque_data("s/__pycache__/x.cpython-312.pyc", &pyc(0)).map(|d| d.0),
+            Some(Severity::Medium)
+        );
+        assert_eq!(
+            opaque_data("s/__pycache__/x.cpython-312.pyc", &pyc(3)).map(|d| d.0),
+            Some(Severity::Medium)
+        );
+        assert_eq!(opaque_data("s/__pycache__/x.cpython-312.pyc", &pyc(1)), None);
+        assert_eq!(opaque_data("s/x.pyc", &pyc(0)), None);
+        // The hostile twins: an executable named as data is an executable.
+        assert_eq!(opaque_data(".DS_Store", b"\x7fELF\x02\x01"), None);
+        assert_eq!(opaque_data("cache.db", b"MZ\x90\0"), None);
     }
 }

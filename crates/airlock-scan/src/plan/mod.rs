@@ -508,7 +508,7 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
         | (?:^|\s)\.\.\.(?:\s|$)                  # ...
-        | \b(?:path/to|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b",
+        | \b(?:path/to|path\.to\.\w+|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b     # path.to.module.Class too",
     )
     .ok()
 });
@@ -551,6 +551,16 @@ pub fn placeholder(command: &str) -> Option<String> {
             return Some(c[1].to_owned());
         }
     }
+    // A name in braces in an option's quoted value (`git commit -m "simplify: {batch_summary}"`) is text to write;
+    // not in code given to an interpreter (`python3 -c "print(f'{total}')"`).
+    if let Some(c) = BRACED_IN_OPTION.captures(code) {
+        if !matches!(
+            c[1].trim_end_matches([' ', '=']),
+            "-c" | "-e" | "--eval" | "--command" | "--exec" | "-p"
+        ) {
+            return Some(c[2].to_owned());
+        }
+    }
     // In quotes, a placeholder that stands for part of an address or a path still is one (`"<baseUrl>/api"`,
     // `"https://{host}/v1"`, `"YOUR_API_KEY"`); markup in quoted data (`'<footer>ok</footer>'`) is not.
     QUOTED_PLACEHOLDER
@@ -565,6 +575,10 @@ pub fn placeholder(command: &str) -> Option<String> {
 re!(
     /// A quoted argument that is one placeholder, whole: `"<change>"`, `'<spec-name>'`.
     WHOLE_QUOTED_PLACEHOLDER, r#"\s['"](<[A-Za-z_][\w.-]*>)['"](?:\s|$)"#);
+
+re!(
+    /// An option's quoted value with a name in braces in it: the option and the name (`-m "x: {batch_summary}"`).
+    BRACED_IN_OPTION, r#"\s(--?[\w-]+[ =])['"][^'"]*?(\{[a-z_][a-z0-9_]{2,}\})"#);
 
 /// A placeholder inside a quoted argument: one that starts an address or path, follows `://`, or is named as one.
 static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -805,6 +819,8 @@ mod tests {
             "curl 'https://{host}/v1/x'",
             "curl -H \"Authorization: Bearer YOUR_TOKEN\" https://api.example.com",
             "python3 x.py --in 'path/to/input.pdf'",
+            "git commit -m \"simplify: {batch_summary}\"",
+            "erdantic path.to.module.ModelClass -o diagram.png",
         ] {
             assert!(placeholder(example).is_some(), "{example}");
         }
@@ -842,6 +858,9 @@ mod tests {
             "echo ok # see [options] and <file> above",
             // Nor in quotes in a comment.
             "curl -d @s.json https://t.example.net/c # sends '<usage>/stats'",
+            // Code given to an interpreter formats its own names; a module path that is not a placeholder.
+            "python3 -c \"total = 3; print(f'{total}')\"",
+            "python3 -m http.server 8000",
         ] {
             assert_eq!(placeholder(real), None, "{real}");
         }

@@ -852,7 +852,8 @@ fn a_failed_run_says_why_on_screen() {
     write(
         &dir,
         "scripts/recalc.py",
-        "import shutil, subprocess\nif shutil.which('gtimeout-optional'):\n    pass\n\
+        "import shutil, subprocess, sys\nif shutil.which('gtimeout-optional'):\n    pass\n\
+         if sys.platform == \"win32\":\n    subprocess.run([\"cmd\", \"/c\", \"start\", \"\", \"x\"])\n\
          subprocess.run(\n    [\"soffice-not-here\", \"--headless\"],\n    check=True,\n)\n",
     );
     let r = airlock(
@@ -867,6 +868,8 @@ fn a_failed_run_says_why_on_screen() {
         assert!(r.stdout.contains(words), "`{words}` not in {}", r.stdout);
     }
     assert!(!r.stdout.contains("gtimeout-optional"), "{}", r.stdout);
+    // Windows' `cmd`, started only behind a check of the platform, is not one this skill needs here.
+    assert!(!r.stdout.contains("needs cmd"), "{}", r.stdout);
 
     // Findings wherever a user looks: inspect prints them as scan does, show has a view of them.
     let stealer = tmp.path().join("stealer");
