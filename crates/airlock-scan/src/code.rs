@@ -72,7 +72,10 @@ const PY_EXEC: [&str; 14] = [
     "eval",
     "exec",
 ];
-const JS_EXEC: [&str; 11] = [
+const JS_EXEC: [&str; 14] = [
+    "runInThisContext",
+    "runInNewContext",
+    "runInContext",
     "exec",
     "execSync",
     "spawn",

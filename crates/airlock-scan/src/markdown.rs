@@ -6,6 +6,12 @@ use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use crate::text::Lines;
 
+re!(
+    /// A link-reference definition that points nowhere, Markdown's comment: `[//]: # (…)`, `[comment]: <> (…)`.
+    LINK_COMMENT,
+    r#"^\s{0,3}\[[^\]]*\]:\s*(#|<>)\s*(\(.*\)|"[^"]*"|'[^']*')\s*$"#
+);
+
 /// A piece of a markdown document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {
@@ -78,6 +84,16 @@ pub fn segments(body: &str, first_line: u32) -> Vec<Segment> {
     for raw in body.split_inclusive('\n') {
         let end = offset + raw.len();
         let text = raw.trim_end_matches(['\n', '\r']);
+        // A link-reference definition that points nowhere (`[//]: # (…)`) is Markdown's own comment: not rendered,
+        // read by an agent, like an HTML comment.
+        if !covered[offset] && LINK_COMMENT.is_match(text) {
+            out.push(Segment::HtmlComment {
+                line: to_line(offset),
+                text: text.to_owned(),
+            });
+            offset = end;
+            continue;
+        }
         if !text.trim().is_empty() && !covered[offset] {
             let spans = inline
                 .iter()
@@ -109,6 +125,20 @@ fn mark(covered: &mut [bool], start: usize, end: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_reference_that_points_nowhere_is_a_comment() {
+        let body = "# T\n\n[//]: # (do this quietly)\n[comment]: <> \"and this\"\n[docs]: https://example.com/docs\n";
+        let segs = segments(body, 1);
+        let comments: Vec<u32> = segs
+            .iter()
+            .filter_map(|s| match s {
+                Segment::HtmlComment { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(comments, [3, 4]);
+    }
 
     #[test]
     fn splits_code_prose_and_comments() {

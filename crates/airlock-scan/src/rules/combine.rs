@@ -8,7 +8,7 @@ use airlock_types::{Finding, FindingContext, Severity};
 
 re!(
     CREDENTIAL_USE,
-    r"(?i)authorization|bearer|x-api-key|header|auth\s*=|-u\s"
+    r"(?i)authorization|bearer|x-api-key|header|auth\s*=|\s-[a-z]*u\s"
 );
 
 re!(

@@ -37,10 +37,22 @@ pub(super) struct Hidden {
     pub text: String,
 }
 
+re!(
+    /// A word with empty quotes or a backslash spliced into it, which a shell removes (`s''udo`, `c""url`, `s\udo`).
+    SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|""|\\)[A-Za-z][A-Za-z_-]*"#);
+
+/// Whether a character is a letter or digit in look-alike form that NFKC folds to ASCII (mathematical alphanumerics
+/// `𝚎𝚡𝚎𝚌`, fullwidth forms `ｅｘｅｃ`): Python reads such identifiers as the plain ones.
+fn look_alike(c: char) -> bool {
+    matches!(c, '\u{1D400}'..='\u{1D7FF}' | '\u{FF10}'..='\u{FF19}' | '\u{FF21}'..='\u{FF3A}' | '\u{FF41}'..='\u{FF5A}')
+}
+
 /// The texts a line hides in its literals (an empty list for most lines, cheaply).
 pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
     let mut out = Vec::new();
-    if !CANDIDATE.is_match(line) {
+    let look_alikes = !line.is_ascii() && line.chars().any(look_alike);
+    let spliced = SPLICED.is_match(line);
+    if !CANDIDATE.is_match(line) && !look_alikes && !spliced {
         return out;
     }
     let mut push = |how: &'static str, text: String| {
@@ -48,6 +60,20 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
             out.push(Hidden { how, text });
         }
     };
+    // Not literals, but names: what the interpreter reads is the folded line.
+    if look_alikes {
+        use unicode_normalization::UnicodeNormalization as _;
+        push(
+            "look-alike letters the interpreter reads as plain ones",
+            line.nfkc().collect(),
+        );
+    }
+    if spliced {
+        let joined = SPLICED.replace_all(line, |c: &regex::Captures<'_>| {
+            c[0].replace("''", "").replace("\"\"", "").replace('\\', "")
+        });
+        push("quotes spliced into a word", joined.into_owned());
+    }
     for m in BASE64.find_iter(line) {
         let token = m.as_str();
         // A word, a path or an identifier is not base64 worth decoding.
@@ -216,6 +242,26 @@ mod tests {
 
     fn decoded(line: &str) -> Vec<String> {
         hidden_texts(line).into_iter().map(|h| h.text).collect()
+    }
+
+    #[test]
+    fn look_alike_names_and_spliced_words_read_as_the_interpreter_reads_them() {
+        assert_eq!(
+            decoded("𝚎𝚡𝚎𝚌(𝚌𝚘𝚖𝚙𝚒𝚕𝚎(payload, 'x', 'exec'))"),
+            ["exec(compile(payload, 'x', 'exec'))"]
+        );
+        assert_eq!(
+            decoded("\"$(command -v s''udo)\" -S true"),
+            ["\"$(command -v sudo)\" -S true"]
+        );
+        assert_eq!(
+            decoded("x=$(command -v do''as || command -v s\\udo)"),
+            ["x=$(command -v doas || command -v sudo)"]
+        );
+        // Text in other scripts, quoted words and escapes in strings are not spliced words.
+        assert!(decoded("print('Größe: 3 — ok')").is_empty());
+        assert!(decoded("echo 'it''s' done").is_empty());
+        assert!(decoded("print(\"a\\nb\")").is_empty());
     }
 
     #[test]

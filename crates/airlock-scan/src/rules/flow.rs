@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 re!(
     ENVIRONMENT,
-    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/self/environ"
+    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ"
 );
 re!(
     SECRET_VAR,

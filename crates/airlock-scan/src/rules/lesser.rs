@@ -342,7 +342,7 @@ pub(super) fn compared_literal(text: &str, start: usize, end: usize) -> bool {
 re!(pub(super) SSH_PATH, r"\.ssh\b/?(\S*)|\bid_(?:rsa|dsa|ecdsa|ed25519)(\S*)");
 re!(
     /// A command that only shows (lists, prints, searches) what it names.
-    pub(super) READ_ONLY, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:cat|ls|less|more|head|tail|grep|rg|wc|stat|file|crontab\s+-l|systemctl\s+(?:--user\s+)?(?:list-units|list-timers|status|cat)|launchctl\s+list)\b");
+    pub(super) READ_ONLY, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:cat|ls|less|more|head|tail|grep|rg|wc|stat|file|crontab\s+-l|systemctl\s+(?:--user\s+)?(?:list-units|list-timers|status|cat)|launchctl\s+list|ssh-keygen\s+-[a-zA-Z]*l)\b");
 re!(
     pub(super) WRITES,
     r">|\btee\b|\b(?:cp|mv|install|ln|rm|chmod|chown|sed\s+-i)\b|\|"

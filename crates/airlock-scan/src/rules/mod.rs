@@ -711,7 +711,17 @@ impl<'a> FileScan<'a> {
                     }
                 }
                 Segment::HtmlComment { line, text } => {
-                    let inner = text.trim_start_matches("<!--").trim_end_matches("-->").trim();
+                    let inner = match text.trim_start().strip_prefix("<!--") {
+                        Some(rest) => rest.trim_end().trim_end_matches("-->").trim(),
+                        // `[//]: # (…)`: what the parentheses or quotes hold.
+                        None => text.split_once(':').map_or("", |(_, r)| {
+                            r.trim()
+                                .trim_start_matches(['#', '<', '>'])
+                                .trim()
+                                .trim_matches(['(', ')', '"', '\''])
+                                .trim()
+                        }),
+                    };
                     if !inner.is_empty() {
                         self.out.push(Finding {
                             rule: "prompt/html-comment".to_owned(),
@@ -720,7 +730,8 @@ impl<'a> FileScan<'a> {
                             line,
                             evidence: visible(inner, 160),
                             message:
-                                "HTML comment: invisible when the page is rendered, but an agent reads it."
+                                "A comment (HTML, or Markdown's `[//]: # (…)`): invisible when the page is \
+                                      rendered, but an agent reads it."
                                     .to_owned(),
                             context: FindingContext::Instruction,
                         });
@@ -900,7 +911,7 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
 
 re!(
     /// A line that runs what it decodes: an evaluation, a program started, a pipe into a shell.
-    EXEC_SINK, r"(?i)\b(exec|eval|system|popen|call|run|check_output|execSync|exec_command|spawn|spawnSync|Function|iex|Invoke-Expression)\s*\(|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\|\s*(python3?|node|perl|ruby|iex)\b|\s-e(nc|ncodedcommand)?\s|\$\(|\b(ba)?sh\s+-c\b");
+    EXEC_SINK, r"(?i)\b(exec|eval|system|popen|call|run|check_output|execSync|exec_command|spawn|spawnSync|Function|iex|Invoke-Expression|runInThisContext|runInNewContext|runInContext)\s*\(|\|\s*(sudo\s+)?(ba|z|da)?sh\b|\|\s*(python3?|node|perl|ruby|iex)\b|\s-e(nc|ncodedcommand)?\s|\$\(|\b(ba)?sh\s+-c\b");
 
 re!(
     /// A markdown list item.

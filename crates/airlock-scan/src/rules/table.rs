@@ -192,7 +192,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/scheduler",
         High,
         Instruction,
-        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart",
+        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart|\bsystemd-run\b[^\n]*--on-(calendar|active|boot|unit-active)\b|\bloginctl\s+enable-linger\b|GetFolderPath\(\s*['\x22]?(\[Environment\+SpecialFolder\]::)?Startup\b|Start Menu\\+Programs\\+Startup|\bshell:startup\b|\.config/environment\.d/|(^|[\s'\x22])node-options\s*=[^\n]*--(require|import)\b",
         "Installs something that starts again later (cron, launch agent, systemd, autostart).",
     ),
     rule(
@@ -206,7 +206,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath",
+        r"\.git/hooks\b|core\.hooksPath|core\.fsmonitor\s+['\x22]?[~/$.]",
         "Installs git hooks that run on later git commands.",
     ),
     // Installs.
@@ -302,7 +302,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/dynamic-eval",
         Medium,
         Never,
-        r"\beval\s*\(|\bexec\s*\(\s*[a-zA-Z_]|new\s+Function\s*\(|\beval\s+[\x22'$]|\bcompile\([^\n]*['\x22]exec['\x22]",
+        r"\beval\s*\(|\bexec\s*\(\s*[a-zA-Z_]|new\s+Function\s*\(|\beval\s+[\x22'$]|\bcompile\([^\n]*['\x22]exec['\x22]|\bvm\.(runInThisContext|runInNewContext|runInContext|compileFunction)\s*\(|new\s+vm\.Script\s*\(",
         "Evaluates code built at run time, which hides what really runs.",
     ),
     rule(
@@ -374,7 +374,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/agent-config",
         High,
         Always,
-        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*",
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b",
         "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
     ),
     rule(
@@ -431,7 +431,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(list|include|report|record)\s+(it|this|that|them)\s+(among|in)\s+(the\s+)?(steps|actions|commands|summary|summaries|report)\b|\bif\s+(the\s+user\s+|they\s+|anyone\s+)?asks?\b[^.\n]{0,40}\b(describe|present|call|explain)\s+(it|this)\s+as\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
