@@ -37,6 +37,17 @@ pub(super) struct Hidden {
     pub text: String,
 }
 
+const LOOK_ALIKES: &str = "look-alike letters the interpreter reads as plain ones";
+const SPLICED_QUOTES: &str = "quotes spliced into a word";
+
+impl Hidden {
+    /// Whether the decoded text is the line itself as its interpreter reads it (not a literal's content): what it
+    /// calls, it runs.
+    pub(super) fn is_the_line(&self) -> bool {
+        matches!(self.how, LOOK_ALIKES | SPLICED_QUOTES)
+    }
+}
+
 re!(
     /// A word with empty quotes or a backslash spliced into it, which a shell removes (`s''udo`, `c""url`, `s\udo`).
     SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|""|\\)[A-Za-z][A-Za-z_-]*"#);
@@ -72,7 +83,7 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
         let joined = SPLICED.replace_all(line, |c: &regex::Captures<'_>| {
             c[0].replace("''", "").replace("\"\"", "").replace('\\', "")
         });
-        push("quotes spliced into a word", joined.into_owned());
+        push(SPLICED_QUOTES, joined.into_owned());
     }
     for m in BASE64.find_iter(line) {
         let token = m.as_str();

@@ -394,7 +394,9 @@ impl<'a> FileScan<'a> {
         let mut decoded_any = false;
         let mut all_benign = true;
         for hidden in decode::hidden_texts(text) {
-            let runs = EXEC_SINK.is_match(text) || self.runs_code && place == Place::Code;
+            let runs = EXEC_SINK.is_match(text)
+                || hidden.is_the_line() && EXEC_SINK.is_match(&hidden.text)
+                || self.runs_code && place == Place::Code;
             let inner = if runs { Place::Decoded } else { Place::Code };
             let start = self.out.len();
             self.depth += 1;

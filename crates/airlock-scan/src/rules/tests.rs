@@ -296,6 +296,13 @@ fn the_second_red_teams_forms() {
         "𝚎𝚡𝚎𝚌(𝚌𝚘𝚖𝚙𝚒𝚕𝚎(zlib.decompress(raw), 'x', 'exec'))",
     )];
     assert_twins(FileKind::Script, "scripts/x.py", &py);
+    // The folded line calls exec: it runs what it decodes.
+    let found = run(FileKind::Script, "scripts/x.py", py[0].2);
+    assert_eq!(
+        level("obfusc/hidden-payload", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
     let js = [(
         "exec/dynamic-eval",
         "const ctx = vm.createContext({});",
