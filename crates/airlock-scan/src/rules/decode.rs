@@ -49,8 +49,9 @@ impl Hidden {
 }
 
 re!(
-    /// A word with empty quotes or a backslash spliced into it, which a shell removes (`s''udo`, `c""url`, `s\udo`).
-    SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|""|\\)[A-Za-z][A-Za-z_-]*"#);
+    /// A word with empty quotes spliced into it, which a shell removes (`s''udo`, `c""url`). Not a backslash
+    /// (`s\udo` is also a string's escape: `playwright\n`).
+    SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|"")[A-Za-z][A-Za-z_-]*"#);
 
 /// Whether a character is a letter or digit in look-alike form that NFKC folds to ASCII (mathematical alphanumerics
 /// `𝚎𝚡𝚎𝚌`, fullwidth forms `ｅｘｅｃ`): Python reads such identifiers as the plain ones.
@@ -81,7 +82,7 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
     }
     if spliced {
         let joined = SPLICED.replace_all(line, |c: &regex::Captures<'_>| {
-            c[0].replace("''", "").replace("\"\"", "").replace('\\', "")
+            c[0].replace("''", "").replace("\"\"", "")
         });
         push(SPLICED_QUOTES, joined.into_owned());
     }
@@ -266,13 +267,14 @@ mod tests {
             ["\"$(command -v sudo)\" -S true"]
         );
         assert_eq!(
-            decoded("x=$(command -v do''as || command -v s\\udo)"),
+            decoded("x=$(command -v do''as || command -v su\"\"do)"),
             ["x=$(command -v doas || command -v sudo)"]
         );
         // Text in other scripts, quoted words and escapes in strings are not spliced words.
         assert!(decoded("print('Größe: 3 — ok')").is_empty());
         assert!(decoded("echo 'it''s' done").is_empty());
         assert!(decoded("print(\"a\\nb\")").is_empty());
+        assert!(decoded("    \"  .venv/bin/pip install playwright\\n\"").is_empty());
     }
 
     #[test]

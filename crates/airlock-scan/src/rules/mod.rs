@@ -682,9 +682,17 @@ impl<'a> FileScan<'a> {
                             facts.shell_block(self.file);
                         }
                         let outer = self.example;
+                        let text = strip_prompts(&text);
+                        let (code, commands) = match grammar {
+                            Some(g) => blocks::shell_lines(g, &text),
+                            None => (text, Vec::new()),
+                        };
                         self.example = outer || grammar != Some(Grammar::Shell);
-                        self.code(grammar, &strip_prompts(&text), line, facts);
+                        self.code(grammar, &code, line, facts);
                         self.example = outer;
+                        for (offset, command) in commands {
+                            self.code(Some(Grammar::Shell), &command, line + offset, facts);
+                        }
                     } else {
                         self.lines(line, &text, Place::Comment);
                     }
