@@ -379,6 +379,15 @@ fn landlock(config: &Config) -> R<()> {
             "landlock /dev",
         )?;
     }
+    // The sandbox's own pseudo-terminals: opened read-write, and set up with their ioctls (a terminal of the
+    // host is not in this devpts instance).
+    created = ctx(
+        created.add_rule(landlock::PathBeneath::new(
+            path(Path::new("/dev/pts"))?,
+            AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev,
+        )),
+        "landlock /dev/pts",
+    )?;
     for dir in &writable {
         created = ctx(
             created.add_rule(landlock::PathBeneath::new(path(dir)?, all)),

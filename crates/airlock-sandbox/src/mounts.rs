@@ -223,6 +223,24 @@ pub fn build_root(root: &Path, config: &Config) -> R<(std::os::fd::OwnedFd, Vec<
             format!("link /dev/{name}")
         })?;
     }
+    // Pseudo-terminals of the sandbox's own (`newinstance`): programs that open a terminal (tmux, `script`,
+    // `expect`, Python's `pty`) work, and no terminal of the host is reachable from it. Typing into a terminal
+    // (`TIOCSTI`) stays refused by the system-call filter.
+    let pts = dev.join("pts");
+    mkdirs(&pts)?;
+    ctx(
+        mount(
+            Some("devpts"),
+            &pts,
+            Some("devpts"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+            Some("newinstance,ptmxmode=0666,mode=0620"),
+        ),
+        || "mount /dev/pts".to_owned(),
+    )?;
+    ctx(std::os::unix::fs::symlink("pts/ptmx", dev.join("ptmx")), || {
+        "link /dev/ptmx".to_owned()
+    })?;
     let shm = dev.join("shm");
     mkdirs(&shm)?;
     ctx(

@@ -260,6 +260,27 @@ fn infinite_loop_times_out() {
     assert!(record["duration_ms"].as_u64().unwrap() < 10_000);
 }
 
+/// A program that opens a terminal gets one of the sandbox's own; none of the host's is there.
+#[test]
+fn terminals_are_the_sandboxs_own() {
+    let s = sandbox();
+    let script = r#"
+echo "before: $(ls /dev/pts | tr '\n' ' ')"
+python3 - <<'PY'
+import os, pty
+pid, fd = pty.fork()
+if pid == 0:
+    os.write(1, b"IN-A-TERMINAL " + os.ttyname(0).encode() + b"\n")
+    os._exit(0)
+print(os.read(fd, 200).decode().strip())
+os.waitpid(pid, 0)
+PY"#;
+    let (_, record) = s.exec(&[], script);
+    let out = stdout(&record);
+    assert!(out.contains("before: ptmx \n"), "{out}");
+    assert!(out.contains("IN-A-TERMINAL /dev/pts/0"), "{out}");
+}
+
 #[test]
 fn kernel_attack_surface_is_closed() {
     let s = sandbox();
