@@ -594,6 +594,42 @@ static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// Whether a tmux or screen command works without a person at its terminal: a session started detached
+/// (`tmux new -d`, `screen -dmS x`) or a command sent to one (`tmux send-keys`, `capture-pane`, `kill-session`,
+/// `screen -X`, `screen -ls`). Attaching, or a bare `tmux`, waits for a person.
+fn detached(part: &str) -> bool {
+    let words: Vec<&str> = part
+        .split_whitespace()
+        .filter(|w| !w.contains('=') && *w != "sudo")
+        .collect();
+    match words.first().copied() {
+        Some("tmux") => {
+            // The subcommand: the first word after tmux's own options (`-S sock`, `-L name`, `-f file`).
+            let mut rest = words[1..].iter();
+            let mut sub = None;
+            while let Some(w) = rest.next() {
+                if matches!(*w, "-S" | "-L" | "-f" | "-c" | "-T") {
+                    rest.next();
+                } else if !w.starts_with('-') {
+                    sub = Some(*w);
+                    break;
+                }
+            }
+            match sub {
+                None | Some("attach" | "attach-session" | "a" | "at" | "attac") => false,
+                Some("new" | "new-session") => words.contains(&"-d"),
+                Some(_) => true,
+            }
+        }
+        Some("screen") => words[1..].iter().any(|w| {
+            matches!(*w, "-ls" | "-list" | "-X" | "-Q")
+                || w.starts_with("-dm")
+                || *w == "-d" && words.contains(&"-m")
+        }),
+        _ => false,
+    }
+}
+
 /// Programs that wait for a person at a terminal: an editor, a pager, a monitor.
 const INTERACTIVE: &[&str] = &[
     "vim", "vi", "nvim", "nano", "emacs", "less", "more", "top", "htop", "man", "tmux", "screen",
@@ -604,6 +640,7 @@ const INTERACTIVE: &[&str] = &[
 fn interactive(command: &str) -> Option<String> {
     shell::code_lines(command).lines().find_map(|line| {
         line.split(['|', ';', '&'])
+            .filter(|part| !detached(part))
             .filter_map(|part| part.split_whitespace().find(|w| !w.contains('=') && *w != "sudo"))
             .find(|program| INTERACTIVE.contains(program))
             .map(|program| {
@@ -725,6 +762,12 @@ mod tests {
         assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
         assert!(interactive("git log | less").is_some());
         assert!(interactive("echo vim && python3 x.py --less").is_none());
+        // A tmux or screen session driven without a person: detached, or sent commands; attaching waits for one.
+        assert!(interactive("tmux -S \"$SOCKET\" new -d -s \"$SESSION\" -n shell\ntmux -S \"$SOCKET\" send-keys -t x -- 'python3 -q' Enter\ntmux -S \"$S\" capture-pane -p -t x\ntmux -S \"$S\" kill-session -t x").is_none());
+        assert!(interactive("screen -dmS build make").is_none());
+        assert!(interactive("tmux new -s work").is_some());
+        assert!(interactive("tmux attach -t work").is_some());
+        assert!(interactive("tmux").is_some());
         // A server script started on a port runs until it is stopped; a client given a port does not.
         assert!(shell::server("cd $SKILL_DIR\nuv run python status_api.py --port 8765").is_some());
         assert!(shell::server("node server.js --port=3000").is_some());

@@ -248,7 +248,9 @@ pub(super) fn units(text: &str, prompts: bool) -> Vec<Unit> {
 pub(super) fn shares_state(units: &[Unit]) -> bool {
     units.len() > 1
         && units.iter().any(|u| {
-            let t = u.text.trim_start();
+            // `SESSION=claude-python  # a comment`: what the comment says is not part of the assignment.
+            let t = without_comment(u.text.trim_start());
+            let t = t.as_str();
             let first = t.split_whitespace().next().unwrap_or_default();
             let assignment_only = t
                 .split_whitespace()
@@ -276,6 +278,23 @@ pub(super) fn shares_state(units: &[Unit]) -> bool {
                 || t.contains("() {")
                 || t.contains("(){")
         })
+}
+
+/// A line without its trailing comment (a `#` that starts a word, outside quotes).
+fn without_comment(line: &str) -> String {
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for (at, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && prev.is_whitespace() => return line[..at].trim_end().to_owned(),
+            None => {}
+        }
+        prev = c;
+    }
+    line.to_owned()
 }
 
 /// A command that starts a server or watcher that runs until stopped (a dev server, `http.server`, `--watch`),
@@ -558,5 +577,12 @@ mod tests {
             code_lines("cat > x.html <<EOF\n<title>{name}</title>\nEOF\necho <file>"),
             "cat > x.html <<EOF\necho <file>\n"
         );
+    }
+
+    #[test]
+    fn assignments_with_a_comment_make_one_script_of_the_block() {
+        let block = "SOCKET_DIR=${TMPDIR:-/tmp}/s  # well-known dir\nmkdir -p \"$SOCKET_DIR\"\nSESSION=py   # a name\necho \"$SESSION\"\n";
+        assert!(shares_state(&units(block, false)));
+        assert_eq!(without_comment("X='a # b' # note"), "X='a # b'");
     }
 }
