@@ -242,6 +242,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     // Commands of fenced shell blocks, in document order, before the scripts they may call: a compound command is
     // one step, and a block whose commands share state (a variable, `cd`, `$!`) is one script.
     let mut shell = Vec::new();
+    // Commands already planned, as the shell reads them (comments and spacing aside): one shown twice runs once.
+    let mut planned: Vec<(String, u32)> = Vec::new();
     for seg in segments(&meta.body, meta.body_line) {
         let Segment::Code { lang, line, text } = seg else {
             continue;
@@ -296,6 +298,16 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
                 .or(variant);
+            let same = shell::as_run(&code);
+            let example = example.or_else(|| {
+                planned
+                    .iter()
+                    .find(|(c, _)| *c == same)
+                    .map(|(_, at)| format!("the same command as at {skill_md}:{at}, run once"))
+            });
+            if example.is_none() {
+                planned.push((same, start));
+            }
             if let (Some(s), None) = (script, &example) {
                 started_here.push((s, start));
             }
@@ -368,6 +380,15 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .and_then(|f| f.language.clone());
             if let Some(why) = scripts::material(rel) {
                 step.example = Some(why);
+                continue;
+            }
+            if let Some(at) =
+                scripts::imported_by_instructions(rel, language.as_deref(), &meta.body, meta.body_line)
+            {
+                step.example = Some(format!(
+                    "a module the instructions' code imports ({skill_md}:{at}): it runs inside that code, not on \
+                     its own; try --script {rel} -- ARGS"
+                ));
                 continue;
             }
             let code =

@@ -132,6 +132,29 @@ fn top_level_statement(text: &str) -> bool {
 
 /// The first of the skill's other files that imports (Python, JavaScript) or sources (shell) this one.
 fn imported_by(rel: &str, language: Option<&str>, others: &[(String, String)]) -> Option<String> {
+    let re = import_of(rel, language)?;
+    others
+        .iter()
+        .filter(|(path, _)| path != rel && !is_test(path))
+        .find(|(_, text)| re.is_match(text))
+        .map(|(path, _)| path.clone())
+}
+
+/// The line of the instructions (SKILL.md's body, lines counted from `first_line`) whose code imports this script
+/// (`from monte_carlo import simulate` in a Python block): the script is a module that code runs, not a program.
+pub(super) fn imported_by_instructions(
+    rel: &str,
+    language: Option<&str>,
+    body: &str,
+    first_line: u32,
+) -> Option<u32> {
+    let re = import_of(rel, language)?;
+    let at = re.find(body)?.start();
+    Some(first_line + u32::try_from(body[..at].matches('\n').count()).unwrap_or(0))
+}
+
+/// How code imports (Python, JavaScript) or sources (shell) the script `rel`.
+fn import_of(rel: &str, language: Option<&str>) -> Option<Regex> {
     let file = rel.rsplit('/').next().unwrap_or(rel);
     let (stem, _) = file.rsplit_once('.').unwrap_or((file, ""));
     if stem.is_empty() {
@@ -153,12 +176,7 @@ fn imported_by(rel: &str, language: Option<&str>, others: &[(String, String)]) -
         }
         _ => return None,
     };
-    let re = Regex::new(&pattern).ok()?;
-    others
-        .iter()
-        .filter(|(path, _)| path != rel && !is_test(path))
-        .find(|(_, text)| re.is_match(text))
-        .map(|(path, _)| path.clone())
+    Regex::new(&pattern).ok()
 }
 
 /// A test file: its imports of the skill's scripts do not make them helpers.

@@ -280,6 +280,22 @@ pub(super) fn shares_state(units: &[Unit]) -> bool {
         })
 }
 
+/// A command as the shell runs it, to tell two copies of one apart from two commands: each line without its
+/// comment, its words joined by single spaces.
+pub(super) fn as_run(command: &str) -> String {
+    command
+        .lines()
+        .map(|l| {
+            without_comment(l)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A line without its trailing comment (a `#` that starts a word, outside quotes).
 fn without_comment(line: &str) -> String {
     let mut quote: Option<char> = None;

@@ -42,6 +42,21 @@ scripts/init.py demo
 scripts/init.py demo --force
 ```
 
+Again, if needed:
+
+```bash
+scripts/init.py demo   # once more
+```
+
+Or from Python (`scripts/stats.py` sums values):
+
+```python
+import sys
+sys.path.insert(0, \"scripts\")
+from stats import summary
+print(summary([1, 2]))
+```
+
 Rendering uses `scripts/helper.py` and `templates/page.py`; `scripts/convert.py` converts one file.
 ";
 
@@ -75,6 +90,11 @@ fn plan_skill(root: &std::path::Path) -> std::path::PathBuf {
     )
     .unwrap();
     write(&dir, "templates/page.py", "print('a template')\n");
+    write(
+        &dir,
+        "scripts/stats.py",
+        "def summary(xs):\n    return sum(xs)\n\nif __name__ == '__main__':\n    raise SystemExit('Provide --values')\n",
+    );
     dir
 }
 
@@ -125,6 +145,10 @@ fn a_plain_run_runs_real_steps_lists_the_rest_and_shows_the_failure() {
             "a variant of the command at SKILL.md:",
         ),
         (
+            "scripts/init.py demo   # once more",
+            "the same command as at SKILL.md:",
+        ),
+        (
             "python3 scripts/helper.py",
             "a helper: scripts/check.py imports it",
         ),
@@ -133,6 +157,10 @@ fn a_plain_run_runs_real_steps_lists_the_rest_and_shows_the_failure() {
             "it needs arguments the instructions do not give",
         ),
         ("python3 templates/page.py", "a template (templates/)"),
+        (
+            "python3 scripts/stats.py",
+            "a module the instructions' code imports (SKILL.md:",
+        ),
     ] {
         let listed = rest.lines().find(|l| l.contains(line)).unwrap_or_default();
         assert!(listed.contains(why), "{line}: {listed}\n{out}");
