@@ -738,7 +738,8 @@ pub(crate) fn sandbox_run(
     let wants_git = wants_repository(request, record, report, skill_root);
     let (skill_dir, target_dir, owner) = if nix::unistd::geteuid().is_root() {
         let owner = Some(airlock_sandbox::ROOT_MODE_HOST_UID);
-        copy_tree(skill_root, &scratch.path().join("skill"), None)?;
+        // Owned by the sandbox user, so that what the skill writes into its own folder lands in the upper layer.
+        copy_tree(skill_root, &scratch.path().join("skill"), owner)?;
         copy_tree(&target.root, &scratch.path().join("target"), owner)?;
         (scratch.path().join("skill"), scratch.path().join("target"), owner)
     } else if wants_git {
@@ -753,7 +754,10 @@ pub(crate) fn sandbox_run(
         host: target_dir.clone(),
         sandbox: WORKSPACE.into(),
     });
-    config.mounts.push(Mount::Ro {
+    // Copy-on-write, as the target is: a skill that writes into its own folder (a cache, a virtual environment,
+    // an output folder) can, the copy airlock staged is never written, and what it wrote is gone with the run. Only
+    // the target's changes are kept (`changes/0`).
+    config.mounts.push(Mount::Rw {
         host: skill_dir.clone(),
         sandbox: SKILL_DIR.into(),
     });

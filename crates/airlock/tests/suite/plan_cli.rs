@@ -376,6 +376,52 @@ fn a_skill_finds_itself_where_an_agent_installs_it() {
     assert!(run.stdout.contains("hello world"), "{}", run.stdout);
 }
 
+/// A skill that writes into its own folder (a cache, an environment) can: the folder is copy-on-write, the copy
+/// airlock staged is never written, and nothing of it is a change to the target.
+#[test]
+fn a_skill_writes_into_its_own_folder_and_nothing_of_it_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("cacher");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "cacher",
+            "Warm the cache:\n\n```bash\nmkdir -p \"$SKILL_DIR/.cache\" && echo warm > \"$SKILL_DIR/.cache/state\"\necho \"state: $(cat \"$SKILL_DIR/.cache/state\")\"\n```\n",
+        ),
+    );
+    let run = airlock(&data, &["run", "--json", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let record = run.json();
+    assert!(
+        record["stdout"].as_str().unwrap().contains("state: warm"),
+        "{record}"
+    );
+    assert_eq!(record["changes"], serde_json::json!([]), "{record}");
+    assert!(!dir.join(".cache").exists());
+    // Nor in the staged copy under the data folder: a second run starts from the skill as scanned.
+    let again = airlock(&data, &["run", "--json", dir.to_str().unwrap()]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    let staged_cache = walkdir_has(&data, "state");
+    assert!(!staged_cache, "a file the run wrote is in the data folder");
+}
+
+/// Whether any file under `root` has this name.
+fn walkdir_has(root: &std::path::Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            walkdir_has(&p, name)
+        } else {
+            p.file_name().is_some_and(|n| n == name)
+        }
+    })
+}
+
 /// A path of the author's machine to the skill's own file (`/home/user/skills/<name>/assets/…`) reads the skill's file.
 #[test]
 fn a_path_of_the_authors_machine_to_the_skills_file_is_the_skills_file() {
