@@ -274,6 +274,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         let mut started_here: Vec<(String, u32)> = Vec::new();
         for unit in units {
             let command = skill_dir_placeholders(&unit.text, meta.name.as_deref().unwrap_or_default());
+            let (command, filled) = target_placeholders(&command);
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -319,7 +320,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 file: skill_md.clone(),
                 line: start,
                 findings,
-                note: None,
+                note: filled
+                    .map(|p| format!("`{p}` is the project the skill works on: the target, at {TARGET_DIR}")),
             });
         }
     }
@@ -473,6 +475,27 @@ const SKILL_DIR_PLACEHOLDERS: &[&str] = &[
     "${CLAUDE_PLUGIN_ROOT}",
     "$CLAUDE_PLUGIN_ROOT",
 ];
+
+/// Where a run puts the target, the project a skill works on.
+pub const TARGET_DIR: &str = "/workspace";
+
+re!(
+    /// A placeholder that stands for the project the skill works on (`<project-root>`, `<path-to-repo>`,
+    /// `{repo_path}`, `/path/to/project`), with what follows it (the end of a word).
+    PROJECT_PLACEHOLDER,
+    r#"(?i)(<(?:path[-_ ]to[-_ ](?:the[-_ ]|your[-_ ])?|your[-_ ])?(?:project|repo|repository|codebase|workspace|git[-_ ]repo)(?:[-_ ](?:root|dir|directory|path|folder))?>|\{(?:project|repo|repository|codebase|workspace)(?:_(?:root|dir|path))?\}|/path/to/(?:your[-_])?(?:project|repo|repository|codebase)/?)($|[\s'"`;|&)])"#
+);
+
+/// A command with the placeholders that stand for the project filled in with the target, which is the project a
+/// run gives the skill (an agent fills them in with the user's project), and the first placeholder filled.
+pub fn target_placeholders(command: &str) -> (String, Option<String>) {
+    let mut first = None;
+    let filled = PROJECT_PLACEHOLDER.replace_all(command, |c: &regex::Captures<'_>| {
+        first.get_or_insert_with(|| c[1].to_owned());
+        format!("{TARGET_DIR}{}", &c[2])
+    });
+    (filled.into_owned(), first)
+}
 
 /// A command with the skill-folder placeholders agents fill in replaced by `$SKILL_DIR`.
 pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
@@ -721,6 +744,30 @@ static SQL_WORD: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_for_the_project_are_the_target() {
+        let (c, p) = target_placeholders("python3 $SKILL_DIR/scan.py <project-root> --json");
+        assert_eq!(
+            (c.as_str(), p.as_deref()),
+            (
+                "python3 $SKILL_DIR/scan.py /workspace --json",
+                Some("<project-root>")
+            )
+        );
+        assert_eq!(target_placeholders("x <path-to-repo>").0, "x /workspace");
+        assert_eq!(
+            target_placeholders("cd /path/to/project && make").0,
+            "cd /workspace && make"
+        );
+        assert_eq!(
+            target_placeholders("x --root {repo_path}").0,
+            "x --root /workspace"
+        );
+        // A file named after the project, or another placeholder, is not the project.
+        assert_eq!(target_placeholders("deploy /path/to/project.tgz").1, None);
+        assert_eq!(target_placeholders("x <file> <project-name>").1, None);
+    }
 
     #[test]
     fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {

@@ -376,6 +376,50 @@ fn a_skill_finds_itself_where_an_agent_installs_it() {
     assert!(run.stdout.contains("hello world"), "{}", run.stdout);
 }
 
+/// A placeholder that stands for the project (`<path-to-repo>`) is the target, as an agent fills it in with the
+/// user's project: the step runs on it, and says so.
+#[test]
+fn the_project_placeholder_is_the_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("counter");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "counter",
+            "Count the project's files:\n\n```bash\npython3 scripts/count.py <path-to-repo>\npython3 scripts/count.py <path-to-repo> --only <ext>\n```\n",
+        ),
+    );
+    write(
+        &dir,
+        "scripts/count.py",
+        "import os, sys\nprint('files:', sum(len(f) for _, _, f in os.walk(sys.argv[1])))\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (steps, rest) = run.stdout.split_once("Not run").unwrap_or((&run.stdout, ""));
+    assert!(
+        steps.contains("python3 /skill/scripts/count.py /workspace  -> exit 0"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("files: "), "{}", run.stdout);
+    // A command with another placeholder left is still an example.
+    assert!(
+        rest.contains("an example: `<ext>` is a placeholder"),
+        "{}",
+        run.stdout
+    );
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    assert!(
+        dry.stdout
+            .contains("`<path-to-repo>` is the project the skill works on: the target, at /workspace"),
+        "{}",
+        dry.stdout
+    );
+}
+
 /// A skill that writes into its own folder (a cache, an environment) can: the folder is copy-on-write, the copy
 /// airlock staged is never written, and nothing of it is a change to the target.
 #[test]
