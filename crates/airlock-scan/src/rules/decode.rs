@@ -59,11 +59,33 @@ fn look_alike(c: char) -> bool {
     matches!(c, '\u{1D400}'..='\u{1D7FF}' | '\u{FF10}'..='\u{FF19}' | '\u{FF21}'..='\u{FF3A}' | '\u{FF41}'..='\u{FF5A}')
 }
 
+/// The longest line read again as its interpreter reads it (look-alike letters folded, spliced quotes removed).
+const MAX_LINE_READ_AS_RUN: usize = 500;
+
+/// Whether look-alike letters form a name the code uses: a run of them followed by `(`, `.` or `[`.
+fn used_as_a_name(line: &str) -> bool {
+    let mut run = 0;
+    for c in line.chars() {
+        if look_alike(c) || run > 0 && (c.is_alphanumeric() || c == '_') {
+            run += usize::from(look_alike(c));
+        } else {
+            if run > 0 && matches!(c, '(' | '.' | '[') {
+                return true;
+            }
+            run = 0;
+        }
+    }
+    false
+}
+
 /// The texts a line hides in its literals (an empty list for most lines, cheaply).
 pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
     let mut out = Vec::new();
-    let look_alikes = !line.is_ascii() && line.chars().any(look_alike);
-    let spliced = SPLICED.is_match(line);
+    // Read as the interpreter reads the line itself: a line of code, not a minified bundle or a source map (one
+    // line of megabytes whose strings hold any text), and look-alike letters used as a name (`𝚎𝚡𝚎𝚌(`), not in text.
+    let short = line.len() <= MAX_LINE_READ_AS_RUN;
+    let look_alikes = short && !line.is_ascii() && used_as_a_name(line);
+    let spliced = short && SPLICED.is_match(line);
     if !CANDIDATE.is_match(line) && !look_alikes && !spliced {
         return out;
     }
@@ -275,6 +297,13 @@ mod tests {
         assert!(decoded("echo 'it''s' done").is_empty());
         assert!(decoded("print(\"a\\nb\")").is_empty());
         assert!(decoded("    \"  .venv/bin/pip install playwright\\n\"").is_empty());
+        // Fullwidth letters in text, and a bundle's line of any length, are not read again.
+        assert!(decoded("msg = \"ｅｒｒｏｒ： ｆａｉｌｅｄ\"").is_empty());
+        assert!(decoded(&format!(
+            "{{\"sourcesContent\":[\"{}\", \"s''udo -S\"]}}",
+            "x".repeat(600)
+        ))
+        .is_empty());
     }
 
     #[test]

@@ -191,6 +191,16 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Reads or lists what would run later or who may log in (a review), without changing it.",
         ),
+        "intent/agent-config"
+            if c.each[index].find_iter(text).all(|m| m.as_str().ends_with("add") && m.as_str().contains("mcp"))
+                && MCP_BY_ADDRESS.is_match(text)
+                && !text.contains(" -- ") =>
+        {
+            (
+                Severity::Medium,
+                "Registers a service's MCP server by its address with the agent (a connection it makes; no program is started).",
+            )
+        }
         "prompt/conceal" if c.each[index].find_iter(text).all(|m| not_hiding(text, m.start(), m.as_str())) => (
             Severity::Low,
             "Says what must not happen unseen, or what an outside step does unseen (`never silently add packages`, `tests were silently skipped`, `keep the key secret`): nothing is hidden from the user.",
@@ -462,6 +472,12 @@ re!(
     TELL_USER_TO,
     r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|ask|instruct)\s+(?:the\s+)?users?\s+to\s+\w+"
 );
+re!(
+    /// An MCP server given by its address (`--url https://mcp.notion.com/mcp`, `--transport http <url>`).
+    MCP_BY_ADDRESS,
+    r"(?i)--url[ =]https?://|--transport[ =](http|sse)\b"
+);
+
 re!(
     /// The end of a clause that negates the verb an adverb of hiding is about to qualify: `never `, `Do NOT
     /// rewrite, delete, or ` (a list of verbs joined by `or`), `no tests were `, or a passive (`is `, `would `): what

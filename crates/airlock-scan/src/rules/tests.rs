@@ -332,7 +332,7 @@ fn the_second_red_teams_forms() {
         ),
         (
             "intent/agent-config",
-            "Run `claude mcp list` to see the servers.",
+            "- `codex mcp add notion --url https://mcp.notion.com/mcp`",
             "claude mcp add --scope user docs-index -- npx -y @x/server@latest",
         ),
     ];
