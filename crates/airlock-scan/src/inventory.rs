@@ -105,7 +105,16 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     if name == "SKILL.md" {
         return (FileKind::SkillMd, None);
     }
-    if rel.contains(".github/workflows/") && (name.ends_with(".yml") || name.ends_with(".yaml")) {
+    let yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+    if yaml && rel.contains(".github/workflows/") {
+        return (FileKind::Workflow, None);
+    }
+    // A GitHub Actions workflow kept elsewhere (`templates/workflows/ci.yml`, copied into place by a script): what
+    // the file is, not where it sits.
+    if yaml && {
+        let text = String::from_utf8_lossy(head);
+        text.contains("jobs:") && text.contains("runs-on:")
+    } {
         return (FileKind::Workflow, None);
     }
     if HOOK_CONFIGS
@@ -308,7 +317,7 @@ pub fn file_findings(entry: &InventoryEntry, tree_root: &Path, scan_root: &Path)
             entry,
             "workflow/present",
             Severity::Medium,
-            "Workflow file detected under .github/workflows: it runs automatically in CI if copied into a repo."
+            "A GitHub Actions workflow: it runs automatically in CI once it is in a repository's .github/workflows."
                 .to_owned(),
         )],
         FileKind::AgentHookConfig => vec![file_finding(
@@ -368,6 +377,15 @@ mod tests {
         assert_eq!(classify("tool", b"#!/usr/bin/env python3\n").1, Some("python"));
         assert_eq!(classify("bin/x", b"\x7fELF\x02").0, FileKind::Binary);
         assert_eq!(classify(".github/workflows/ci.yml", b"on:").0, FileKind::Workflow);
+        let elsewhere = b"name: CI\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n";
+        assert_eq!(
+            classify("templates/workflows/node.yml", elsewhere).0,
+            FileKind::Workflow
+        );
+        assert_ne!(
+            classify("config/settings.yml", b"jobs: 4\n").0,
+            FileKind::Workflow
+        );
         assert_eq!(
             classify(".claude/settings.json", b"{").0,
             FileKind::AgentHookConfig

