@@ -275,6 +275,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         for unit in units {
             let command = skill_dir_placeholders(&unit.text, meta.name.as_deref().unwrap_or_default());
             let (command, filled) = target_placeholders(&command);
+            let (command, guarded) = shell::guard_tests(&command);
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -321,7 +322,14 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 line: start,
                 findings,
                 note: filled
-                    .map(|p| format!("`{p}` is the project the skill works on: the target, at {TARGET_DIR}")),
+                    .map(|p| format!("`{p}` is the project the skill works on: the target, at {TARGET_DIR}"))
+                    .or_else(|| {
+                        guarded.then(|| {
+                            "`[ test ] && command` runs as `if [ test ]; then command; fi`: a test that does not hold \
+                             skips the command, it is not a failure"
+                                .to_owned()
+                        })
+                    }),
             });
         }
     }

@@ -280,6 +280,33 @@ pub(super) fn shares_state(units: &[Unit]) -> bool {
         })
 }
 
+re!(
+    /// A line that runs a command only when a test holds: `[ -f "$X" ] && bash "$X"`, `[[ -d x ]] && cd x`.
+    GUARDED, r#"^(\s*)(\[\[\s[^\n]*?\s\]\]|\[\s[^\]\n]*\s\])\s*&&\s*([^\n]+)$"#);
+
+/// The command with each `TEST && COMMAND` line written as `if TEST; then COMMAND; fi`, which is what its author
+/// means: a test that does not hold skips the command, it is not a failure (the `&&` form exits 1 then). Only a
+/// line with one command after the test (no `||`, `&&`, `;` or `&` in it) is rewritten. Whether any was.
+pub(super) fn guard_tests(command: &str) -> (String, bool) {
+    let mut changed = false;
+    let lines: Vec<String> = command
+        .lines()
+        .map(|line| match GUARDED.captures(line) {
+            Some(c)
+                if !c[3].contains("||")
+                    && !c[3].contains("&&")
+                    && !c[3].contains(';')
+                    && !c[3].trim_end().ends_with('&') =>
+            {
+                changed = true;
+                format!("{}if {}; then {}; fi", &c[1], &c[2], c[3].trim_end())
+            }
+            _ => line.to_owned(),
+        })
+        .collect();
+    (lines.join("\n"), changed)
+}
+
 /// A command as the shell runs it, to tell two copies of one apart from two commands: each line without its
 /// comment, its words joined by single spaces.
 pub(super) fn as_run(command: &str) -> String {
@@ -600,5 +627,19 @@ mod tests {
         let block = "SOCKET_DIR=${TMPDIR:-/tmp}/s  # well-known dir\nmkdir -p \"$SOCKET_DIR\"\nSESSION=py   # a name\necho \"$SESSION\"\n";
         assert!(shares_state(&units(block, false)));
         assert_eq!(without_comment("X='a # b' # note"), "X='a # b'");
+    }
+
+    #[test]
+    fn a_test_then_a_command_skips_the_command_when_the_test_does_not_hold() {
+        let (c, changed) = guard_tests("X=1\n[ -f \"$X\" ] && bash \"$X\" --root .\n[[ -d out ]] && ls out");
+        assert!(changed);
+        assert_eq!(
+            c,
+            "X=1\nif [ -f \"$X\" ]; then bash \"$X\" --root .; fi\nif [[ -d out ]]; then ls out; fi"
+        );
+        // A chain with more after it is left as written.
+        assert!(!guard_tests("[ -f x ] && a || b").1);
+        assert!(!guard_tests("[ -f x ] && a; b").1);
+        assert!(!guard_tests("echo [ x ] && y").1);
     }
 }

@@ -388,7 +388,7 @@ fn the_project_placeholder_is_the_target() {
         "SKILL.md",
         &skill_md(
             "counter",
-            "Count the project's files:\n\n```bash\npython3 scripts/count.py <path-to-repo>\npython3 scripts/count.py <path-to-repo> --only <ext>\n```\n",
+            "Count the project's files:\n\n```bash\npython3 scripts/count.py <path-to-repo>\npython3 scripts/count.py <path-to-repo> --only <ext>\n```\n\nWith a settings file:\n\n```bash\n[ -f \"$HOME/.counterrc\" ] && cat \"$HOME/.counterrc\"\n```\n",
         ),
     );
     write(
@@ -405,6 +405,12 @@ fn the_project_placeholder_is_the_target() {
         run.stdout
     );
     assert!(run.stdout.contains("files: "), "{}", run.stdout);
+    // A test that does not hold skips its command: not a failure.
+    assert!(
+        steps.contains("if [ -f \"$HOME/.counterrc\" ]; then cat \"$HOME/.counterrc\"; fi  -> exit 0"),
+        "{}",
+        run.stdout
+    );
     // A command with another placeholder left is still an example.
     assert!(
         rest.contains("an example: `<ext>` is a placeholder"),
