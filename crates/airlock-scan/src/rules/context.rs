@@ -104,6 +104,32 @@ pub(super) fn asks_after_all(label: &str) -> bool {
 
 /// The sentence of `text` around bytes `start..end`: from the last `. `, `; `, `! ` or `? ` before it to the next one
 /// after it.
+/// Whether inline code names a path rather than holding a command: its first word is a path (`~/.ssh`,
+/// `~/.ssh directory`, `.npmrc`, `$HOME/.aws`) and nothing in it chains, redirects or substitutes.
+pub(super) fn names_a_path(span: &str) -> bool {
+    let inner = span.trim_matches('`').trim();
+    let first = inner.split_whitespace().next().unwrap_or_default();
+    let path = ["~", "/", "./", "../", "$HOME", "${HOME}"]
+        .iter()
+        .any(|p| first.starts_with(p))
+        || first.starts_with('.') && first[1..].starts_with(|c: char| c.is_ascii_alphanumeric());
+    path && !inner.contains(['|', '<', '>', ';', '&', '`']) && !inner.contains("$(")
+}
+
+/// The line with the text of each inline code span that names a path blanked (its length kept): a verb inside a
+/// path (`~/.orbstack/run/docker.sock`) is not an action asked for.
+pub(super) fn without_named_paths(text: &str, inline_code: &[(usize, usize)]) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for (s, e) in inline_code {
+        if text.get(*s..*e).is_some_and(names_a_path) {
+            for b in &mut bytes[*s..*e] {
+                *b = b' ';
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| text.to_owned())
+}
+
 pub(super) fn sentence_of(text: &str, start: usize, end: usize) -> &str {
     let ends = [". ", "; ", "! ", "? "];
     let from = ends

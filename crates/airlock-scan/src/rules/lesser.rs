@@ -201,6 +201,16 @@ pub(super) fn lesser_class(
                 "Registers a service's MCP server by its address with the agent (a connection it makes; no program is started).",
             )
         }
+        "campaign/download-and-run"
+            if c.each[index]
+                .find_iter(text)
+                .all(|m| m.as_str().to_lowercase().ends_with("run it") && LEFT_TO_DECIDE.is_match(&text[..m.end()])) =>
+        {
+            (
+                Severity::Low,
+                "Leaves it to the reader whether to run what is downloaded (`decide whether to run it`, `don't run it`): not an order to run it.",
+            )
+        }
         "prompt/conceal" if c.each[index].find_iter(text).all(|m| not_hiding(text, m.start(), m.as_str())) => (
             Severity::Low,
             "Says what must not happen unseen, or what an outside step does unseen (`never silently add packages`, `tests were silently skipped`, `keep the key secret`): nothing is hidden from the user.",
@@ -432,7 +442,7 @@ const VERSION_MANAGERS: &str = "brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*({VERSION_MANAGERS})\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#));
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*({VERSION_MANAGERS})\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 /// Whether a line defines an alias that takes over a command people trust (`alias sudo=…`, `alias ssh=…`).
 pub(super) fn hijacking_alias(text: &str) -> bool {
@@ -472,6 +482,12 @@ re!(
     TELL_USER_TO,
     r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|ask|instruct)\s+(?:the\s+)?users?\s+to\s+\w+"
 );
+re!(
+    /// `run it` under a choice or a refusal right before it: `whether to run it`, `don't run it`, `never run it`.
+    LEFT_TO_DECIDE,
+    r"(?i)\b(whether\s+(or\s+not\s+)?to|don't|do\s+not|never|not\s+to)\s+run\s+it$"
+);
+
 re!(
     /// An MCP server given by its address (`--url https://mcp.notion.com/mcp`, `--transport http <url>`).
     MCP_BY_ADDRESS,

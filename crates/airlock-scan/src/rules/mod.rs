@@ -28,7 +28,9 @@ use crate::text::{is_hidden_char, visible};
 use crate::verdict::Facts;
 use crate::ScanError;
 use blocks::{guess_shell, strip_prompts};
-use context::{describing_cue, describing_label, only_placeholder_hosts, sentence_of};
+use context::{
+    describing_cue, describing_label, names_a_path, only_placeholder_hosts, sentence_of, without_named_paths,
+};
 use lesser::*;
 use table::{Prose, RuleDef, Scope, RULES};
 
@@ -271,13 +273,17 @@ impl<'a> FileScan<'a> {
                         .iter()
                         .find(|(s, e)| m.start() >= *s && m.end() <= *e)
                         .and_then(|(s, e)| text.get(*s..*e));
-                    let one_word =
-                        span.is_some_and(|t| !t.trim_matches('`').trim().contains(char::is_whitespace));
+                    // A path in backticks with words after it (`~/.ssh directory`) names it too.
+                    let one_word = span.is_some_and(|t| {
+                        !t.trim_matches('`').trim().contains(char::is_whitespace) || names_a_path(t)
+                    });
                     let in_inline = span.is_some() && !one_word;
                     // For a word in backticks, the action must be in its own sentence ("keys live in
-                    // `~/.aws/credentials`. To add a profile, run ..." names the file, it does not read it).
+                    // `~/.aws/credentials`. To add a profile, run ..." names the file, it does not read it), and
+                    // outside the paths it names (`~/.orbstack/run/docker.sock` asks nothing to run).
                     let asked = if one_word {
-                        compiled.action.is_match(sentence_of(text, m.start(), m.end()))
+                        let plain = without_named_paths(text, inline_code);
+                        compiled.action.is_match(sentence_of(&plain, m.start(), m.end()))
                     } else {
                         compiled.action.is_match(text)
                     };
