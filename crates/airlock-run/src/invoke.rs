@@ -553,8 +553,10 @@ fn resolve_line(
             }
         }
         let missing_input = !is_output && !in_skill && !in_target && !bare.starts_with('.');
+        // A program the command starts (`./scripts/validate.sh`) or an interpreter runs, of a project's own: not
+        // in the skill, not in the target.
         if missing_input
-            && runs_it
+            && (runs_it || at_start)
             && ext
                 .as_ref()
                 .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))

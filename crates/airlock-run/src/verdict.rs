@@ -729,6 +729,11 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         format!("command not found: `{program}` (a program the skill starts) is not on this machine or not in the sandbox")
     } else if let Some(file) = grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'") {
         format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
+    } else if let Some(module) = grab(r"Cannot find (?:module|package) '(\.\.?/[^']+)'") {
+        format!(
+            "the skill's code loads `{module}`, a file by a path relative to it that the skill does not have (its \
+             repository may keep it beside the skill's folder, which is not part of the skill)"
+        )
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '([^']+)'") {
         match &install_cut {
             Some(why) => format!("the Node module `{module}` is not installed{why}"),
@@ -860,6 +865,14 @@ mod tests {
         // A write elsewhere is not the skill's folder.
         let run = failed_run("touch: cannot touch '/usr/x': Read-only file system\n");
         assert!(!failure_cause(&run).unwrap_or_default().contains("its own folder"));
+        let run = failed_run(
+            "Error: Cannot find module '../../../scripts/lib/doc-frontmatter.cjs'\nRequire stack:\n",
+        );
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("a file by a path relative to it that the skill does not have"),
+            "{cause}"
+        );
         let mut run = failed_run("Deploying...\n");
         assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
         run.network = serde_json::from_value(serde_json::json!([{

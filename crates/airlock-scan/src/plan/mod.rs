@@ -482,6 +482,12 @@ const SKILL_DIR_PLACEHOLDERS: &[&str] = &[
     "$CLAUDE_SKILL_DIR",
     "${CLAUDE_PLUGIN_ROOT}",
     "$CLAUDE_PLUGIN_ROOT",
+    "<skill-path>",
+    "<skill_path>",
+    "<skill-dir>",
+    "<skill_dir>",
+    "<path-to-skill>",
+    "<skill-root>",
 ];
 
 /// Where a run puts the target, the project a skill works on.
@@ -786,6 +792,10 @@ mod tests {
         assert_eq!(
             skill_dir_placeholders("node ${CLAUDE_PLUGIN_ROOT}/run.js", "x"),
             "node $SKILL_DIR/run.js"
+        );
+        assert_eq!(
+            skill_dir_placeholders("bash <skill-path>/scripts/check.sh docs", "x"),
+            "bash $SKILL_DIR/scripts/check.sh docs"
         );
         assert_eq!(
             placeholder(&skill_dir_placeholders("bash {skill_dir}/go.sh", "x")),

@@ -388,7 +388,7 @@ fn the_project_placeholder_is_the_target() {
         "SKILL.md",
         &skill_md(
             "counter",
-            "Count the project's files:\n\n```bash\npython3 scripts/count.py <path-to-repo>\npython3 scripts/count.py <path-to-repo> --only <ext>\n```\n\nWith a settings file:\n\n```bash\n[ -f \"$HOME/.counterrc\" ] && cat \"$HOME/.counterrc\"\n```\n",
+            "Count the project's files:\n\n```bash\npython3 scripts/count.py <path-to-repo>\npython3 scripts/count.py <path-to-repo> --only <ext>\n```\n\nWith a settings file:\n\n```bash\n[ -f \"$HOME/.counterrc\" ] && cat \"$HOME/.counterrc\"\n```\n\nThen the project's own check:\n\n```bash\n./scripts/validate_project.sh\n```\n",
         ),
     );
     write(
@@ -408,6 +408,16 @@ fn the_project_placeholder_is_the_target() {
     // A test that does not hold skips its command: not a failure.
     assert!(
         steps.contains("if [ -f \"$HOME/.counterrc\" ]; then cat \"$HOME/.counterrc\"; fi  -> exit 0"),
+        "{}",
+        run.stdout
+    );
+    // A program of the project's own, which the target does not have, is listed, not run into a 127.
+    let listed = rest
+        .lines()
+        .find(|l| l.contains("validate_project.sh"))
+        .unwrap_or_default();
+    assert!(
+        listed.contains("which is in neither the skill nor the target"),
         "{}",
         run.stdout
     );
