@@ -482,13 +482,14 @@ const SKILL_DIR_PLACEHOLDERS: &[&str] = &[
     "$CLAUDE_SKILL_DIR",
     "${CLAUDE_PLUGIN_ROOT}",
     "$CLAUDE_PLUGIN_ROOT",
-    "<skill-path>",
-    "<skill_path>",
-    "<skill-dir>",
-    "<skill_dir>",
-    "<path-to-skill>",
-    "<skill-root>",
 ];
+
+re!(
+    /// A placeholder naming the skill's folder before a path in it: `<this-skill>/scripts/x.js`, `<skill_dir>/`,
+    /// `<path-to-skill>/`, `{skill_path}/`.
+    SKILL_FOLDER_PLACEHOLDER,
+    r"(?i)(?:<[\w-]*skill[\w-]*>|\{[\w-]*skill[\w-]*\})/"
+);
 
 /// Where a run puts the target, the project a skill works on.
 pub const TARGET_DIR: &str = "/workspace";
@@ -516,6 +517,9 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     let replaced = SKILL_DIR_PLACEHOLDERS
         .iter()
         .fold(command.to_owned(), |c, p| c.replace(p, "$SKILL_DIR"));
+    let replaced = SKILL_FOLDER_PLACEHOLDER
+        .replace_all(&replaced, "$$SKILL_DIR/")
+        .into_owned();
     // Where an agent installs the skill (`~/.codex/skills/NAME`, `~/.claude/skills/NAME`, `$HOME/...`) is the skill's
     // folder too.
     if skill_name.is_empty() || !replaced.contains("/skills/") {
@@ -797,6 +801,13 @@ mod tests {
             skill_dir_placeholders("bash <skill-path>/scripts/check.sh docs", "x"),
             "bash $SKILL_DIR/scripts/check.sh docs"
         );
+        assert_eq!(
+            skill_dir_placeholders("node <this-skill>/scripts/check.js --root .", "x"),
+            "node $SKILL_DIR/scripts/check.js --root ."
+        );
+        // A placeholder of another kind stays one.
+        assert!(placeholder(&skill_dir_placeholders("node <this-skill>/x.js <file>", "x")).is_some());
+        assert_eq!(skill_dir_placeholders("ls <skill-name>", "x"), "ls <skill-name>");
         assert_eq!(
             placeholder(&skill_dir_placeholders("bash {skill_dir}/go.sh", "x")),
             None
