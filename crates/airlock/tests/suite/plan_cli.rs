@@ -469,7 +469,7 @@ fn a_skill_writes_into_its_own_folder_and_nothing_of_it_stays() {
 
 /// Whether any file under `root` has this name.
 fn walkdir_has(root: &std::path::Path, name: &str) -> bool {
-    let Ok(entries) = std::fs::read_dir(root) else {
+    let Ok(entries) = fs_err::read_dir(root) else {
         return false;
     };
     entries.flatten().any(|e| {
