@@ -553,10 +553,10 @@ fn resolve_line(
             }
         }
         let missing_input = !is_output && !in_skill && !in_target && !bare.starts_with('.');
-        // A program the command starts (`./scripts/validate.sh`) or an interpreter runs, of a project's own: not
-        // in the skill, not in the target.
+        // A program the command starts by a path (`./scripts/validate.sh`) or an interpreter runs, of a project's
+        // own: not in the skill, not in the target. (A bare name at the start may be on the PATH.)
         if missing_input
-            && (runs_it || at_start)
+            && (runs_it || at_start && bare.contains('/'))
             && ext
                 .as_ref()
                 .is_some_and(|e| CODE_EXTENSIONS.contains(&e.as_str()))
