@@ -518,6 +518,23 @@ fn resolve_line(
         if !relative {
             // A path of the author's machine to the skill's own file (`/home/user/skills/<name>/assets/x.json`,
             // `/mnt/skills/user/<name>/scripts`): the skill's file.
+            if is_output {
+                made.insert(bare.to_owned());
+            }
+            // A file under /tmp that the command reads and nothing before it wrote (`--plan-file /tmp/plan.md`):
+            // a run's /tmp starts empty.
+            let ext = bare.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+            if !is_output
+                && !at_start
+                && bare.starts_with("/tmp/")
+                && !made.contains(bare)
+                && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
+            {
+                return Err(format!(
+                    "an example: it reads {}, which nothing before it makes (a run's /tmp starts empty)",
+                    escape_input(bare)
+                ));
+            }
             match authors_copy(bare, skill_root, names) {
                 Some(rel) => rewritten.push(point_at_skill(word, quoted, &rel, skill_root, at_start)),
                 None => rewritten.push(word.to_owned()),
@@ -1114,6 +1131,12 @@ mod tests {
             resolve("webfetch.sh --md https://example.com").unwrap(),
             format!("bash {SKILL_DIR}/scripts/webfetch.sh --md https://example.com")
         );
+        // A file under /tmp read before anything wrote it is an input to give; one an earlier command wrote is not.
+        assert!(resolve("bash scripts/webfetch.sh --plan-file /tmp/plan.md")
+            .unwrap_err()
+            .contains("/tmp/plan.md, which nothing before it makes"));
+        assert!(resolve("echo '# plan' > /tmp/made.md").is_ok());
+        assert!(resolve("bash scripts/webfetch.sh --plan-file /tmp/made.md").is_ok());
         // Two files of that name: which one is meant is not known, so the command stands as written.
         assert_eq!(resolve("twice.py x").unwrap(), "twice.py x");
         // Only where a command starts: an argument of that name is not the skill's script.
