@@ -183,6 +183,8 @@ const DATA_EXTENSIONS: &[&str] = &[
     "jsonl",
     "ndjson",
     "parquet",
+    "patch",
+    "diff",
     "avro",
     "sqlite",
     "db",
@@ -1137,6 +1139,7 @@ mod tests {
             .contains("/tmp/plan.md, which nothing before it makes"));
         assert!(resolve("echo '# plan' > /tmp/made.md").is_ok());
         assert!(resolve("bash scripts/webfetch.sh --plan-file /tmp/made.md").is_ok());
+        assert!(resolve("bash scripts/webfetch.sh --plan-file /tmp/change.patch").is_err());
         // Two files of that name: which one is meant is not known, so the command stands as written.
         assert_eq!(resolve("twice.py x").unwrap(), "twice.py x");
         // Only where a command starts: an argument of that name is not the skill's script.
