@@ -180,6 +180,14 @@ pub(super) fn lesser_class(
             "Names every-command access as what not to grant (`Bash(git:*)` not `Bash(*)`).",
         ),
         "intent/widen-permissions"
+            if c.each[index].find_iter(text).all(|m| DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()])) =>
+        {
+            (
+                Severity::Medium,
+                "Describes something that skips prompts (`actions that skip approval prompts`, a feature of a product), not an order to skip them.",
+            )
+        }
+        "intent/widen-permissions"
             if ALLOWED_TOOLS.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str() == "Bash(*)") =>
         {
             (
@@ -486,6 +494,13 @@ re!(
     /// `run it` under a choice or a refusal right before it: `whether to run it`, `don't run it`, `never run it`.
     LEFT_TO_DECIDE,
     r"(?i)\b(whether\s+(or\s+not\s+)?to|don't|do\s+not|never|not\s+to)\s+run\s+it$"
+);
+
+re!(
+    /// A relative clause right before a match: what it says is said of something (`actions that skip approval
+    /// prompts`), not asked of the reader.
+    DESCRIBED_BY_CLAUSE,
+    r"(?i)\b\w+\s+(that|which)\s+$"
 );
 
 re!(
