@@ -307,6 +307,19 @@ pub fn uv_run(command: &str) -> Option<(String, Vec<String>)> {
     ))
 }
 
+/// The name of a Python requirement specifier (`erdantic>=1.0`, `x[extra]; python_version<"3.12"`, `y @ url`).
+pub fn python_name(spec: &str) -> &str {
+    spec.split(['<', '>', '=', '!', '~', '[', ';', ' ', '@'])
+        .next()
+        .unwrap_or_default()
+}
+
+/// The bare name of an npm package specifier (`@scope/name@1.2` gives `name`): the program it usually installs.
+pub fn node_bin_name(spec: &str) -> &str {
+    let bare = spec.rsplit('/').next().unwrap_or(spec);
+    bare.split('@').next().unwrap_or(bare)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

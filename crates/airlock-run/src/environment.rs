@@ -290,15 +290,8 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
     let packaged: BTreeSet<&str> = needs
         .python_specs
         .iter()
-        .map(|s| {
-            s.split(['<', '>', '=', '!', '~', '[', ';', ' ', '@'])
-                .next()
-                .unwrap_or_default()
-        })
-        .chain(needs.node_specs.iter().map(|s| {
-            let bare = s.rsplit('/').next().unwrap_or(s);
-            bare.split('@').next().unwrap_or(bare)
-        }))
+        .map(|s| crate::declared::python_name(s))
+        .chain(needs.node_specs.iter().map(|s| crate::declared::node_bin_name(s)))
         .collect();
     needs.missing_programs = programs
         .into_iter()
