@@ -7,6 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use super::credential;
+
 re!(
     ENVIRONMENT,
     r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ"
@@ -32,10 +34,6 @@ re!(
     r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
 );
 re!(
-    AS_CREDENTIAL,
-    r#"(?i)authorization|bearer|x-api-key|api-key\s*:|auth\s*=|auth:\s|-[a-z]*u\s+\S+:|--user\s|://[^/\s:@'"]+:\$\{?[A-Za-z_]\w*\}?@|headers\s*=|headers\s*:|'key'\s*:|token=\{|apikey=|\.(append|set)\(\s*['"](secret|token|key|api_?key|apikey|auth|password|client_secret|access_token)['"]"#
-);
-re!(
     /// The environment a child process is given: `env=env`, `env=dict(os.environ)`, `{ env: process.env }`.
     CHILD_ENV,
     r"([,({])\s*env\s*(?:=|:)\s*(?:dict\(\s*os\.environ\s*\)|os\.environ(\.copy\(\))?|\{\s*\.\.\.process\.env\b[^}]*\}|process\.env|[A-Za-z_][A-Za-z0-9_]*)"
@@ -54,16 +52,6 @@ re!(
     PY_DOWNLOAD_TO,
     r"\burlretrieve\(\s*[^,]+,\s*([A-Za-z_][\w.]*)\s*\)"
 );
-
-re!(
-    CREDENTIAL_PARAM,
-    r"(?i)[?&](key|api_?key|apikey|secret|token|access_token|client_secret|auth)=|api\.telegram\.org/bot\$"
-);
-
-/// Whether a line places a secret where a request carries its credential.
-fn as_credential(line: &str) -> bool {
-    AS_CREDENTIAL.is_match(line) || CREDENTIAL_PARAM.is_match(line)
-}
 
 re!(
     /// A secret variable's name: `$PUSHOVER_APP_TOKEN`, `${GH_TOKEN}`, `os.environ['X']`, `getenv("X")`,
@@ -132,15 +120,23 @@ fn own_service(line: &str) -> bool {
         })
 }
 
-re!(
-    CREDENTIAL_FIELD,
-    r#"(?i)(key|token|auth|secret|appid|app_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{|\{)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
-);
+/// Whether a secret-named variable is read on this line anywhere but where the request carries its credential.
+fn secret_var_sent(line: &str) -> bool {
+    let places = credential::places(line);
+    SECRET_VAR
+        .find_iter(line)
+        .any(|m| !credential::inside(&places, &m.range()))
+}
 
-/// Whether `var` is the value of a field named as a credential (`params={"appid": key}`, `api_key=key`,
-/// `"token": f"{tok}"`).
-fn in_credential_field(line: &str, var: &str) -> bool {
-    CREDENTIAL_FIELD.captures_iter(line).any(|c| &c[4] == var)
+/// Whether every secret this line reads itself stands where a request carries its credential
+/// (`curl -H "Authorization: Bearer $(cat ~/.config/tool/token)"`).
+fn sources_as_credential(line: &str) -> bool {
+    let places = credential::places(line);
+    let mut reads = [&*SECRET_VAR, &*SECRET_FILE, &*CLIPBOARD, &*AGENT_MEMORY]
+        .into_iter()
+        .flat_map(|re| re.find_iter(line))
+        .peekable();
+    reads.peek().is_some() && reads.all(|m| credential::inside(&places, &m.range()))
 }
 
 /// Where a secret is read, and what it is.
@@ -150,7 +146,7 @@ fn source_of(line: &str) -> Option<&'static str> {
     } else if SECRET_FILE.is_match(&super::lesser::KEY_USE.replace_all(line, " ")) {
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.
         Some("a credential file")
-    } else if SECRET_VAR.is_match(line) && !as_credential(line) {
+    } else if secret_var_sent(line) {
         // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
         // an API is called; anywhere else in what is sent (a body, a host name, a path) it leaves.
         Some("a secret environment variable")
@@ -222,9 +218,13 @@ pub(super) fn flows_from(
                     .map(|o| replace_name(line, v, &format!("${{{o}}}")))
             });
             let credential = what != "the whole environment"
-                && (as_credential(line)
-                    || own_service(as_read.as_deref().unwrap_or(line))
-                    || used.is_some_and(|(v, _, _, _)| in_credential_field(line, v)));
+                && (match (here, used) {
+                    (Some(_), _) => sources_as_credential(line),
+                    (None, Some((v, _, _, _))) => {
+                        credential::only_as_credential(line, v) || credential::in_field(line, v)
+                    }
+                    (None, None) => false,
+                } || own_service(as_read.as_deref().unwrap_or(line)));
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -237,8 +237,8 @@ pub(super) fn flows_from(
             // `url = f"{api}?key={key}"`).
             let only_as_credential = here.is_none()
                 && used.is_some_and(|(v, _, _, _)| {
-                    (in_credential_field(line, v) || CREDENTIAL_PARAM.is_match(line))
-                        && line.matches(v.as_str()).count() == 1
+                    credential::only_as_credential(line, v)
+                        || credential::in_field(line, v) && line.matches(v.as_str()).count() == 1
                 });
             if !only_as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
                 // The secret's own name, when this line reads exactly one.

