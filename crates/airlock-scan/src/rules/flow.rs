@@ -19,7 +19,7 @@ re!(
 );
 re!(
     SECRET_FILE,
-    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(])\.env\b"
+    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env\b"
 );
 re!(
     CLIPBOARD,
@@ -120,6 +120,12 @@ fn own_service(line: &str) -> bool {
         })
 }
 
+re!(
+    /// A web address, up to anything that computes a part of it (`$(…)`, `{…}`, `<`).
+    WEB_URL,
+    r#"(?i)\b(?:https?|ftp)://[^\s'"`()$<>{}]+"#
+);
+
 /// Whether a secret-named variable is read on this line anywhere but where the request carries its credential.
 fn secret_var_sent(line: &str) -> bool {
     let places = credential::places(line);
@@ -143,7 +149,9 @@ fn sources_as_credential(line: &str) -> bool {
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
-    } else if SECRET_FILE.is_match(&super::lesser::KEY_USE.replace_all(line, " ")) {
+    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::lesser::KEY_USE.replace_all(line, " "), " ")) {
+        // A web address's path (`curl -I https://site/.env`, a check that the site does not serve it) is the
+        // site's, not a file of this machine.
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.
         Some("a credential file")
     } else if secret_var_sent(line) {
@@ -465,6 +473,17 @@ re!(
     PY_RUN_CALL,
     r"\b(?:os\.chmod\(|(?:subprocess\.\w+|os\.exec\w*|os\.spawn\w*)\(\s*\[?|os\.system\()\s*"
 );
+
+re!(
+    /// A script handed to a shell in the foreground, the whole line: `sh setup.sh`, `sudo bash ./install.sh --yes`.
+    SHELL_RUNS_SCRIPT,
+    r"^\s*(?:\$\s+)?(?:sudo\s+(?:-E\s+)?)?(?:ba|z|da)?sh\s+[\w./~${}-]+\.sh(?:\s+[\w=./-]+)*\s*$"
+);
+
+/// Whether a line runs a downloaded script with a shell, in the foreground and nothing else.
+pub(super) fn script_run_by_shell(line: &str) -> bool {
+    SHELL_RUNS_SCRIPT.is_match(line)
+}
 
 /// A download to a file that a later line of the same code makes executable or runs: (download line, run line).
 pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32)> {

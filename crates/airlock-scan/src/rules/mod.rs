@@ -609,9 +609,12 @@ impl<'a> FileScan<'a> {
                 command = format!("{} {}", command.trim_end_matches('\\'), line_text(next));
             }
             let release = flow::from_release_host(&command);
+            // A script handed to a shell in the foreground (`curl -o setup.sh URL` then `sh setup.sh`) is what
+            // `curl URL | sh` does in one line: `high`, as `install/pipe-to-shell` is.
+            let by_shell = flow::script_run_by_shell(&line_text(run));
             self.out.push(Finding {
                 rule: "campaign/download-and-run".to_owned(),
-                severity: if release {
+                severity: if release || by_shell {
                     Severity::High
                 } else {
                     Severity::Critical
@@ -622,9 +625,14 @@ impl<'a> FileScan<'a> {
                     &format!("{} -> line {run}: {}", line_text(download), line_text(run)),
                     240,
                 ),
-                message: format!(
-                    "Downloads a file (line {download}) that line {run} makes executable or runs."
-                ),
+                message: if by_shell {
+                    format!(
+                        "Downloads a script (line {download}) that line {run} runs with a shell: the same act as \
+                         piping it into one; review the script first."
+                    )
+                } else {
+                    format!("Downloads a file (line {download}) that line {run} makes executable or runs.")
+                },
                 context: FindingContext::Code,
             });
         }

