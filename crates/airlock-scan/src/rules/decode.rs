@@ -13,7 +13,7 @@ const MAX_INFLATED: u64 = 256 * 1024;
 
 re!(
     CANDIDATE,
-    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}"
+    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}|path\.join\(|path\.resolve\(|Path\(|\s/\s*['\x22]"
 );
 re!(BASE64, r"[A-Za-z0-9+/_-]{16,}={0,2}");
 re!(HEX, r"['\x22]([0-9a-fA-F]{16,})['\x22]");
@@ -35,6 +35,49 @@ re!(CONCAT, r#"(['"][^'"\n]*['"]\s*\+\s*)+['"][^'"\n]*['"]"#);
 pub(super) struct Hidden {
     pub how: &'static str,
     pub text: String,
+}
+
+/// How a path built from its parts is named: a way of writing a path, not of hiding one (no finding of its own).
+pub(super) const JOINED_PATH_HOW: &str = "a path joined from its parts";
+/// How literals joined with `+` are named: as plain as a joined path.
+pub(super) const JOINED_LITERALS: &str = "joined literals";
+
+re!(
+    /// A path joined from its parts: `os.path.join(home, ".aws", "credentials")`, `path.join(os.homedir(), '.ssh')`,
+    /// `Path.home() / ".ssh" / "id_rsa"`.
+    JOINED_PATH,
+    r#"(?:os\.path\.join|path\.join|path\.resolve|Path)\(\s*([\w.]+(?:\(\s*(?:['"]~['"])?\s*\))?)\s*((?:,\s*['"][^'"\n]+['"]\s*)+)\)|(Path\.home\(\)|\b\w*[hH][oO][mM][eE]\w*\b(?:\(\))?)((?:\s*/\s*['"][^'"\n]+['"])+)"#
+);
+
+/// The line with each path joined from its parts written as one path (`~/.aws/credentials` for
+/// `os.path.join(home, ".aws", "credentials")`), or `None` when it joins none.
+pub(super) fn joined_paths(line: &str) -> Option<String> {
+    if !JOINED_PATH.is_match(line) {
+        return None;
+    }
+    let folded = JOINED_PATH.replace_all(line, |c: &regex::Captures<'_>| {
+        let (base, parts) = match (c.get(1), c.get(2)) {
+            (Some(b), Some(p)) => (b.as_str(), p.as_str()),
+            _ => (
+                c.get(3).map_or("", |m| m.as_str()),
+                c.get(4).map_or("", |m| m.as_str()),
+            ),
+        };
+        let lower = base.to_ascii_lowercase();
+        let base = if lower.contains("home") || lower.contains("expanduser") {
+            "~"
+        } else {
+            base
+        };
+        let mut path = base.to_owned();
+        for q in QUOTED.captures_iter(parts) {
+            let part = q.get(1).or_else(|| q.get(3)).map_or("", |m| m.as_str());
+            path.push('/');
+            path.push_str(part.trim_start_matches('/'));
+        }
+        path
+    });
+    Some(folded.into_owned())
 }
 
 const LOOK_ALIKES: &str = "look-alike letters the interpreter reads as plain ones";
@@ -202,7 +245,10 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
                     .to_owned()
             })
             .collect();
-        push("joined literals", joined);
+        push(JOINED_LITERALS, joined);
+    }
+    if let Some(folded) = joined_paths(line) {
+        push(JOINED_PATH_HOW, folded);
     }
     out
 }

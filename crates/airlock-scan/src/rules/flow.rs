@@ -31,7 +31,7 @@ re!(
 );
 re!(
     SEND,
-    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
+    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
 );
 re!(
     /// The environment a child process is given: `env=env`, `env=dict(os.environ)`, `{ env: process.env }`.
@@ -207,6 +207,9 @@ pub(super) fn flows_from(
     let mut sinks_seen = BTreeSet::new();
     for (i, line) in lines.iter().enumerate() {
         let n = first_line + statements[i].0;
+        // A path joined from its parts (`os.path.join(home, ".aws", "credentials")`) is the path it makes.
+        let joined = super::decode::joined_paths(line);
+        let line = joined.as_deref().unwrap_or(line);
         // The environment handed to a child process (`run(cmd, env=env)`) is that process's own, not sent.
         let line = &*CHILD_ENV.replace_all(line, "$1");
         let here = source_of(line);

@@ -420,11 +420,12 @@ impl<'a> FileScan<'a> {
                 f.message = format!("{} (hidden as {})", f.message, hidden.how);
             }
             let worst = self.out[start..].iter().map(|f| f.severity).max();
-            if hidden.how != "joined literals" {
+            let plain = matches!(hidden.how, decode::JOINED_LITERALS | decode::JOINED_PATH_HOW);
+            if !plain {
                 decoded_any = true;
                 all_benign &= worst.is_none_or(|w| w < Severity::Medium);
             }
-            if hidden.how != "joined literals" && worst.is_some_and(|w| w >= Severity::Medium) {
+            if !plain && worst.is_some_and(|w| w >= Severity::Medium) {
                 self.out.push(Finding {
                     rule: "obfusc/hidden-payload".to_owned(),
                     severity: if runs { Severity::Critical } else { Severity::High },

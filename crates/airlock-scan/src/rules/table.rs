@@ -192,8 +192,8 @@ pub const RULES: &[RuleDef] = &[
         "persist/scheduler",
         High,
         Instruction,
-        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart|\bsystemd-run\b[^\n]*--on-(calendar|active|boot|unit-active)\b|\bloginctl\s+enable-linger\b|GetFolderPath\(\s*['\x22]?(\[Environment\+SpecialFolder\]::)?Startup\b|Start Menu\\+Programs\\+Startup|\bshell:startup\b|\.config/environment\.d/|(^|[\s'\x22])node-options\s*=[^\n]*--(require|import)\b",
-        "Installs something that starts again later (cron, launch agent, systemd, autostart).",
+        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart|\bsystemd-run\b[^\n]*--on-(calendar|active|boot|unit-active)\b|\bloginctl\s+enable-linger\b|GetFolderPath\(\s*['\x22]?(\[Environment\+SpecialFolder\]::)?Startup\b|Start Menu\\+Programs\\+Startup|\bshell:startup\b|\.config/environment\.d/|(^|[\s'\x22])node-options\s*=[^\n]*--(require|import)\b|\bRegister-ScheduledTask\b|['\x22]?runOn['\x22]?\s*:\s*['\x22]folderOpen\b",
+        "Installs something that starts again later (cron, launch agent, systemd, autostart, a scheduled task, an editor task run when a folder opens).",
     ),
     rule(
         "persist/authorized-keys",
@@ -236,7 +236,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|\bfetch\(\s*[\x22'`$]|\bfetch\(\s*(url|uri|endpoint)\b|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
         "Uses the network.",
     ),
     rule(

