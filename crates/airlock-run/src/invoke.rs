@@ -901,9 +901,15 @@ pub(crate) fn sandbox_run(
                         .file
                         .strip_prefix(&format!("{}/", report.source.subpath))
                         .unwrap_or(&step.file);
+                    // The arguments the instructions show for it (a usage table), after its path.
+                    let planned = match &step.interpreter {
+                        Some(interp) => format!("{interp} {rel}"),
+                        None => rel.to_owned(),
+                    };
+                    let args = step.command.strip_prefix(&planned).unwrap_or_default();
                     match &step.interpreter {
-                        Some(interp) => format!("{interp} {SKILL_DIR}/{}", shell_quote(rel)),
-                        None => format!("{SKILL_DIR}/{}", shell_quote(rel)),
+                        Some(interp) => format!("{interp} {SKILL_DIR}/{}{args}", shell_quote(rel)),
+                        None => format!("{SKILL_DIR}/{}{args}", shell_quote(rel)),
                     }
                 } else {
                     step.command.clone()

@@ -392,6 +392,22 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 step.example = Some(why);
                 continue;
             }
+            // Shown with its arguments in the instructions' inline code (a usage table): run as shown, or listed
+            // when the arguments are placeholders.
+            if let Some((at, args)) = scripts::usage_shown(rel, &meta.body, meta.body_line) {
+                if let Some(p) = placeholder(&format!("{rel} {args}")) {
+                    step.example = Some(format!(
+                        "shown with arguments to fill in at {skill_md}:{at} (`{p}` is a placeholder); try --script \
+                         {rel} -- ARGS"
+                    ));
+                } else {
+                    step.command = format!("{} {args}", step.command);
+                    step.note = Some(format!(
+                        "with the arguments the instructions show at {skill_md}:{at}"
+                    ));
+                }
+                continue;
+            }
             if let Some(at) =
                 scripts::imported_by_instructions(rel, language.as_deref(), &meta.body, meta.body_line)
             {
@@ -520,6 +536,20 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
         .into_owned();
+    // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli` in the skill `crm`)
+    // is the skill's file.
+    let replaced = if skill_name.is_empty() {
+        replaced
+    } else {
+        let own = format!(
+            r#"(^|[\s'"=(])(?:\./)?{}/((?:scripts|references|assets|bin|lib|tests)/)"#,
+            regex::escape(skill_name)
+        );
+        match Regex::new(&own) {
+            Ok(re) => re.replace_all(&replaced, "$1$$SKILL_DIR/$2").into_owned(),
+            Err(_) => replaced,
+        }
+    };
     // Where an agent installs the skill (`~/.codex/skills/NAME`, `~/.claude/skills/NAME`, `$HOME/...`) is the skill's
     // folder too.
     if skill_name.is_empty() || !replaced.contains("/skills/") {

@@ -140,6 +140,47 @@ fn imported_by(rel: &str, language: Option<&str>, others: &[(String, String)]) -
         .map(|(path, _)| path.clone())
 }
 
+re!(
+    /// A span of inline code: `` `validate-bounds.py -t conductor_temp -v 85` ``.
+    INLINE_CODE,
+    r"`([^`\n]+)`"
+);
+
+/// Where the instructions show this script run with arguments in inline code (a usage table's
+/// `` `validate-bounds.py -t conductor_temp -v 85` ``, `` `python3 scripts/convert.py 25 C K` ``): the line and the
+/// arguments. The script is named by its path in the skill or its file name, after an optional interpreter.
+pub(super) fn usage_shown(rel: &str, body: &str, first_line: u32) -> Option<(u32, String)> {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    for (i, line) in body.lines().enumerate() {
+        for c in INLINE_CODE.captures_iter(line) {
+            let mut words = c[1].split_whitespace().peekable();
+            if words.peek().is_some_and(|w| {
+                matches!(
+                    *w,
+                    "python" | "python3" | "bash" | "sh" | "node" | "uv" | "npx" | "ruby" | "perl"
+                )
+            }) {
+                words.next();
+                if words.peek() == Some(&"run") {
+                    words.next();
+                }
+            }
+            let Some(program) = words.next() else {
+                continue;
+            };
+            let program = program.trim_start_matches("./");
+            if program != rel && program != file && !program.ends_with(&format!("/{rel}")) {
+                continue;
+            }
+            let args: Vec<&str> = words.collect();
+            if !args.is_empty() {
+                return Some((first_line + u32::try_from(i).unwrap_or(0), args.join(" ")));
+            }
+        }
+    }
+    None
+}
+
 /// The line of the instructions (SKILL.md's body, lines counted from `first_line`) whose code imports this script
 /// (`from monte_carlo import simulate` in a Python block): the script is a module that code runs, not a program.
 pub(super) fn imported_by_instructions(

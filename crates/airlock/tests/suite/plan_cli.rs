@@ -637,3 +637,40 @@ fn a_skill_that_uses_git_gets_a_repository() {
     assert!(listed.lines().any(|l| l == "package.json"), "{rec:#}");
     assert!(!listed.lines().any(|l| l == ".git"), "{rec:#}");
 }
+
+/// A script the instructions show with its arguments in inline code (a usage table) runs with them; one shown with
+/// a placeholder is listed with where it is shown; a path through the skill's own folder (`units/scripts/x`, from the
+/// collection's root) is the skill's file.
+#[test]
+fn a_usage_table_gives_a_script_its_arguments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("units");
+    let body = "## Available Scripts\n\n| Script | Usage |\n|---|---|\n| `scripts/convert.py` | `convert.py 25 C K` |\n| `scripts/refs.sh` | `refs.sh <dir>` |\n\nCheck it works:\n\n```bash\nunits/scripts/hello.sh\n```\n";
+    write(&dir, "SKILL.md", &skill_md("units", body));
+    write(
+        &dir,
+        "scripts/convert.py",
+        "import sys\nif len(sys.argv) != 4:\n    sys.exit('usage: convert.py VALUE FROM TO')\nprint('converted', sys.argv[1], sys.argv[2], 'to', sys.argv[3])\n",
+    );
+    write(&dir, "scripts/refs.sh", "ls \"$1\"\n");
+    write(&dir, "scripts/hello.sh", "#!/bin/sh\necho hello from the skill\n");
+    std::fs::set_permissions(
+        dir.join("scripts/hello.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    let refs = dry
+        .stdout
+        .lines()
+        .find(|l| l.contains("[script]") && l.contains("scripts/refs.sh"))
+        .unwrap_or_default();
+    assert!(refs.contains("`<dir>` is a placeholder"), "{}", dry.stdout);
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out}\n{}", run.stderr);
+    assert!(out.contains("scripts/convert.py 25 C K  -> exit 0"), "{out}");
+    assert!(out.contains("converted 25 C to K"), "{out}");
+    assert!(out.contains("hello from the skill"), "{out}");
+}
