@@ -25,7 +25,7 @@ re!(
 re!(VERB, &format!(r"(?i)\b{VERBS}\b"));
 
 re!(
-    NEGATION,
+    pub(super) NEGATION,
     r"(?i)\b(never|don'?t|do not|does not|doesn'?t|must not|mustn'?t|should not|shouldn'?t|cannot|can'?t|won'?t|will not|avoid|avoids|avoiding|refuse to|refuses to|forbid|forbids|not allowed to|prohibited from)\b|^[\W\d]*(\[[ xX]\]\s*)?no\b"
 );
 

@@ -70,6 +70,13 @@ struct Compiled {
 }
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
+re!(
+    /// A lead-in that has the agent make something of the items that follow (`Assemble a JSON object with these
+    /// keys:`, `Build the bundle from:`).
+    MAKES,
+    r"(?i)^\W*(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle)\b"
+);
+
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
     // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
@@ -163,6 +170,9 @@ struct FileScan<'a> {
     /// Inside a markdown list introduced by a line that describes (`**Blocks**:`, `Red flags:`): its items are
     /// what is looked for, not what to do.
     describing_list: bool,
+    /// Whether the list being read is the object of an instruction (`Assemble a JSON object with these keys:`):
+    /// each item is part of what the agent is told to do.
+    instructing_list: bool,
     /// The label before the markdown code block being scanned when it says the block shows an attack or what not
     /// to do (`Attackers extract credentials via:`, `**Vulnerable:**`) and nothing after the block asks to run it.
     described_block: Option<String>,
@@ -188,6 +198,7 @@ impl<'a> FileScan<'a> {
             grammar_exec: false,
             example: false,
             describing_list: false,
+            instructing_list: false,
             described_block: None,
             shown_then_asked: false,
             runs_code: false,
@@ -287,7 +298,7 @@ impl<'a> FileScan<'a> {
                         compiled.action.is_match(sentence_of(&plain, m.start(), m.end()))
                     } else {
                         compiled.action.is_match(text)
-                    };
+                    } || self.instructing_list && list_item;
                     let instruction = !describing
                         && (rule.prose == Prose::Always || place == Place::ProseLine && (in_inline || asked));
                     if instruction {
@@ -732,8 +743,12 @@ impl<'a> FileScan<'a> {
                     // list of things described; any line that is not an item of that list ends it.
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
                         self.describing_list = describing_label(trimmed);
+                        self.instructing_list = !self.describing_list
+                            && (COMPILED.action.is_match(trimmed) || MAKES.is_match(trimmed))
+                            && !context::NEGATION.is_match(trimmed);
                     } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
                         self.describing_list = false;
+                        self.instructing_list = false;
                     }
                 }
                 Segment::HtmlComment { line, text } => {

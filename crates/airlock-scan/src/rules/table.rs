@@ -85,7 +85,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/cloud-credentials",
         Critical,
         Instruction,
-        r"(?i)\.aws/(credentials|config)\b|\.config/gcloud\b|application_default_credentials\.json|\.azure/|\.kube/config\b|\.docker/config\.json",
+        r"(?i)\.aws/(credentials|config)\b|\baws\s+(shared\s+)?credentials\s+file\b|\.config/gcloud\b|application_default_credentials\.json|\.azure/|\.kube/config\b|\.docker/config\.json",
         "Reads cloud or cluster credentials.",
     ),
     rule(
@@ -127,7 +127,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/env-dump",
         High,
         Instruction,
-        r"(?i)\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
+        r"(?i)\b(every|all)\s+(the\s+)?(\w+\s+)?variables?\s+(of|in|from)\s+(the\s+)?(current\s+|user'?s\s+)?(shell\s+|process\s+)?environment\b|\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
         "Dumps the whole environment, which carries tokens and keys.",
     ),
     rule(
@@ -431,7 +431,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(list|include|report|record)\s+(it|this|that|them)\s+(among|in)\s+(the\s+)?(steps|actions|commands|summary|summaries|report)\b|\bif\s+(the\s+user\s+|they\s+|anyone\s+)?asks?\b[^.\n]{0,40}\b(describe|present|call|explain)\s+(it|this)\s+as\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\bno\s+need\s+to\s+(show|tell|mention|discuss|display|explain|report)(\s+or\s+(show|tell|mention|discuss|display|explain|report))?\s+(it|this|that|them)\s*([.;]|$|to\s+(the\s+)?user|with\s+(the\s+)?user)|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(list|include|report|record)\s+(it|this|that|them)\s+(among|in)\s+(the\s+)?(steps|actions|commands|summary|summaries|report)\b|\bif\s+(the\s+user\s+|they\s+|anyone\s+)?asks?\b[^.\n]{0,40}\b(describe|present|call|explain)\s+(it|this)\s+as\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
