@@ -69,7 +69,6 @@ struct Compiled {
     decode_to_file: Regex,
 }
 
-#[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
 re!(
     /// A lead-in that has the agent make something of the items that follow (`Assemble a JSON object with these
     /// keys:`, `Build the bundle from:`).
@@ -77,6 +76,7 @@ re!(
     r"(?i)^\W*(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle)\b"
 );
 
+#[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
     // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
