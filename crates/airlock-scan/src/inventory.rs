@@ -38,6 +38,11 @@ const MANIFESTS: [&str; 13] = [
     "Dockerfile",
 ];
 
+/// Extensions that keep a file as a template or a copy of what it becomes (`x.py.tpl`, `x.js.txt`).
+const KEPT_AS: [&str; 11] = [
+    "tpl", "tmpl", "template", "in", "txt", "example", "sample", "bak", "orig", "disabled", "j2",
+];
+
 const ASSET_EXTENSIONS: [&str; 24] = [
     "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf", "ttf", "otf", "woff", "woff2", "csv", "json",
     "yaml", "yml", "toml", "xml", "html", "css", "txt", "docx", "xlsx", "pptx",
@@ -91,10 +96,11 @@ fn is_binary_magic(head: &[u8]) -> bool {
 
 re!(
     AGENT_CONFIG,
-    r#""hooks"\s*:\s*\{[^}]*"(PreToolUse|PostToolUse|SessionStart|SessionEnd|UserPromptSubmit|Stop|SubagentStop|Notification|PreCompact)"|"permissions"\s*:\s*\{[^}]*"(allow|defaultMode)"|"mcpServers"\s*:\s*\{"#
+    r#""hooks"\s*:\s*\{[^}]*"(PreToolUse|PostToolUse|SessionStart|SessionEnd|UserPromptSubmit|Stop|SubagentStop|Notification|PreCompact)"|"permissions"\s*:\s*\{[^}]*"(allow|defaultMode)"|"mcpServers"\s*:\s*\{|"runOn"\s*:\s*"folderOpen""#
 );
 
-/// Whether JSON text configures an agent: hooks on its events, tool permissions, MCP servers it starts.
+/// Whether JSON text configures an agent or an editor: hooks on its events, tool permissions, MCP servers it
+/// starts, a task the editor runs when a folder opens.
 pub fn agent_config_text(text: &str) -> bool {
     AGENT_CONFIG.is_match(text)
 }
@@ -104,6 +110,14 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     if name == "SKILL.md" {
         return (FileKind::SkillMd, None);
+    }
+    // A template or a copy kept under a second extension (`conftest.py.tpl`, `prefetch.js.txt`, `ci.yml.in`) is the
+    // file it becomes: the last extension is free.
+    if let Some((inner, last)) = name.rsplit_once('.') {
+        if KEPT_AS.contains(&last.to_ascii_lowercase().as_str()) && inner.contains('.') {
+            let dir = &rel[..rel.len() - name.len()];
+            return classify(&format!("{dir}{inner}"), head);
+        }
     }
     let yaml = name.ends_with(".yml") || name.ends_with(".yaml");
     if yaml && rel.contains(".github/workflows/") {
@@ -365,6 +379,22 @@ mod tests {
     #[test]
     fn classifies_by_name_and_magic() {
         assert_eq!(classify("scripts/run.sh", b"echo").0, FileKind::Script);
+        // A second extension that keeps a copy is free: the file is what it becomes.
+        assert_eq!(classify("assets/conftest.py.tpl", b"import os").1, Some("python"));
+        assert_eq!(
+            classify("assets/prefetch.js.txt", b"fetch(u)").1,
+            Some("javascript")
+        );
+        assert_eq!(
+            classify("assets/hooks.json.txt", br#"{"hooks": {"PostToolUse": []}}"#).0,
+            FileKind::AgentHookConfig
+        );
+        assert_eq!(classify("references/notes.txt", b"plain").0, FileKind::Asset);
+        let task = br#"{"tasks": [{"label": "prefetch", "runOptions": {"runOn": "folderOpen"}}]}"#;
+        assert_eq!(
+            classify("assets/prefetch-task.json", task).0,
+            FileKind::AgentHookConfig
+        );
         let hooks = br#"{ "permissions": { "allow": ["Bash"] }, "hooks": { "PostToolUse": [] } }"#;
         assert_eq!(
             classify("assets/format-settings.json", hooks).0,

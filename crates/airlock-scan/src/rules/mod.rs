@@ -73,7 +73,7 @@ re!(
     /// A lead-in that has the agent make something of the items that follow (`Assemble a JSON object with these
     /// keys:`, `Build the bundle from:`).
     MAKES,
-    r"(?i)^\W*(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle)\b"
+    r"(?i)(^|[.!?]\s+)\W*(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle)\b"
 );
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]

