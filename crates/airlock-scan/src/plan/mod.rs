@@ -276,6 +276,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             let command = skill_dir_placeholders(&unit.text, meta.name.as_deref().unwrap_or_default());
             let (command, filled) = target_placeholders(&command);
             let (command, guarded) = shell::guard_tests(&command);
+            let (command, searched) = shell::search_may_find_nothing(&command);
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -327,6 +328,13 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                         guarded.then(|| {
                             "`[ test ] && command` runs as `if [ test ]; then command; fi`: a test that does not hold \
                              skips the command, it is not a failure"
+                                .to_owned()
+                        })
+                    })
+                    .or_else(|| {
+                        searched.then(|| {
+                            "a search that finds nothing (exit 1) is an answer, not a failure; an error (exit 2) still \
+                             fails"
                                 .to_owned()
                         })
                     }),

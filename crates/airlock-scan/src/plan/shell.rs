@@ -307,6 +307,31 @@ pub(super) fn guard_tests(command: &str) -> (String, bool) {
     (lines.join("\n"), changed)
 }
 
+re!(
+    /// A one-line command whose last part is a search (`pip freeze | grep -E "pytest|ruff"`, `grep -n TODO src/x`).
+    SEARCH_LAST, r#"(^|\|)\s*(grep|egrep|fgrep|rg|ag)\s[^|]*$"#);
+
+re!(QUOTED_TEXT, r#""[^"]*"|'[^']*'"#);
+
+/// The command written so that a search that finds nothing (exit 1: an answer, "none") is not a failure, while an
+/// error (exit 2) still is: `{ CMD; } || [ $? -eq 1 ]`. Only a one-line command that ends in a search, with no `&&`,
+/// `||`, `;` or `&` of its own. Whether it was rewritten.
+pub(super) fn search_may_find_nothing(command: &str) -> (String, bool) {
+    let code = without_comment(command.trim());
+    // What is quoted is a pattern or a name (`grep -E "a|b"`), not the shell's.
+    let bare = QUOTED_TEXT.replace_all(&code, "Q");
+    if command.trim().contains('\n')
+        || bare.contains("&&")
+        || bare.contains("||")
+        || bare.contains(';')
+        || bare.trim_end().ends_with('&')
+        || !SEARCH_LAST.is_match(&bare)
+    {
+        return (command.to_owned(), false);
+    }
+    (format!("{{ {}; }} || [ $? -eq 1 ]", code.trim()), true)
+}
+
 /// A command as the shell runs it, to tell two copies of one apart from two commands: each line without its
 /// comment, its words joined by single spaces.
 pub(super) fn as_run(command: &str) -> String {
@@ -490,6 +515,25 @@ pub(super) fn code_lines(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_search_that_finds_nothing_is_an_answer() {
+        let (c, changed) = super::search_may_find_nothing("pip freeze | grep -E \"(pytest|ruff)\"");
+        assert!(changed);
+        assert_eq!(c, "{ pip freeze | grep -E \"(pytest|ruff)\"; } || [ $? -eq 1 ]");
+        for kept in [
+            "grep -q x f && echo y",
+            "ls | head",
+            "grep a f\ngrep b f",
+            "grep x f; echo done",
+        ] {
+            assert_eq!(
+                super::search_may_find_nothing(kept),
+                (kept.to_owned(), false),
+                "{kept}"
+            );
+        }
+    }
+
     use super::*;
 
     fn texts(block: &str) -> Vec<String> {

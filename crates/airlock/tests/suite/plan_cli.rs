@@ -674,3 +674,29 @@ fn a_usage_table_gives_a_script_its_arguments() {
     assert!(out.contains("converted 25 C to K"), "{out}");
     assert!(out.contains("hello from the skill"), "{out}");
 }
+
+/// A check that searches and finds nothing (`… | grep -E "a|b"`, exit 1) is an answer, not a failure: the run goes
+/// on and says why; a search that errs (exit 2) still fails.
+#[test]
+fn a_search_that_finds_nothing_does_not_fail_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("tools-check");
+    let body = "Which linters are there:\n\n```bash\necho 'black 24.1' | grep -E \"(pytest|ruff)\"\n```\n\nThen:\n\n```bash\necho checked\n```\n";
+    write(&dir, "SKILL.md", &skill_md("tools-check", body));
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    assert!(
+        dry.stdout
+            .contains("a search that finds nothing (exit 1) is an answer"),
+        "{}",
+        dry.stdout
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("echo checked  -> exit 0"), "{}", run.stdout);
+    let erring = tmp.path().join("tools-err");
+    let body = "```bash\necho x | grep -E \"(unclosed\"\n```\n";
+    write(&erring, "SKILL.md", &skill_md("tools-err", body));
+    let run = airlock(&data, &["run", erring.to_str().unwrap()]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+}
