@@ -674,7 +674,7 @@ pub fn prepare(
     let work = tempfile::Builder::new().prefix(".install-").tempdir_in(&envs)?;
     let keep = work.path().join("keep");
     // What the sandbox mounts lives where its user can reach it (as root, the data folder may not be).
-    let scratch = tempfile::Builder::new().prefix("airlock-env-").tempdir()?;
+    let scratch = airlock_sandbox::scratch::scratch_dir("airlock-env-")?;
     let open = |p: &Path| std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755));
     open(scratch.path())?;
     let upper_src = scratch.path().join("env");

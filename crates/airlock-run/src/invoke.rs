@@ -753,7 +753,7 @@ pub(crate) fn sandbox_run(
         .unwrap_or_else(|| "skill".into());
     // Root runs map the sandbox user to a dedicated uid: give it a copy it may read and write, in a folder it can
     // reach (the data folder may sit under a home it cannot enter). Ordinary users mount the staged copies.
-    let scratch = tempfile::Builder::new().prefix("airlock-run-").tempdir()?;
+    let scratch = airlock_sandbox::scratch::scratch_dir("airlock-run-")?;
     fs_err::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755))?;
     // A skill that uses git gets a target that is a repository (its own copy, one commit on `main`).
     let wants_git = wants_repository(request, record, report, skill_root);

@@ -18,6 +18,7 @@ mod doctor;
 mod mounts;
 mod notify;
 mod protocol;
+pub mod scratch;
 mod seccomp;
 mod supervise;
 

@@ -424,7 +424,7 @@ fn run_inner(
             (default_helper(&exe), Some(exe))
         }
     };
-    let root_dir = tempfile::Builder::new().prefix("airlock-root-").tempdir()?;
+    let root_dir = crate::scratch::scratch_dir("airlock-root-")?;
     fs_err::set_permissions(
         root_dir.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
