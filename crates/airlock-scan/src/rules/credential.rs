@@ -41,6 +41,12 @@ re!(
     r"(?i)[?&](?:key|api_?key|apikey|secret|token|access_token|client_secret|auth)=|token=\{|apikey=|api\.telegram\.org/bot[$\{]"
 );
 re!(
+    /// A credential handed to a client's constructor as a shorthand property (`new Stitch({ apiKey })`,
+    /// `new Client({ baseUrl, token })`); the same name in any other object (a body) is not one.
+    SHORTHAND,
+    r"\bnew\s+[A-Z][\w.]*\(\s*\{(?:[^}]*?,)?\s*((?i:api_?key|access_?token|auth_?token|token|secret|password|credentials?))\s*[,}]"
+);
+re!(
     FIELD,
     r#"(?i)(key|token|auth|secret|appid|app_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{|\{)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
 );
@@ -66,6 +72,11 @@ pub(super) fn places(line: &str) -> Vec<Range<usize>> {
     for c in IDENTITY.captures_iter(line) {
         let at = c.get(1).map_or(line.len(), |m| m.start());
         out.push(at..word_end(line, at));
+    }
+    for c in SHORTHAND.captures_iter(line) {
+        if let Some(name) = c.get(1) {
+            out.push(name.range());
+        }
     }
     for m in USERINFO.find_iter(line) {
         out.push(m.range());

