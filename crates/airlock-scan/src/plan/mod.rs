@@ -558,6 +558,10 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
             Err(_) => replaced,
         }
     };
+    // `python -m unittest` takes a test file's path only relative to where it runs: from the skill's folder.
+    let replaced = UNITTEST_IN_SKILL
+        .replace_all(&replaced, "${1}cd \"$$SKILL_DIR\" && $2 $3")
+        .into_owned();
     // Where an agent installs the skill (`~/.codex/skills/NAME`, `~/.claude/skills/NAME`, `$HOME/...`) is the skill's
     // folder too.
     if skill_name.is_empty() || !replaced.contains("/skills/") {
@@ -587,6 +591,12 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
         Err(_) => replaced,
     }
 }
+
+re!(
+    /// `python -m unittest` of a test file in the skill's folder (`python3 -m unittest $SKILL_DIR/tests/test_x.py`).
+    UNITTEST_IN_SKILL,
+    r"(?m)^(\s*)(python3?\s+-m\s+unittest(?:\s+-\w+)*)\s+\$SKILL_DIR/(\S+\.py)"
+);
 
 /// The folders agents keep their skills in, in the home folder or a project.
 const AGENT_DIRS: &[&str] = &[
@@ -800,6 +810,27 @@ static SQL_WORD: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_through_the_skills_own_folder_is_the_skills_file() {
+        assert_eq!(
+            skill_dir_placeholders("crm/scripts/crm-cli --help", "crm"),
+            "$SKILL_DIR/scripts/crm-cli --help"
+        );
+        assert_eq!(
+            skill_dir_placeholders("python3 -m unittest linear/tests/test_linear.py", "linear"),
+            "cd \"$SKILL_DIR\" && python3 -m unittest tests/test_linear.py"
+        );
+        // Another folder of the same name's start, or the project's own `crm/` data, is not the skill's.
+        assert_eq!(
+            skill_dir_placeholders("ls crm/data/x.csv", "crm"),
+            "ls crm/data/x.csv"
+        );
+        assert_eq!(
+            skill_dir_placeholders("crm-tools/scripts/x", "crm"),
+            "crm-tools/scripts/x"
+        );
+    }
 
     #[test]
     fn placeholders_for_the_project_are_the_target() {
