@@ -43,10 +43,19 @@ const KEPT_AS: [&str; 11] = [
     "tpl", "tmpl", "template", "in", "txt", "example", "sample", "bak", "orig", "disabled", "j2",
 ];
 
-const ASSET_EXTENSIONS: [&str; 24] = [
+const ASSET_EXTENSIONS: [&str; 27] = [
     "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf", "ttf", "otf", "woff", "woff2", "csv", "json",
-    "yaml", "yml", "toml", "xml", "html", "css", "txt", "docx", "xlsx", "pptx",
+    "yaml", "yml", "toml", "xml", "html", "css", "txt", "docx", "xlsx", "pptx", "map", "lock", "sum",
 ];
+
+/// Files that list names or patterns (what git or a tool ignores, who owns what, the licence): data, not commands.
+fn lists_names(name: &str) -> bool {
+    name.starts_with('.') && (name.ends_with("ignore") || name == ".gitattributes" || name == ".editorconfig")
+        || matches!(
+            name,
+            "CODEOWNERS" | "LICENSE" | "LICENCE" | "COPYING" | "NOTICE" | "AUTHORS"
+        )
+}
 
 /// Script language by extension.
 pub fn language_of(path: &str) -> Option<&'static str> {
@@ -164,7 +173,7 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
         return (FileKind::Markdown, None);
     }
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    if ASSET_EXTENSIONS.contains(&ext) {
+    if ASSET_EXTENSIONS.contains(&ext) || lists_names(name) {
         return (FileKind::Asset, None);
     }
     if head.contains(&0) {
@@ -390,6 +399,15 @@ mod tests {
             FileKind::AgentHookConfig
         );
         assert_eq!(classify("references/notes.txt", b"plain").0, FileKind::Asset);
+        assert_eq!(classify("skill/.gitignore", b".npmrc\n.env\n").0, FileKind::Asset);
+        assert_eq!(
+            classify("scripts/x.mjs.map", b"{\"version\":3}").0,
+            FileKind::Asset
+        );
+        assert_eq!(
+            classify("references/default.conf", b"collect() {").0,
+            FileKind::Other
+        );
         let task = br#"{"tasks": [{"label": "prefetch", "runOptions": {"runOn": "folderOpen"}}]}"#;
         assert_eq!(
             classify("assets/prefetch-task.json", task).0,

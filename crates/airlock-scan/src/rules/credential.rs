@@ -73,6 +73,15 @@ pub(super) fn places(line: &str) -> Vec<Range<usize>> {
         let at = c.get(1).map_or(line.len(), |m| m.start());
         out.push(at..word_end(line, at));
     }
+    // A field named as a credential (`client_secret: process.env.CLIENT_SECRET` in an OAuth token request,
+    // `api_key=key`): its value.
+    // Only a field of an object or an argument of a call (after `{`, `(` or `,`), not an assignment to a name.
+    for m in FIELD.find_iter(line) {
+        let before = line[..m.start()].trim_end_matches([' ', '\t', '\'', '"']);
+        if before.ends_with(['{', '(', ',']) {
+            out.push(m.start()..expression_end(line, m.end()));
+        }
+    }
     for c in SHORTHAND.captures_iter(line) {
         if let Some(name) = c.get(1) {
             out.push(name.range());

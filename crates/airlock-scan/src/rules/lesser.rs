@@ -230,6 +230,10 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Reads or lists what would run later or who may log in (a review), without changing it.",
         ),
+        "intent/agent-config" if IMPORT_PATH.is_match(text) && !WRITES_FILE.is_match(text) => (
+            Severity::Medium,
+            "Adds another skill's folder to Python's import path (`sys.path.insert`) to use its code: a read, not a change to the agent's configuration.",
+        ),
         "intent/agent-config"
             if c.each[index].find_iter(text).all(|m| m.as_str().ends_with("add") && m.as_str().contains("mcp"))
                 && MCP_BY_ADDRESS.is_match(text)
@@ -683,6 +687,16 @@ re!(
     r"\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2-\S+)\s+AAAA"
 );
 re!(
+    /// Python's import path changed to reach a folder (`sys.path.insert(0, …)`).
+    IMPORT_PATH,
+    r"\bsys\.path\.(insert|append)\("
+);
+re!(
+    /// A write to a file on the same line (`open(p, 'w')`, `>>`, `write_text`).
+    WRITES_FILE,
+    r#"['"][aw]\+?['"]|>>|\bwrite(_text|_bytes|File(Sync)?)?\(|\btee\b"#
+);
+re!(
     /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
     NOT_BEFORE,
     r"(?i)\bnot(\s+[a-z]+){0,2}[\s(`]*$"
@@ -1010,6 +1024,11 @@ mod tests {
                 "persist/git-hooks",
                 "git config --global --get core.hooksPath",
                 "git config --global core.hooksPath ~/.githooks",
+            ),
+            (
+                "intent/agent-config",
+                "sys.path.insert(0, str(Path.home() / \".claude/skills/task-monitor\"))",
+                "open(os.path.expanduser(\"~/.claude/skills/task-monitor/SKILL.md\"), \"a\").write(extra)",
             ),
             (
                 "secrets/cloud-credentials",

@@ -70,10 +70,11 @@ struct Compiled {
 }
 
 re!(
-    /// A lead-in that has the agent make something of the items that follow (`Assemble a JSON object with these
-    /// keys:`, `Build the bundle from:`).
+    /// A lead-in whose sentence starts with an order about the items that follow (`Assemble a JSON object with
+    /// these keys:`, `Send these:`, `Remove:`); a sentence that only describes an order ("searches in this order,
+    /// stopping at the first …:") is not one.
     MAKES,
-    r"(?i)(^|[.!?]\s+)\W*(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle)\b"
+    r"(?i)(^|[.!?]\s+)\W*(please\s+)?(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle|run|execute|read|copy|send|upload|post|include|collect|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|zip|archive|attach|paste|submit|pipe|use|call|invoke|start)\b"
 );
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
@@ -744,7 +745,7 @@ impl<'a> FileScan<'a> {
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
                         self.describing_list = describing_label(trimmed);
                         self.instructing_list = !self.describing_list
-                            && (COMPILED.action.is_match(trimmed) || MAKES.is_match(trimmed))
+                            && MAKES.is_match(trimmed)
                             && !context::NEGATION.is_match(trimmed);
                     } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
                         self.describing_list = false;

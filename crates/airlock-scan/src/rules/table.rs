@@ -302,8 +302,8 @@ pub const RULES: &[RuleDef] = &[
         "exec/remote-code",
         Critical,
         Instruction,
-        r"\b(exec|eval|Function|runInThisContext|runInNewContext)\s*\([^\n]{0,120}\b(urlopen|urllib\.request|requests\.(get|post)|httpx\.(get|post)|fetch\s*\(|https?\.get|axios|WebClient|DownloadString)|\b(Invoke-Expression|iex)\b[^\n]{0,40}(DownloadString|Invoke-WebRequest|iwr|Invoke-RestMethod|irm)\b|(DownloadString|Invoke-WebRequest|iwr|Invoke-RestMethod|irm)\b[^\n]{0,120}\|\s*(Invoke-Expression|iex)\b|\[ScriptBlock\]::Create\([^\n]{0,120}(DownloadString|Invoke-WebRequest|iwr|Invoke-RestMethod|irm)\b",
-        "Runs code fetched from the network as it arrives (`exec(urlopen(u).read())`, `iex (New-Object Net.WebClient).DownloadString(u)`): whoever serves that address decides what runs.",
+        r"\b(exec|eval|Function|runInThisContext|runInNewContext)\s*\([^\n]{0,120}\b(urlopen|urllib\.request|requests\.(get|post)|httpx\.(get|post)|fetch\s*\(|https?\.get|axios|WebClient|DownloadString)",
+        "Runs code fetched from the network as it arrives, inside a program (`exec(urlopen(u).read())`, `new Function(await (await fetch(u)).text())`): whoever serves that address decides what runs.",
     ),
     rule(
         "exec/dynamic-eval",

@@ -606,15 +606,17 @@ fn network_and_start_up_reached_without_a_library() {
             "new Function(await (await fetch(src)).text())();\n",
             "exec/remote-code",
         ),
-        (
-            "a.ps1",
-            "iex (New-Object Net.WebClient).DownloadString($u)\n",
-            "exec/remote-code",
-        ),
     ] {
         let found = run(FileKind::Script, path, code);
         assert!(level(rule, &found) >= Some(Severity::High), "{code}: {found:?}");
     }
+    // An installer piped into PowerShell is what `curl | sh` is: install/pipe-to-shell, not code run inside a program.
+    let installer = run(
+        FileKind::Script,
+        "a.ps1",
+        "powershell -c \"irm https://astral.sh/uv/install.ps1 | iex\"\n",
+    );
+    assert_eq!(level("exec/remote-code", &installer), None, "{installer:?}");
     let data = run(FileKind::Script, "a.py", "cfg = json.loads(urlopen(u).read())\n");
     assert_eq!(level("exec/remote-code", &data), None, "{data:?}");
     let own = run(FileKind::Script, "a.js", "const rows = store.fetch(query);\n");
@@ -649,6 +651,10 @@ fn secrets_and_concealment_named_in_words() {
         (
             "secrets/cloud-credentials",
             "The tool reads, in order:\n\n- the AWS shared credentials file\n",
+        ),
+        (
+            "secrets/cloud-credentials",
+            "Boto3 searches for credentials in order, stopping at the first source:\n\n1. **Shared credentials file** — `~/.aws/credentials`\n",
         ),
     ] {
         let found = run(FileKind::Markdown, "references/bundle.md", text);
