@@ -77,7 +77,10 @@ pub(super) fn places(line: &str) -> Vec<Range<usize>> {
     // `api_key=key`): its value.
     // Only a field of an object or an argument of a call (after `{`, `(` or `,`), not an assignment to a name.
     for m in FIELD.find_iter(line) {
-        let before = line[..m.start()].trim_end_matches([' ', '\t', '\'', '"']);
+        // The key's own start (`client_` of `client_secret`), then spaces and its quote.
+        let before = line[..m.start()]
+            .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_')
+            .trim_end_matches([' ', '\t', '\'', '"']);
         if before.ends_with(['{', '(', ',']) {
             out.push(m.start()..expression_end(line, m.end()));
         }
