@@ -125,7 +125,11 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     if let Some((inner, last)) = name.rsplit_once('.') {
         if KEPT_AS.contains(&last.to_ascii_lowercase().as_str()) && inner.contains('.') {
             let dir = &rel[..rel.len() - name.len()];
-            return classify(&format!("{dir}{inner}"), head);
+            return match classify(&format!("{dir}{inner}"), head) {
+                // A copy or template of a SKILL.md (`SKILL.md.bak`, `SKILL.md.tpl`) is not a skill of its own.
+                (FileKind::SkillMd, _) => (FileKind::Markdown, None),
+                kind => kind,
+            };
         }
     }
     let yaml = name.ends_with(".yml") || name.ends_with(".yaml");
@@ -400,6 +404,10 @@ mod tests {
         );
         assert_eq!(classify("references/notes.txt", b"plain").0, FileKind::Asset);
         assert_eq!(classify("skill/.gitignore", b".npmrc\n.env\n").0, FileKind::Asset);
+        assert_eq!(
+            classify("skill/SKILL.md.bak", b"---\nname: x\n").0,
+            FileKind::Markdown
+        );
         assert_eq!(
             classify("scripts/x.mjs.map", b"{\"version\":3}").0,
             FileKind::Asset

@@ -478,6 +478,8 @@ fn a_credential_place_the_secret_is_not_in_lowers_nothing() {
     // An OAuth token request: the client's secret is a field of the form it posts to its provider.
     let oauth = "const r = await fetch(`${PROVIDER_URL}/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', client_id: process.env.CLIENT_ID, client_secret: process.env.CLIENT_SECRET }) });\n";
     assert_eq!(flow("auth.mjs", oauth), None, "{oauth}");
+    let shopify = "const r = await fetch(`https://${shop}/admin/oauth/access_token`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_id: process.env.SHOPIFY_API_KEY, client_secret: process.env.SHOPIFY_API_SECRET, code }) });\n";
+    assert_eq!(flow("auth.mjs", shopify), None, "{shopify}");
     // A key handed to an SDK's client (a shorthand property): what the client returns is not the key.
     let sdk = "const apiKey = process.env.STITCH_API_KEY;\nconst stitch = new Stitch({ apiKey });\nconst url = await stitch.project(id).htmlUrl();\nconst res = await fetch(url);\n";
     assert_eq!(flow("gen.mjs", sdk), None, "{sdk}");
