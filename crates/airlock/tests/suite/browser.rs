@@ -98,20 +98,21 @@ async fn import(client: &Client, base: &str, repo: &Path) {
 }
 
 async fn el(client: &Client, css: &str) -> fantoccini::elements::Element {
-    match client
-        .wait()
-        .at_most(Duration::from_secs(60))
-        .for_element(Locator::Css(css))
-        .await
-    {
-        Ok(e) => e,
-        Err(e) => {
-            let page = client.find(Locator::Css("body")).await.ok();
-            let body = match page {
-                Some(b) => b.text().await.unwrap_or_default(),
-                None => String::new(),
-            };
-            panic!("{css}: {e}\n{body}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match client.wait().at_most(left).for_element(Locator::Css(css)).await {
+            Ok(e) => return e,
+            // A navigation under way (a form's submit landing) interrupts the wait: wait again on the new page.
+            Err(e) if e.to_string().contains("aborted by navigation") && !left.is_zero() => continue,
+            Err(e) => {
+                let page = client.find(Locator::Css("body")).await.ok();
+                let body = match page {
+                    Some(b) => b.text().await.unwrap_or_default(),
+                    None => String::new(),
+                };
+                panic!("{css}: {e}\n{body}");
+            }
         }
     }
 }
