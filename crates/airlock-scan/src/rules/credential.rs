@@ -112,14 +112,9 @@ pub(super) fn only_as_credential(line: &str, var: &str) -> bool {
     let places = places(line);
     let mut uses = line
         .match_indices(var)
-        .filter(|(at, _)| whole_word(line, *at, var.len()))
+        .filter(|(at, _)| super::flow::whole_word(line, *at, var.len()))
         .peekable();
     uses.peek().is_some() && uses.all(|(at, _)| inside(&places, &(at..at + var.len())))
-}
-
-fn whole_word(line: &str, at: usize, len: usize) -> bool {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    !word(line[..at].chars().next_back()) && !word(line[at + len..].chars().next())
 }
 
 /// Where the expression that starts at `from` ends: a `,` or `;` outside brackets and quotes, a bracket that

@@ -128,10 +128,13 @@ re!(
 
 /// Whether a secret-named variable is read on this line anywhere but where the request carries its credential.
 fn secret_var_sent(line: &str) -> bool {
+    // Most lines read no secret: the credential places are found only for one that does.
+    let reads: Vec<_> = SECRET_VAR.find_iter(line).map(|m| m.range()).collect();
+    if reads.is_empty() {
+        return false;
+    }
     let places = credential::places(line);
-    SECRET_VAR
-        .find_iter(line)
-        .any(|m| !credential::inside(&places, &m.range()))
+    reads.iter().any(|r| !credential::inside(&places, r))
 }
 
 /// Whether every secret this line reads itself stands where a request carries its credential
@@ -276,7 +279,7 @@ fn secret_names(line: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Whether `line[at..at + len]` is a whole word: no letter, digit or `_` right before or after it.
-fn whole_word(line: &str, at: usize, len: usize) -> bool {
+pub(super) fn whole_word(line: &str, at: usize, len: usize) -> bool {
     let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     !word(line[..at].chars().next_back()) && !word(line[at + len..].chars().next())
 }
