@@ -115,60 +115,88 @@ pub fn analyze(grammar: Option<Grammar>, text: &str, first_line: u32) -> CodeInf
     let line = |byte: usize| lines.line_of(byte) + first_line - 1;
     let mut code = text.as_bytes().to_vec();
     let mut info = CodeInfo::default();
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        let kind = node.kind();
-        if kind == "comment" {
-            let (s, e) = (node.start_byte(), node.end_byte());
-            info.comments.push((line(s), text[s..e].to_owned()));
-            for b in &mut code[s..e] {
-                if *b != b'\n' {
-                    *b = b' ';
-                }
+    // One cursor walks the whole tree in document order (no list of children is built per node).
+    let mut cursor = tree.walk();
+    let mut descend = true;
+    loop {
+        if descend {
+            let node = cursor.node();
+            descend = visit(grammar, &node, text, &line, &mut code, &mut info);
+            if descend && cursor.goto_first_child() {
+                continue;
             }
+        }
+        if cursor.goto_next_sibling() {
+            descend = true;
             continue;
         }
-        match (grammar, kind) {
-            (Grammar::Python, "call") => record_call(&node, text, "function", &PY_EXEC, &line, &mut info),
-            (Grammar::JavaScript, "call_expression" | "new_expression") => {
-                let field = if kind == "call_expression" {
-                    "function"
-                } else {
-                    "constructor"
-                };
-                record_call(&node, text, field, &JS_EXEC, &line, &mut info);
-            }
-            (Grammar::Shell, "command") => {
-                info.command_count += 1;
-                if let Some(name) = node.child_by_field_name("name") {
-                    let callee = &text[name.start_byte()..name.end_byte()];
-                    if matches!(
-                        callee,
-                        "eval"
-                            | "exec"
-                            | "source"
-                            | "."
-                            | "sh"
-                            | "bash"
-                            | "zsh"
-                            | "python"
-                            | "python3"
-                            | "node"
-                            | "perl"
-                    ) {
-                        info.exec_sites.push((line(node.start_byte()), callee.to_owned()));
-                    }
-                }
-            }
-            _ => {}
+        if !cursor.goto_parent() {
+            break;
         }
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
+        descend = false;
     }
     info.code =
         String::from_utf8(code).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     info.exec_sites.sort();
     info
+}
+
+/// Records what one node is (a comment, blanked in `code`; a call or command that starts a program) and whether
+/// its children are to be walked (a comment's are not).
+fn visit(
+    grammar: Grammar,
+    node: &Node<'_>,
+    text: &str,
+    line: &dyn Fn(usize) -> u32,
+    code: &mut [u8],
+    info: &mut CodeInfo,
+) -> bool {
+    let kind = node.kind();
+    if kind == "comment" {
+        let (s, e) = (node.start_byte(), node.end_byte());
+        info.comments.push((line(s), text[s..e].to_owned()));
+        for b in &mut code[s..e] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        return false;
+    }
+    match (grammar, kind) {
+        (Grammar::Python, "call") => record_call(node, text, "function", &PY_EXEC, line, info),
+        (Grammar::JavaScript, "call_expression" | "new_expression") => {
+            let field = if kind == "call_expression" {
+                "function"
+            } else {
+                "constructor"
+            };
+            record_call(node, text, field, &JS_EXEC, line, info);
+        }
+        (Grammar::Shell, "command") => {
+            info.command_count += 1;
+            if let Some(name) = node.child_by_field_name("name") {
+                let callee = &text[name.start_byte()..name.end_byte()];
+                if matches!(
+                    callee,
+                    "eval"
+                        | "exec"
+                        | "source"
+                        | "."
+                        | "sh"
+                        | "bash"
+                        | "zsh"
+                        | "python"
+                        | "python3"
+                        | "node"
+                        | "perl"
+                ) {
+                    info.exec_sites.push((line(node.start_byte()), callee.to_owned()));
+                }
+            }
+        }
+        _ => {}
+    }
+    true
 }
 
 fn record_call(
