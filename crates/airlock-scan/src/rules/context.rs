@@ -116,12 +116,64 @@ pub(super) fn names_a_path(span: &str) -> bool {
     path && !inner.contains(['|', '<', '>', ';', '&', '`']) && !inner.contains("$(")
 }
 
-/// The line with the text of each inline code span that names a path blanked (its length kept): a verb inside a
-/// path (`~/.orbstack/run/docker.sock`) is not an action asked for.
+/// Whether inline code names a function, method or attribute of code (`fetch()`, `requests.get`,
+/// `page.goto`): a name in a program, not a word of the sentence.
+pub(super) fn names_code(span: &str) -> bool {
+    CODE_NAME.is_match(span.trim_matches('`').trim())
+}
+
+/// Whether inline code is an expression or statement of a program (`page.evaluate(() => fetch(u))`,
+/// `r = requests.get(u)`, `const d = await fetch(u)`) rather than a command line: its first word calls or assigns,
+/// or is a keyword of a language.
+pub(super) fn code_expression(span: &str) -> bool {
+    let inner = span.trim_matches('`').trim();
+    let mut words = inner.split_whitespace();
+    let first = words.next().unwrap_or_default();
+    let second = words.next().unwrap_or_default();
+    // Python's compound statements (`while True: try: …`), not the shell's (`while true; do …`).
+    let python_block = matches!(first, "while" | "for" | "if" | "try:" | "with")
+        && inner.contains(": ")
+        && !inner.contains("; do")
+        && !inner.contains("; then");
+    first.contains('(')
+        || python_block
+        || matches!(second, "=" | ":=" | "+=")
+        || matches!(
+            first,
+            "const"
+                | "let"
+                | "var"
+                | "await"
+                | "return"
+                | "async"
+                | "import"
+                | "from"
+                | "with"
+                | "new"
+                | "def"
+        )
+}
+
+re!(
+    /// One word of code: names joined by `.` or `/`, or called (`requests.get`, `fetch()`,
+    /// `page.request.get/post/...`, `axios.*`).
+    CODE_NAME,
+    r"^[A-Za-z_$][\w$]*([./][A-Za-z_$*][\w$]*)*(\(\)|[./][A-Za-z_$*][\w$]*|[./]?\.\.\.)$"
+);
+
+/// The line with the text of each inline code span that names a path or a name of code blanked (its length kept): a
+/// verb inside a path (`~/.orbstack/run/docker.sock`) or a function's name (`fetch()`) is not an action asked for.
 pub(super) fn without_named_paths(text: &str, inline_code: &[(usize, usize)]) -> String {
-    let mut bytes = text.as_bytes().to_vec();
+    // `call` as a noun after code or a kind of request (`` `urlopen` call``, `HTTP calls`) asks for nothing.
+    let nouns = NOUN_CALL.replace_all(text, |c: &regex::Captures<'_>| {
+        format!("{}{}", &c[1], " ".repeat(c[2].len()))
+    });
+    let mut bytes = nouns.as_bytes().to_vec();
     for (s, e) in inline_code {
-        if text.get(*s..*e).is_some_and(names_a_path) {
+        if text
+            .get(*s..*e)
+            .is_some_and(|t| names_a_path(t) || names_code(t) || code_expression(t))
+        {
             for b in &mut bytes[*s..*e] {
                 *b = b' ';
             }
@@ -129,6 +181,11 @@ pub(super) fn without_named_paths(text: &str, inline_code: &[(usize, usize)]) ->
     }
     String::from_utf8(bytes).unwrap_or_else(|_| text.to_owned())
 }
+
+re!(
+    NOUN_CALL,
+    r"(?i)(\x60\s*|\b(?:api|http|https|network|function|method|rpc|tool|service|external|remote|client)\s+)(calls?)\b"
+);
 
 pub(super) fn sentence_of(text: &str, start: usize, end: usize) -> &str {
     let ends = [". ", "; ", "! ", "? "];

@@ -372,6 +372,16 @@ pub(super) fn scheduled(line: &str) -> bool {
     SCHEDULED.is_match(line)
 }
 
+re!(
+    OWN_SERVICE_COPY,
+    r"^\s*(\$\s+)?(sudo\s+)?(cp|install|ln)\s+(-[\w-]+\s+)*(\./)?[\w.-]+(/[\w.-]+)*\.(plist|service|timer)\b"
+);
+
+/// Whether a line copies a launch agent or a user service file of the skill's own (a relative path) into place.
+pub(super) fn copies_own_service(line: &str) -> bool {
+    OWN_SERVICE_COPY.is_match(line)
+}
+
 /// Whether a download comes from a project's release page or repository on a well-known host (how many tools are
 /// installed).
 pub(super) fn from_release_host(line: &str) -> bool {
@@ -386,7 +396,7 @@ re!(
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
 );
 re!(
     CRONTAB_FROM_FILE,

@@ -30,7 +30,8 @@ use crate::verdict::Facts;
 use crate::ScanError;
 use blocks::{guess_shell, strip_prompts};
 use context::{
-    describing_cue, describing_label, names_a_path, only_placeholder_hosts, sentence_of, without_named_paths,
+    code_expression, describing_cue, describing_label, names_a_path, only_placeholder_hosts, sentence_of,
+    without_named_paths,
 };
 use lesser::*;
 use table::{Prose, RuleDef, Scope, RULES};
@@ -68,6 +69,12 @@ struct Compiled {
     /// A base64 payload decoded into a file and not run.
     decode_to_file: Regex,
 }
+
+re!(
+    /// A verb that asks for a call over the network.
+    NET_ACTION,
+    r"(?i)\b(run|execute|send|upload|post|fetch|download|call|invoke|use|request|query|hit|submit|curl|wget|then|first|next)\b"
+);
 
 re!(
     /// A lead-in whose sentence starts with an order about the items that follow (`Assemble a JSON object with
@@ -287,8 +294,14 @@ impl<'a> FileScan<'a> {
                         .find(|(s, e)| m.start() >= *s && m.end() <= *e)
                         .and_then(|(s, e)| text.get(*s..*e));
                     // A path in backticks with words after it (`~/.ssh directory`) names it too.
+                    // A call of a program's code (`page.evaluate(() => fetch(u))`, `r = requests.get(u)`) is
+                    // code the agent may write or review, not a command it runs: it asks for network use only when
+                    // its sentence does, as a word would. A shell command in backticks (`curl -sL …`) is run as it
+                    // stands.
                     let one_word = span.is_some_and(|t| {
-                        !t.trim_matches('`').trim().contains(char::is_whitespace) || names_a_path(t)
+                        !t.trim_matches('`').trim().contains(char::is_whitespace)
+                            || names_a_path(t)
+                            || rule.id == "net/http-client" && code_expression(t)
                     });
                     let in_inline = span.is_some() && !one_word;
                     // For a word in backticks, the action must be in its own sentence ("keys live in
@@ -296,7 +309,14 @@ impl<'a> FileScan<'a> {
                     // outside the paths it names (`~/.orbstack/run/docker.sock` asks nothing to run).
                     let asked = if one_word {
                         let plain = without_named_paths(text, inline_code);
-                        compiled.action.is_match(sentence_of(&plain, m.start(), m.end()))
+                        let sentence = sentence_of(&plain, m.start(), m.end());
+                        // Network use is asked for by a verb of calling or sending (`Post the results with …`),
+                        // not by any verb (`with both connect and read timeouts`).
+                        if rule.id == "net/http-client" {
+                            NET_ACTION.is_match(sentence)
+                        } else {
+                            compiled.action.is_match(sentence)
+                        }
                     } else {
                         compiled.action.is_match(text)
                     } || self.instructing_list && list_item;
@@ -597,8 +617,11 @@ impl<'a> FileScan<'a> {
         if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
             // A launch agent or a user service written is installed in plain sight (`persist/scheduler`'s `high`);
             // one that fetches is `persist/scheduled-fetch`.
-            let scheduled =
-                flow::scheduled(&line_text(named)) && !lesser::FETCHES.is_match(&line_text(written));
+            // A job on a timer, or a service file the skill ships copied into place (`cp scripts/x.plist
+            // ~/Library/LaunchAgents/`): what runs later is in plain sight, reviewed with the skill.
+            let scheduled = (flow::scheduled(&line_text(named))
+                || flow::copies_own_service(&line_text(written)))
+                && !lesser::FETCHES.is_match(&line_text(written));
             self.out.push(Finding {
                 rule: "persist/startup-write".to_owned(),
                 severity: if scheduled { Severity::High } else { Severity::Critical },

@@ -247,6 +247,27 @@ pub const RULES: &[RuleDef] = &[
         "Uploads a local file over the network.",
     ),
     rule(
+        "net/publish-public",
+        High,
+        Instruction,
+        r"(?i)\bgh\s+repo\s+create\b[^\n]*\s--public\b|\bgh\s+gist\s+create\b[^\n]*(\s--public\b|\s-p\b)|\bgh\s+repo\s+edit\b[^\n]*--visibility[=\s]+['\x22]?public\b",
+        "Publishes local files as a public repository or gist: anyone can read what is in them.",
+    ),
+    rule(
+        "net/dns-data",
+        High,
+        Instruction,
+        r"(?i)\b(dig|nslookup|host|drill)\b[^\n|;&]*\s['\x22]?\$\{?[A-Za-z_]\w*\}?\.[\w.${}-]*[a-z${}]|\b(gethostbyname|getaddrinfo|resolve|query|resolveTxt|resolve4|lookup)\(\s*(f['\x22]\{|\x60\$\{)[^}\n]*\}\.",
+        "Looks up a name built from data (`dig \"$chunk.$domain\"`): the query carries that data to whoever serves the domain.",
+    ),
+    rule(
+        "obfusc/dynamic-pipe",
+        High,
+        Instruction,
+        r"(?i)(https?://|\bcurl\b|\bwget\b)[^\n]*\|\s*(sudo\s+)?(\$\(\w+\)|\$\{\w+\}|\$[A-Za-z_]\w*)\s*($|[;&|)])",
+        "Pipes what an address serves into a program named by a variable (`curl … | $(RUNNER)`): which program runs it is hidden.",
+    ),
+    rule(
         "net/exfil-endpoint",
         Critical,
         Instruction,
@@ -381,7 +402,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/agent-config",
         High,
         Always,
-        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b",
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b",
         "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
     ),
     rule(
