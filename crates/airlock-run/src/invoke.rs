@@ -585,9 +585,30 @@ fn resolve_line(
                 escape_input(bare)
             ));
         }
-        if missing_input && ext.is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str())) {
+        if missing_input
+            && ext
+                .as_ref()
+                .is_some_and(|e| DATA_EXTENSIONS.contains(&e.as_str()))
+        {
             return Err(format!(
                 "an example: it reads {}, which is in neither the skill nor the target",
+                escape_input(bare)
+            ));
+        }
+        // A folder two or more deep from here, named with `./` and given to the skill's script
+        // (`generate.py ./build-packets/2026-05-02-drum`): the user's own work the instructions name as an example.
+        if missing_input
+            && !at_start
+            && !runs_it
+            && quoted.starts_with("./")
+            && bare.trim_end_matches('/').contains('/')
+            && ext.is_none()
+            && rewritten
+                .iter()
+                .any(|w| w.contains(SKILL_DIR) || w.contains("$SKILL_DIR"))
+        {
+            return Err(format!(
+                "an example: it works on {}, which is in neither the skill nor the target",
                 escape_input(bare)
             ));
         }
@@ -1120,6 +1141,13 @@ mod tests {
         assert!(resolve("python3 -m http.server").is_ok());
         assert!(resolve("python -c print").is_ok());
         assert!(resolve("echo notes.py").is_ok());
+        // A folder of the user's work two deep, named with `./` and given to the skill's script, is an example; one
+        // the target has is used, and one at the start of the command is not an argument.
+        let why = resolve("python3 scripts/have.py ./build-packets/2026-05-02-drum --strict").unwrap_err();
+        assert!(why.contains("it works on build-packets/2026-05-02-drum"), "{why}");
+        fs_err::create_dir_all(target.path().join("build-packets/mine")).unwrap();
+        assert!(resolve("python3 scripts/have.py ./build-packets/mine").is_ok());
+        assert!(resolve("python3 scripts/have.py ./out").is_ok());
     }
 
     #[test]

@@ -238,7 +238,7 @@ re!(
 // Options checked by hand: `if not args.handles and not args.import_:` then an error or an exit within a few lines.
 re!(
     PY_OPTIONS_CHECKED,
-    r"(?m)^[ \t]*if[ \t]+not[ \t]+(?:args|opts|options)\.\w+(?:[ \t]+(?:and|or)[ \t]+not[ \t]+(?:args|opts|options)\.\w+)*[ \t]*:[ \t]*\n(?:[^\n]*\n){0,3}?[^\n]*(?:parser\.error|sys\.exit\([^0)]|exit\(1\)|return[ \t]+1\b)"
+    r"(?m)^[ \t]*if[ \t]+not[ \t]+(?:args|opts|options)\.\w+(?:[ \t]+(?:and|or)[ \t]+not[ \t]+(?:args|opts|options)\.\w+)*[ \t]*:[ \t]*\n(?:[^\n]*\n){0,3}?[^\n]*(?:\b(?:parser|p|ap|argparser)\.error|sys\.exit\([^0)]|exit\(1\)|return[ \t]+1\b)"
 );
 // An argparse option (or group, or subcommand) the parser insists on.
 re!(PY_REQUIRED, r"\brequired\s*=\s*True\b");
@@ -247,6 +247,9 @@ re!(
     SH_ARG,
     r#"\$(?:1|\{1\})(?:[^\d:-]|$)|\$\{1:\?|"?\$#"?\s*-(?:lt|eq)\s*[0-9]|\(\(\s*\$?#\s*(?:==\s*0|<\s*[1-9])\s*\)\)|\[\s*-z\s+"?\$(?:1|\{1\})"?\s*\]"#
 );
+re!(
+    /// The first argument read into a name with an empty default: `FEATURE_NAME="${1:-}"`.
+    SH_EMPTY_DEFAULT, r#"(?m)^(?:readonly\s+)?([A-Za-z_]\w*)="?\$\{1:?-\}"?\s*$"#);
 re!(SH_FUNCTION, r"^\s*(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))");
 re!(
     /// A read of the command line's arguments in bundled code (`process.argv.slice(2)`, `argv.slice(2)` of an
@@ -338,6 +341,22 @@ fn needs_arguments(text: &str, language: Option<&str>) -> Option<(usize, String)
         }
         if patterns.iter().any(|p| p.is_match(code)) {
             return Some((i + 1, code.trim().chars().take(80).collect()));
+        }
+    }
+    // The first argument read with an empty default and then required (`NAME="${1:-}"`, then `if [[ -z "$NAME" ]]`
+    // and an exit).
+    if language == Some("shell") {
+        for c in SH_EMPTY_DEFAULT.captures_iter(text) {
+            let name = &c[1];
+            let tested = [
+                format!("-z \"${name}\""),
+                format!("-z \"${{{name}}}\""),
+                format!("-z ${name}"),
+            ];
+            if tested.iter().any(|t| text.contains(t.as_str())) {
+                let line = text[..c.get(0).map_or(0, |m| m.start())].matches('\n').count() + 1;
+                return Some((line, c[0].trim().chars().take(80).collect()));
+            }
         }
     }
     if language == Some("python") {
@@ -508,6 +527,16 @@ mod tests {
                 "import argparse, sys\np = argparse.ArgumentParser()\np.add_argument('--handles')\np.add_argument('--import', dest='import_')\nargs = p.parse_args()\nif not args.handles and not args.import_:\n    print('Error: provide --handles or --import')\n    sys.exit(1)\n",
                 "python",
             ),
+            // The parser's error under another name (`p.error`), and a first argument read with an empty default,
+            // then required.
+            (
+                "import argparse, sys\np = argparse.ArgumentParser()\np.add_argument('--tune')\nargs = p.parse_args()\nif not args.tune or not args.instrument:\n    p.error('use --tune')\n",
+                "python",
+            ),
+            (
+                "#!/usr/bin/env bash\nset -euo pipefail\nFEATURE_NAME=\"${1:-}\"\nif [[ -z \"$FEATURE_NAME\" ]]; then\n    echo \"Error: FEATURE_NAME is required\"\n    exit 1\nfi\n",
+                "shell",
+            ),
         ] {
             let why = not_standalone("scripts/x", text, Some(lang), &[]);
             assert!(
@@ -522,6 +551,9 @@ mod tests {
             ("print('hello')\n", "python"),
             ("import sys\nmain(sys.argv[1:])\n", "python"),
             ("#!/bin/bash\nname=${1:-world}\necho \"hi $name\"\n", "shell"),
+            // An empty default that is only used when given, or a function's own first argument.
+            ("#!/bin/bash\nFILTER=\"${1:-}\"\nls | grep \"$FILTER\"\n", "shell"),
+            ("#!/bin/bash\nf() {\n  local name=\"${1:-}\"\n  [ -z \"$name\" ] && return 1\n}\nf x\n", "shell"),
             ("#!/bin/bash\nlog() {\n  echo \"[x] $1\"\n}\nfunction warn {\n  if true; then\n    echo \"$1\"\n  fi\n}\nlog start\n", "shell"),
             ("const file = process.argv[2] || 'in.txt';\n", "javascript"),
         ] {

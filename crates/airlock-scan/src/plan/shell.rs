@@ -332,6 +332,21 @@ pub(super) fn search_may_find_nothing(command: &str) -> (String, bool) {
     (format!("{{ {}; }} || [ $? -eq 1 ]", code.trim()), true)
 }
 
+re!(
+    /// A listing of a name pattern with its errors thrown away (`ls LICENSE* 2>/dev/null`): a check whether any such
+    /// file is there, where "none" is GNU `ls`'s exit 2.
+    LISTING_PROBE, r#"^\s*ls\s+(-\w+\s+)*[^\s|;&<>]*[*?][^\s|;&<>]*(\s+[^\s|;&<>]*[*?][^\s|;&<>]*)*\s+2>\s*/dev/null\s*$"#);
+
+/// A listing that may find nothing (`ls LICENSE* 2>/dev/null`), written so that "none" is an answer:
+/// `{ CMD; } || [ $? -eq 2 ]`. Whether it was rewritten.
+pub(super) fn listing_may_find_nothing(command: &str) -> (String, bool) {
+    let code = without_comment(command.trim());
+    if command.trim().contains('\n') || !LISTING_PROBE.is_match(&code) {
+        return (command.to_owned(), false);
+    }
+    (format!("{{ {}; }} || [ $? -eq 2 ]", code.trim()), true)
+}
+
 /// A command as the shell runs it, to tell two copies of one apart from two commands: each line without its
 /// comment, its words joined by single spaces.
 pub(super) fn as_run(command: &str) -> String {
@@ -517,6 +532,21 @@ pub(super) fn code_lines(text: &str) -> String {
 mod tests {
     #[test]
     fn a_search_that_finds_nothing_is_an_answer() {
+        let (c, changed) = super::listing_may_find_nothing("ls LICENSE* 2>/dev/null");
+        assert!(changed);
+        assert_eq!(c, "{ ls LICENSE* 2>/dev/null; } || [ $? -eq 2 ]");
+        for kept in [
+            "ls LICENSE*",
+            "ls -la 2>/dev/null",
+            "ls x* 2>/dev/null | wc -l",
+            "ls x* 2>/dev/null && rm x*",
+        ] {
+            assert_eq!(
+                super::listing_may_find_nothing(kept),
+                (kept.to_owned(), false),
+                "{kept}"
+            );
+        }
         let (c, changed) = super::search_may_find_nothing("pip freeze | grep -E \"(pytest|ruff)\"");
         assert!(changed);
         assert_eq!(c, "{ pip freeze | grep -E \"(pytest|ruff)\"; } || [ $? -eq 1 ]");
