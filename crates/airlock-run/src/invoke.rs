@@ -250,40 +250,84 @@ pub(crate) fn resolve_steps(
         .cloned()
         .chain(skill_root.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
-    for step in plan
-        .steps
-        .iter_mut()
-        .filter(|s| s.kind != "script" && s.example.is_none())
-    {
-        if !network {
-            if let Some(what) = downloads(&step.command, &node_packages) {
-                step.example = Some(format!(
-                    "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
-                     --net-preset package-registries, to run it)"
-                ));
-                continue;
-            }
-            // An installer fetched and piped to a shell is an install, recorded as one; a plain request only fails.
-            if let Some(host) = calls_out(&step.command).filter(|_| step.kind == "shell") {
-                step.example = Some(format!(
-                    "it calls `{host}`, and the network is off (--net {host} to run it)"
-                ));
-                continue;
-            }
-        }
-        let mut lines = Vec::new();
-        for line in step.command.split('\n') {
-            match resolve_line(line, skill_root, &names, target_root, &mut made) {
-                Ok(rewritten) => lines.push(rewritten),
-                Err(why) => {
-                    step.example = Some(why);
-                    break;
-                }
-            }
-        }
+    // The command before this one in the same fenced block (the next line of the same file) that cannot run here
+    // as an example: (file, the line after it, its line).
+    let mut skipped_before: Option<(String, u32, u32)> = None;
+    for step in plan.steps.iter_mut().filter(|s| s.kind != "script") {
+        let follows = skipped_before
+            .take()
+            .filter(|(file, next, _)| *file == step.file && *next == step.line)
+            .map(|(_, _, at)| at);
+        let next_line = step.line + u32::try_from(step.command.split('\n').count()).unwrap_or(1);
         if step.example.is_none() {
-            step.command = lines.join("\n");
+            if let Some(at) = follows.filter(|_| step.kind == "shell") {
+                step.example = Some(format!(
+                    "it follows the command at {}:{at} in the same block, which cannot run here: the block is one \
+                     sequence, run together or not at all",
+                    step.file
+                ));
+            } else {
+                resolve_step(
+                    step,
+                    skill_root,
+                    &names,
+                    target_root,
+                    &mut made,
+                    &node_packages,
+                    network,
+                );
+            }
         }
+        if step.kind == "shell"
+            && step
+                .example
+                .as_deref()
+                .is_some_and(|e| e.starts_with("an example:") || e.starts_with("it follows the command at"))
+        {
+            skipped_before = Some((step.file.clone(), next_line, step.line));
+        }
+    }
+}
+
+/// Resolves one fenced command: an example when it names an input that exists nowhere or needs what a sealed run
+/// lacks, or the command with the skill's files pointed at.
+fn resolve_step(
+    step: &mut airlock_types::PlanStep,
+    skill_root: &Path,
+    names: &[String],
+    target_root: &Path,
+    made: &mut std::collections::HashSet<String>,
+    node_packages: &std::collections::HashSet<String>,
+    network: bool,
+) {
+    if !network {
+        if let Some(what) = downloads(&step.command, node_packages) {
+            step.example = Some(format!(
+                "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
+                 --net-preset package-registries, to run it)"
+            ));
+            return;
+        }
+        // An installer fetched and piped to a shell is an install, recorded as one; a plain request only fails.
+        if let Some(host) = calls_out(&step.command).filter(|_| step.kind == "shell") {
+            step.example = Some(format!(
+                "it calls `{host}`, and the network is off (--net {host} to run it)"
+            ));
+            return;
+        }
+    }
+    let mut lines = Vec::new();
+    for line in step.command.split('\n') {
+        match resolve_line(line, skill_root, names, target_root, made) {
+            Ok(rewritten) => lines.push(rewritten),
+            Err(why) => {
+                step.example = Some(why);
+                break;
+            }
+        }
+    }
+    if step.example.is_none() {
+        step.command = lines.join("\n");
     }
 }
 
@@ -1148,6 +1192,45 @@ mod tests {
         fs_err::create_dir_all(target.path().join("build-packets/mine")).unwrap();
         assert!(resolve("python3 scripts/have.py ./build-packets/mine").is_ok());
         assert!(resolve("python3 scripts/have.py ./out").is_ok());
+    }
+
+    /// A block is one sequence: once a command of it cannot run here (an input that exists nowhere), the commands
+    /// after it in the same block are listed with it, not run on their own; a command of the next block runs.
+    #[test]
+    fn the_rest_of_a_block_after_a_command_that_cannot_run_is_listed() {
+        let skill = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        let step = |line: u32, command: &str| airlock_types::PlanStep {
+            kind: "shell".to_owned(),
+            command: command.to_owned(),
+            interpreter: None,
+            file: "SKILL.md".to_owned(),
+            line,
+            findings: Vec::new(),
+            example: None,
+            note: None,
+        };
+        let mut plan = airlock_types::Plan {
+            steps: vec![
+                step(213, "pdftoppm -jpeg -r 150 output.pdf slide"),
+                step(214, "rm -f slide-*.jpg"),
+                step(215, "ls -1 \"$PWD\"/slide-*.jpg"),
+                step(220, "echo done"),
+            ],
+            ..Default::default()
+        };
+        resolve_steps(&mut plan, skill.path(), target.path(), false);
+        let why: Vec<Option<&str>> = plan.steps.iter().map(|s| s.example.as_deref()).collect();
+        assert!(why[0].is_some_and(|w| w.contains("output.pdf")), "{why:?}");
+        assert!(
+            why[1].is_some_and(|w| w.contains("follows the command at SKILL.md:213")),
+            "{why:?}"
+        );
+        assert!(
+            why[2].is_some_and(|w| w.contains("follows the command at SKILL.md:214")),
+            "{why:?}"
+        );
+        assert_eq!(why[3], None);
     }
 
     #[test]
