@@ -70,6 +70,21 @@ struct Compiled {
     decode_to_file: Regex,
 }
 
+/// The prose line that continues a line's sentence, with its inline code spans.
+type Continuation = (String, Vec<(usize, usize)>);
+
+/// Whether `next` continues the sentence of `line` (a wrapped paragraph or list item), rather than starting a new
+/// item, a heading, a table row or a paragraph.
+fn continues(line: &str, next: &str) -> bool {
+    let t = next.trim_start();
+    !line.trim().is_empty()
+        && !line.trim_start().starts_with(['#', '|'])
+        && !t.is_empty()
+        && !line.trim_end().ends_with([':', '|'])
+        && !LIST_ITEM.is_match(next)
+        && !t.starts_with(['#', '|', '>', '<'])
+}
+
 re!(
     /// A verb that asks for a call over the network.
     NET_ACTION,
@@ -120,7 +135,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     )
     .expect("sudo install pattern compiles"),
     local_ip_url: Regex::new(
-        r"\bhttps?://(127\.\d+\.\d+\.\d+|0\.0\.0\.0|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+)(:\d+)?/",
+        r"\bhttps?://(127\.\d+\.\d+\.\d+|0\.0\.0\.0|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+|169\.254\.\d+\.\d+)(:\d+)?/",
     )
     .expect("local ip pattern compiles"),
     relative_fetch: Regex::new(r"\$?fetch\(\s*['\x22\x60]/[^/]").expect("relative fetch pattern compiles"),
@@ -674,6 +689,45 @@ impl<'a> FileScan<'a> {
         }
     }
 
+    /// Reads a prose line joined with the line that continues it, keeping only what neither line matches alone
+    /// (a phrase split by the wrap), cited at the first line.
+    fn across_lines(
+        &mut self,
+        line: u32,
+        text: &str,
+        code: &[(usize, usize)],
+        next: &str,
+        next_code: &[(usize, usize)],
+    ) {
+        let compiled = &*COMPILED;
+        let joined = format!("{} {}", text.trim_end(), next.trim_start());
+        let matched = compiled.set.matches(&joined);
+        let alone: HashSet<usize> = compiled
+            .set
+            .matches(text)
+            .iter()
+            .chain(compiled.set.matches(next).iter())
+            .collect();
+        if !matched.iter().any(|i| !alone.contains(&i)) {
+            return;
+        }
+        let head = text.trim_end().len();
+        let lead = next.len() - next.trim_start().len();
+        let mut spans: Vec<(usize, usize)> = code.iter().copied().filter(|(_, e)| *e <= head).collect();
+        spans.extend(
+            next_code
+                .iter()
+                .filter(|(s, _)| *s >= lead)
+                .map(|(s, e)| (s - lead + head + 1, e - lead + head + 1)),
+        );
+        let start = self.out.len();
+        self.line(line, &joined, Place::ProseLine, &spans);
+        let ids: HashSet<&str> = alone.iter().map(|i| RULES[*i].id).collect();
+        let mut kept = self.out.split_off(start);
+        kept.retain(|f| !ids.contains(f.rule.as_str()));
+        self.out.extend(kept);
+    }
+
     fn markdown(&mut self, body: &str, first_line: u32, facts: &mut Facts) {
         let all = segments(body, first_line);
         // For each code block, whether one of the two prose lines after it asks to run what it shows (`Run the
@@ -691,10 +745,28 @@ impl<'a> FileScan<'a> {
                         .any(|t| RUN_SHOWN.is_match(t))
             })
             .collect();
+        // For each prose line, the line that continues its sentence when the text is wrapped (the next line of the
+        // same paragraph or list item): a line break costs a hostile skill nothing, so a phrase split over two lines
+        // is read whole.
+        let continued: Vec<Option<Continuation>> = (0..all.len())
+            .map(|i| match (&all[i], all.get(i + 1)) {
+                (
+                    Segment::Prose { line, text, .. },
+                    Some(Segment::Prose {
+                        line: next_line,
+                        text: next,
+                        inline_code,
+                    }),
+                ) if *next_line == line + 1 && continues(text, next) => {
+                    Some((next.clone(), inline_code.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         // The last two lines of prose before a code block: the last, when it ends in `:`, is its label
         // (`Attackers extract credentials via:`); both say what it is written into.
         let mut lead: Vec<String> = Vec::new();
-        for (segment, asked) in all.into_iter().zip(asked_after) {
+        for ((segment, asked), continued) in all.into_iter().zip(asked_after).zip(continued) {
             match segment {
                 Segment::Code { lang, line, text } => {
                     let lead = std::mem::take(&mut lead);
@@ -763,6 +835,9 @@ impl<'a> FileScan<'a> {
                         lead.push(trimmed.to_owned());
                     }
                     self.line(line, &text, Place::ProseLine, &inline_code);
+                    if let Some((next, next_code)) = continued {
+                        self.across_lines(line, &text, &inline_code, &next, &next_code);
+                    }
                     // A line ending in `:` that describes (`**Blocks**:`, `Look for:`) makes the list after it a
                     // list of things described; any line that is not an item of that list ends it.
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {

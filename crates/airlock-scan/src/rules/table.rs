@@ -85,7 +85,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/cloud-credentials",
         Critical,
         Instruction,
-        r"(?i)\.aws/(credentials|config)\b|\baws\s+(shared\s+)?credentials\s+file\b|\.config/gcloud\b|application_default_credentials\.json|\.azure/|\.kube/config\b|\.docker/config\.json",
+        r"(?i)\.aws/(credentials|config)\b|\baws(\s+cli'?s?)?\s+(shared\s+)?credentials?\s+file\b|(169\.254\.169\.254|\[fd00:ec2::254\])/latest/(meta-data/iam/security-credentials|api/token)|(169\.254\.169\.254|metadata\.google\.internal)/computeMetadata/v1/instance/service-accounts|169\.254\.169\.254/metadata/identity/oauth2/token|\.config/gcloud\b|application_default_credentials\.json|\.azure/|\.kube/config\b|\.docker/config\.json",
         "Reads cloud or cluster credentials.",
     ),
     rule(
@@ -203,10 +203,17 @@ pub const RULES: &[RuleDef] = &[
         "Touches SSH authorized_keys, which grants remote logins.",
     ),
     rule(
+        "persist/ssh-command",
+        Critical,
+        Instruction,
+        r"(?i)^[\s\x22'>]*(Match\s+(\w+\s+)*exec\s|LocalCommand\s+\S|PermitLocalCommand\s+yes\b)|['\x22\s]Match\s+exec\s+['\x22]|-o\s*['\x22]?(LocalCommand|PermitLocalCommand=yes)",
+        "Has the SSH client run a command of its own on every connection (`Match exec`, `LocalCommand`).",
+    ),
+    rule(
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath|core\.fsmonitor\s+['\x22]?[~/$.]",
+        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|core\.fsmonitor\s+['\x22]?[~/$.]",
         "Installs git hooks that run on later git commands.",
     ),
     // Installs.
@@ -236,7 +243,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\b|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://",
         "Uses the network.",
     ),
     rule(
@@ -287,14 +294,14 @@ pub const RULES: &[RuleDef] = &[
         "campaign/archive-password",
         High,
         Always,
-        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(",
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\b(unlock|decryption|extraction)\s+(code|key|phrase|pin)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b",
         "Has an archive opened with a password, which keeps its content from being scanned.",
     ),
     rule(
         "campaign/download-and-run",
         Critical,
         Instruction,
-        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b(?:[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*&|\bstart-process\b)|(?:[^\n.!?]{0,200}|[^\n]{0,80})\brun it\b)",
+        r"(?i)\b(download|curl|wget|fetch|Invoke-WebRequest|iwr)\b(?:[^\n]{0,200}(chmod\s+(\+x|[0-7]?[0-7][157][0-7])\b|\./[\w.-]+\s*&|\bstart-process\b|\b(mark|make)\s+[^\n]{0,60}\bexecutable\b[^\n]{0,40}\b(start|run|launch|open|execute)\b)|(?:[^\n.!?]{0,200}|[^\n]{0,80})\brun it\b)",
         "Downloads something, makes it executable and runs it.",
     ),
     rule(
@@ -366,7 +373,7 @@ pub const RULES: &[RuleDef] = &[
         "obfusc/encoded-exec",
         Critical,
         Instruction,
-        r"(?i)\bgetattr\(\s*[^,\n]*,\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|__import__\(\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
+        r"(?i)\bopenssl\s+(enc|aes-\d+-\w+|des\w*|bf\w*|chacha20)\b[^\n|]*\s-d\b[^\n]*\|\s*(sudo\s+)?((ba|z|da)?sh|python3?|perl|node|ruby)\b|\bgetattr\(\s*[^,\n]*,\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|__import__\(\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(ba)?sh|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
@@ -430,7 +437,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/paste-command",
         High,
         Always,
-        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin\s*\+\s*r\b",
+        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin\s*\+\s*r\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
         "Asks the user to paste a command into a terminal (the lure of paste-a-command campaigns).",
     ),
     rule(
