@@ -395,7 +395,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/bind-shell",
         Critical,
         Instruction,
-        r"(?i)\b(nc|ncat|netcat)\b[^\n|;]*\s-[a-z]*l[a-z]*\b[^\n]*\|\s*(/bin/|/usr/bin/)?(ba|z|da)?sh\b|\bsocat\b[^\n]*\btcp(4|6)?-listen:[^\n]*\b(exec|system):",
+        r"(?i)\b(nc|ncat|netcat)\b[^\n|;]*\s-[a-z]*l[a-z]*\b[^\n]*\|\s*(/bin/|/usr/bin/)?(ba|z|da)?sh\b|\bsocat\b[^\n]*\btcp(4|6)?-listen:[^\n]*\b(exec|system):|\bjupyter[\s-](lab|notebook|server)\b[^\n]*--ip[=\s]['\x22]?(0\.0\.0\.0|\*|::)['\x22]?[^\n]*--(ServerApp|NotebookApp)\.token[=\s]*(''|\x22\x22)|\bjupyter[\s-](lab|notebook|server)\b[^\n]*--(ServerApp|NotebookApp)\.token[=\s]*(''|\x22\x22)[^\n]*--ip[=\s]['\x22]?(0\.0\.0\.0|\*|::)",
         "Opens a shell for anyone who connects to a port of this machine (a bind shell).",
     ),
     rule(

@@ -966,3 +966,24 @@ fn a_lure_in_other_words_is_a_lure() {
     let found = run(FileKind::Markdown, "references/setup.md", honest);
     assert_eq!(level("campaign/download-and-run", &found), None, "{found:?}");
 }
+
+/// A notebook server on every interface with no token is a shell for anyone on the network; on this machine, or
+/// with its token, it is a notebook.
+#[test]
+fn a_notebook_server_open_to_the_network_without_a_login_is_a_bind_shell() {
+    let open = "nohup jupyter lab --no-browser --ip=0.0.0.0 --port=8888 --ServerApp.token='' --ServerApp.password='' &";
+    let found = run(FileKind::Script, "x.sh", &format!("{open}\n"));
+    assert_eq!(
+        level("exec/bind-shell", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
+    for honest in [
+        "jupyter lab --no-browser --port=8888",
+        "jupyter lab --ip=127.0.0.1 --ServerApp.token=''",
+        "jupyter lab --ip=0.0.0.0 --ServerApp.token=\"$TOKEN\"",
+    ] {
+        let found = run(FileKind::Script, "x.sh", &format!("{honest}\n"));
+        assert_eq!(level("exec/bind-shell", &found), None, "{honest}: {found:?}");
+    }
+}
