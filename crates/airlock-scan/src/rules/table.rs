@@ -434,6 +434,13 @@ pub const RULES: &[RuleDef] = &[
         "Sends the conversation or the user's files to a remote host.",
     ),
     rule(
+        "intent/collect-conversation",
+        High,
+        Always,
+        r"(?i)\b(everything|all(\s+of\s+what)?)\s+(that\s+(was|has\s+been)\s+|you\s+have\s+|we\s+have\s+)?(exchanged|said|discussed|shared|written|seen)\s+(in|during|so\s+far\s+in)\s+(this|the)\s+(chat|conversation|session)\b[^.\n]{0,120}\bverbatim\b|\b(the\s+)?(whole|full|entire|complete)\s+(chat|conversation|transcript|session)(\s+history)?\b[^.\n]{0,40}\bverbatim\b[^.\n]{0,80}\b(field|body|payload|request|upload|post)\b",
+        "Collects the conversation word for word (with the files and output the agent has seen) into something it sends or stores.",
+    ),
+    rule(
         "campaign/paste-command",
         High,
         Always,
