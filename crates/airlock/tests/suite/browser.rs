@@ -15,7 +15,9 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use super::serve::start;
 use super::util::{commit_all, git, init_repo, skill_md, write};
 
-struct Driver(Child);
+/// chromedriver and the browsers it starts, with their temporary files (Chromium's profile and singleton folders)
+/// in a folder of the test's own, removed with it.
+struct Driver(Child, tempfile::TempDir);
 
 impl Drop for Driver {
     fn drop(&mut self) {
@@ -30,8 +32,10 @@ fn chromedriver() -> (Driver, u16) {
         .local_addr()
         .unwrap()
         .port();
+    let tmp = tempfile::tempdir().unwrap();
     let child = Command::new("/usr/bin/chromedriver")
         .arg(format!("--port={port}"))
+        .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -44,7 +48,7 @@ fn chromedriver() -> (Driver, u16) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    (Driver(child), port)
+    (Driver(child, tmp), port)
 }
 
 async fn browser(port: u16) -> Client {
