@@ -647,9 +647,7 @@ fn resolve_line(
             && quoted.starts_with("./")
             && bare.trim_end_matches('/').contains('/')
             && ext.is_none()
-            && rewritten
-                .iter()
-                .any(|w| w.contains(SKILL_DIR) || w.contains("$SKILL_DIR"))
+            && skill_program(&rewritten, 2)
         {
             return Err(format!(
                 "an example: it works on {}, which is in neither the skill nor the target",
@@ -664,13 +662,7 @@ fn resolve_line(
         }
         // A build's output folder handed to one of the skill's scripts (`check-manifest.sh dist`): what the user's
         // own build makes, which a fresh target has not.
-        if missing_input
-            && !at_start
-            && BUILD_OUTPUTS.contains(&bare)
-            && rewritten
-                .first()
-                .is_some_and(|w| w.contains(SKILL_DIR) || w.contains("$SKILL_DIR"))
-        {
+        if missing_input && !at_start && BUILD_OUTPUTS.contains(&bare) && skill_program(&rewritten, 1) {
             return Err(format!(
                 "an example: it works on {}, a build's output, which is in neither the skill nor the target",
                 escape_input(bare)
@@ -679,6 +671,15 @@ fn resolve_line(
         rewritten.push(word.to_owned());
     }
     Ok(rewritten.join(" "))
+}
+
+/// Whether one of the first `within` words of the command written so far is one of the skill's programs
+/// (`$SKILL_DIR/scripts/x.sh`; within 2, also `python3 $SKILL_DIR/scripts/x.py`).
+fn skill_program(words: &[String], within: usize) -> bool {
+    words
+        .iter()
+        .take(within)
+        .any(|w| w.contains(SKILL_DIR) || w.contains("$SKILL_DIR"))
 }
 
 /// An agent CLI preset: its command, where it looks for skills, and the model host it needs.
