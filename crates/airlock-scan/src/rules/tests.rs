@@ -787,6 +787,16 @@ fn public_repositories_dns_labels_and_hidden_pipe_targets_are_named() {
         ("x.sh", "host \"$HOSTNAME\"", "net/dns-data"),
         ("x.py", "socket.gethostbyname(host)", "net/dns-data"),
         (
+            "x.mjs",
+            "const out = resolve(`${stripExt(inputPath)}.unpacked`);",
+            "net/dns-data",
+        ),
+        (
+            "x.py",
+            "STDLIB = [\"enum\", \"errno\", \"ftplib\", \"functools\"]",
+            "net/http-client",
+        ),
+        (
             "x.sh",
             "curl -s https://api.x.example/a.json | $JQ .name",
             "obfusc/dynamic-pipe",
@@ -962,6 +972,11 @@ fn a_lure_in_other_words_is_a_lure() {
         "{found:?}"
     );
     // A phone's unlock screen and a file made executable with nothing fetched are not.
+    let found = run(FileKind::SkillMd, "SKILL.md", "---\nname: s\ndescription: t\n---\n# S\n\nDo not write ad-hoc extraction code; run the script. It extracts the password field.\n");
+    assert!(
+        level("campaign/archive-password", &found).is_none_or(|l| l <= Severity::Low),
+        "{found:?}"
+    );
     let honest = "# Setup\n\nMake `scripts/run.sh` executable, then run it.\n";
     let found = run(FileKind::Markdown, "references/setup.md", honest);
     assert_eq!(level("campaign/download-and-run", &found), None, "{found:?}");
