@@ -17,12 +17,16 @@ use super::util::{commit_all, git, init_repo, skill_md, write};
 
 /// chromedriver and the browsers it starts, with their temporary files (Chromium's profile and singleton folders)
 /// in a folder of the test's own, removed with it.
-struct Driver(Child, tempfile::TempDir);
+struct Driver {
+    child: Child,
+    /// Removed when the driver is dropped, after the processes are gone.
+    _tmp: tempfile::TempDir,
+}
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -48,7 +52,7 @@ fn chromedriver() -> (Driver, u16) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    (Driver(child, tmp), port)
+    (Driver { child, _tmp: tmp }, port)
 }
 
 async fn browser(port: u16) -> Client {
