@@ -251,7 +251,8 @@ pub(crate) fn resolve_steps(
         .chain(skill_root.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
     // The command before this one in the same fenced block (the next line of the same file) that cannot run here
-    // as an example: (file, the line after it, its line).
+    // for want of an input it names (`it reads output.pdf, which is in neither …`): (file, the line after it, its
+    // line). A placeholder's example is one of the block's alternatives; the commands after it still run.
     let mut skipped_before: Option<(String, u32, u32)> = None;
     for step in plan.steps.iter_mut().filter(|s| s.kind != "script") {
         let follows = skipped_before
@@ -279,10 +280,9 @@ pub(crate) fn resolve_steps(
             }
         }
         if step.kind == "shell"
-            && step
-                .example
-                .as_deref()
-                .is_some_and(|e| e.starts_with("an example:") || e.starts_with("it follows the command at"))
+            && step.example.as_deref().is_some_and(|e| {
+                e.starts_with("an example: it ") || e.starts_with("it follows the command at")
+            })
         {
             skipped_before = Some((step.file.clone(), next_line, step.line));
         }
