@@ -260,37 +260,35 @@ pub(crate) fn resolve_steps(
             .filter(|(file, next, _)| *file == step.file && *next == step.line)
             .map(|(_, _, at)| at);
         let next_line = step.line + u32::try_from(step.command.split('\n').count()).unwrap_or(1);
-        if step.example.is_none() {
-            if let Some(at) = follows.filter(|_| step.kind == "shell") {
-                step.example = Some(format!(
-                    "it follows the command at {}:{at} in the same block, which cannot run here: the block is one \
-                     sequence, run together or not at all",
-                    step.file
-                ));
-            } else {
-                resolve_step(
-                    step,
-                    skill_root,
-                    &names,
-                    target_root,
-                    &mut made,
-                    &node_packages,
-                    network,
-                );
-            }
+        if step.example.is_some() {
+            continue;
         }
-        if step.kind == "shell"
-            && step.example.as_deref().is_some_and(|e| {
-                e.starts_with("an example: it ") || e.starts_with("it follows the command at")
-            })
-        {
+        let held_back = if let Some(at) = follows.filter(|_| step.kind == "shell") {
+            step.example = Some(format!(
+                "it follows the command at {}:{at} in the same block, which cannot run here: the block is one \
+                 sequence, run together or not at all",
+                step.file
+            ));
+            true
+        } else {
+            resolve_step(
+                step,
+                skill_root,
+                &names,
+                target_root,
+                &mut made,
+                &node_packages,
+                network,
+            )
+        };
+        if held_back && step.kind == "shell" {
             skipped_before = Some((step.file.clone(), next_line, step.line));
         }
     }
 }
 
 /// Resolves one fenced command: an example when it names an input that exists nowhere or needs what a sealed run
-/// lacks, or the command with the skill's files pointed at.
+/// lacks, or the command with the skill's files pointed at. Whether it was held back for an input it names.
 fn resolve_step(
     step: &mut airlock_types::PlanStep,
     skill_root: &Path,
@@ -299,21 +297,21 @@ fn resolve_step(
     made: &mut std::collections::HashSet<String>,
     node_packages: &std::collections::HashSet<String>,
     network: bool,
-) {
+) -> bool {
     if !network {
         if let Some(what) = downloads(&step.command, node_packages) {
             step.example = Some(format!(
                 "it downloads {what} when it runs, and the network is off (allow the registry, e.g. \
                  --net-preset package-registries, to run it)"
             ));
-            return;
+            return false;
         }
         // An installer fetched and piped to a shell is an install, recorded as one; a plain request only fails.
         if let Some(host) = calls_out(&step.command).filter(|_| step.kind == "shell") {
             step.example = Some(format!(
                 "it calls `{host}`, and the network is off (--net {host} to run it)"
             ));
-            return;
+            return false;
         }
     }
     let mut lines = Vec::new();
@@ -322,13 +320,12 @@ fn resolve_step(
             Ok(rewritten) => lines.push(rewritten),
             Err(why) => {
                 step.example = Some(why);
-                break;
+                return true;
             }
         }
     }
-    if step.example.is_none() {
-        step.command = lines.join("\n");
-    }
+    step.command = lines.join("\n");
+    false
 }
 
 /// The packages the skill's `package.json` depends on (`dependencies` and `devDependencies`).

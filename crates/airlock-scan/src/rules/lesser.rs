@@ -309,7 +309,7 @@ pub(super) fn lesser_class(
         ),
         "secrets/ssh-keys" | "secrets/token-files" | "secrets/cloud-credentials"
             if c.each[index].find_iter(text).all(|m| in_search_pattern(text, m.start(), m.end()))
-                && !HOME_PATH_OUTSIDE.is_match(&QUOTED.replace_all(text, " "))
+                && !HOME_PATH_OUTSIDE.is_match(&unquoted(text))
                 && !FOUND_FILES_READ.is_match(text)
                 && !SENDS_TO.is_match(text) =>
         {
@@ -971,7 +971,6 @@ fn in_search_pattern(text: &str, start: usize, end: usize) -> bool {
 re!(
     /// An SSH connection-sharing socket's path (`ControlPath ~/.ssh/cm-%r@%h:%p`, `-o ControlPath=~/.ssh/sockets/%C`).
     CONTROL_PATH, r"(?i)\bControlPath\s*[=\s]\s*['\x22]?(~|\$HOME)/\.ssh/[\w.%@:/-]*");
-re!(QUOTED, r#""[^"]*"|'[^']*'"#);
 re!(
     /// A home path left once quoted text is taken out: what a command reads or writes, not what it searches for.
     HOME_PATH_OUTSIDE, r"(~|\$HOME|\$\{HOME\}|/home/|/Users/|/root)/|\.ssh/|\.aws/|\.kube/");

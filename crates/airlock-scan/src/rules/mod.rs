@@ -702,6 +702,10 @@ impl<'a> FileScan<'a> {
         let compiled = &*COMPILED;
         let joined = format!("{} {}", text.trim_end(), next.trim_start());
         let matched = compiled.set.matches(&joined);
+        // Most joined lines match nothing: the two lines alone are matched again only when they do.
+        if !matched.matched_any() {
+            return;
+        }
         let alone: HashSet<usize> = compiled
             .set
             .matches(text)
