@@ -1,6 +1,18 @@
 //! The `airlock` command: parses arguments, resolves settings and calls the library crates.
 
+/// Prints to standard output through [`output::write`]: `airlock scan | head` ends the output, not the command.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::write(format_args!($($arg)*)) };
+}
+
+/// [`out!`] with a line break.
+macro_rules! outln {
+    () => { $crate::output::write(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 mod commands;
+mod output;
 mod settings;
 
 use std::process::ExitCode;
@@ -145,9 +157,15 @@ fn main() -> ExitCode {
         Command::Doctor { json } => commands::exec::doctor(json),
         Command::Verify(args) => commands::verify::verify(&args),
     };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(err) => {
+    match (result, output::failure()) {
+        // A reader that went away took what it wanted (`airlock show --output | head`): not a failure.
+        (Err(err), _) if output::is_broken_pipe(&err) => ExitCode::from(exit::OK),
+        (Ok(_), Some(err)) => {
+            eprintln!("error: cannot write to standard output: {err}");
+            ExitCode::from(exit::AIRLOCK)
+        }
+        (Ok(code), None) => ExitCode::from(code),
+        (Err(err), _) => {
             eprintln!("error: {}", settings::escape(&format!("{err:#}")));
             ExitCode::from(exit_code_of(&err))
         }

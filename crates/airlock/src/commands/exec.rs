@@ -200,9 +200,9 @@ fn report(args: &ExecArgs, record: &airlock_types::RunRecord) -> anyhow::Result<
         writeln!(file, "{line}")?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(record)?);
+        outln!("{}", serde_json::to_string_pretty(record)?);
     } else {
-        print!("{}", escape(&record.stdout));
+        out!("{}", escape(&record.stdout));
         eprint!("{}", escape(&record.stderr));
         eprintln!(
             "airlock: {} ({}) in {} ms; {} exec(s), {} file(s) read, {} written, {} network attempt(s){}",
@@ -230,10 +230,10 @@ fn report(args: &ExecArgs, record: &airlock_types::RunRecord) -> anyhow::Result<
 pub fn doctor(json: bool) -> anyhow::Result<u8> {
     let report = airlock_sandbox::doctor(None);
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         for c in &report.checks {
-            println!(
+            outln!(
                 "{} {}: {}",
                 if c.ok { "ok  " } else { "MISSING" },
                 c.layer,
@@ -241,42 +241,42 @@ pub fn doctor(json: bool) -> anyhow::Result<u8> {
             );
             if !c.ok {
                 if let Some(fix) = &c.fix {
-                    println!("       fix: {fix}");
+                    outln!("       fix: {fix}");
                 }
             }
         }
         // Where allowed traffic would leave: direct, or through the proxy in airlock's environment.
         match airlock_egress::Upstream::from_env() {
             Ok(None) => {
-                println!("ok   egress: direct (no HTTPS_PROXY or HTTP_PROXY in airlock's environment)")
+                outln!("ok   egress: direct (no HTTPS_PROXY or HTTP_PROXY in airlock's environment)")
             }
             Ok(Some(up)) => {
                 let show = |p: &Option<airlock_egress::ProxyAddr>| {
                     p.as_ref().map_or("direct".to_owned(), |p| escape(&p.to_string()))
                 };
-                println!(
+                outln!(
                     "ok   egress: through the upstream proxy (HTTPS and other TCP: {}; plain HTTP: {}), NO_PROXY honoured",
                     show(&up.https),
                     show(&up.http)
                 );
             }
-            Err(e) => println!("MISSING egress: {}", escape(&e)),
+            Err(e) => outln!("MISSING egress: {}", escape(&e)),
         }
         // The key statements are signed with (`scan --attest`, `export --attestation`).
         if let Ok(data) = crate::settings::data_dir(None) {
             if airlock_attest::Keys::path(&data).is_file() {
                 match airlock_attest::Keys::load_or_create(&data) {
-                    Ok(k) => println!("ok   signing key: {} (public key {})", k.key_id(), k.public_hex()),
-                    Err(e) => println!("MISSING signing key: {}", escape(&e.to_string())),
+                    Ok(k) => outln!("ok   signing key: {} (public key {})", k.key_id(), k.public_hex()),
+                    Err(e) => outln!("MISSING signing key: {}", escape(&e.to_string())),
                 }
             } else {
-                println!(
+                outln!(
                     "ok   signing key: none yet (made on first use in {})",
                     escape(&data.display().to_string())
                 );
             }
         }
-        println!(
+        outln!(
             "{}",
             if report.ready {
                 "ready: airlock exec can run here"

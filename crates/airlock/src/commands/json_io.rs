@@ -105,7 +105,7 @@ pub fn json_io(serve: bool) -> anyhow::Result<u8> {
     } else {
         answer(&text, None)
     };
-    println!("{value}");
+    outln!("{value}");
     Ok(code)
 }
 

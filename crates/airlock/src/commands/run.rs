@@ -169,9 +169,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     });
     let outcome = airlock_run::execute(&request, &settings, &mut store, &on_event)?;
     if args.source.json {
-        println!("{}", serde_json::to_string_pretty(&outcome.record)?);
+        outln!("{}", serde_json::to_string_pretty(&outcome.record)?);
     } else {
-        print!("{}", render_summary(&outcome.record, &outcome.report));
+        out!("{}", render_summary(&outcome.record, &outcome.report));
     }
     Ok(run_exit_code(&outcome.record))
 }
@@ -202,17 +202,17 @@ fn run_remote(args: &RunArgs, remote: &super::remote::Remote) -> anyhow::Result<
         super::remote::Followed::Ended(view) => {
             // No record to print: what the server knows, in the same two forms, and the exit code of a failed run.
             if args.source.json {
-                println!("{}", serde_json::to_string_pretty(&view)?);
+                outln!("{}", serde_json::to_string_pretty(&view)?);
             } else {
-                print!("{}", render_lost(&id, &report, &view));
+                out!("{}", render_lost(&id, &report, &view));
             }
             return Ok(exit::of_command(RunStatus::Failed, None, None));
         }
     };
     if args.source.json {
-        println!("{}", serde_json::to_string_pretty(&record)?);
+        outln!("{}", serde_json::to_string_pretty(&record)?);
     } else {
-        print!("{}", render_summary(&record, &report));
+        out!("{}", render_summary(&record, &report));
     }
     Ok(run_exit_code(&record))
 }

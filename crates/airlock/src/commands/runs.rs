@@ -151,20 +151,23 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
     if let Some(remote) = args.server.remote()? {
         let rows: Vec<airlock_protocol::RunSummary> = remote.get("/api/runs")?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&rows)?);
+            outln!("{}", serde_json::to_string_pretty(&rows)?);
             return Ok(exit::OK);
         }
         if rows.is_empty() {
-            println!("no runs on the server");
+            outln!("no runs on the server");
             return Ok(exit::OK);
         }
-        println!(
+        outln!(
             "{:<26} {:<8} {:<15} {:<20} SOURCE",
-            "RUN", "MODE", "STATUS", "STARTED"
+            "RUN",
+            "MODE",
+            "STATUS",
+            "STARTED"
         );
         let text = |v: Option<&str>| field(v.unwrap_or("-"));
         for r in rows {
-            println!(
+            outln!(
                 "{:<26} {:<8} {:<15} {:<20} {}",
                 field(&r.run_id),
                 text(r.mode.as_deref()),
@@ -187,19 +190,23 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
                     "expires_at": airlock_types::rfc3339(r.expires_at)})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(exit::OK);
     }
     if rows.is_empty() {
-        println!("no runs stored");
+        outln!("no runs stored");
     } else {
-        println!(
+        outln!(
             "{:<26} {:<8} {:<15} {:<20} {:<20} SOURCE",
-            "RUN", "MODE", "STATUS", "STARTED", "EXPIRES"
+            "RUN",
+            "MODE",
+            "STATUS",
+            "STARTED",
+            "EXPIRES"
         );
     }
     for r in rows {
-        println!(
+        outln!(
             "{:<26} {:<8} {:<15} {:<20} {:<20} {}",
             r.id,
             r.mode,
@@ -226,7 +233,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
     let remote = args.server.remote()?;
     let (run, objects) = Objects::open(&args.store, remote.as_ref(), &args.run)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&run)?);
+        outln!("{}", serde_json::to_string_pretty(&run)?);
         return Ok(exit::OK);
     }
     let all = !(args.timeline || args.files || args.diff || args.net || args.findings);
@@ -371,7 +378,7 @@ pub fn show(args: &ShowArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    print!("{out}");
+    out!("{out}");
     Ok(exit::OK)
 }
 
@@ -514,7 +521,7 @@ fn bundle(store: &Store, run: &SkillRun, file: &std::path::Path) -> anyhow::Resu
 pub fn discard(args: &DiscardArgs) -> anyhow::Result<u8> {
     let mut store = open(&args.store)?;
     let id = store.discard(&args.run)?;
-    println!("discarded {id}");
+    outln!("discarded {id}");
     Ok(exit::OK)
 }
 
@@ -523,7 +530,7 @@ pub fn gc(args: &GcArgs) -> anyhow::Result<u8> {
     let s = store.gc(airlock_store::now_unix())?;
     let (orphans, orphan_bytes) = store.sweep_objects()?;
     let (caches, cache_bytes) = store.sweep_caches(args.retention)?;
-    println!(
+    outln!(
         "removed {} run(s), {} report(s), {} source(s), {} file(s) ({} bytes), {} import cache(s) ({} bytes)",
         s.runs,
         s.reports,

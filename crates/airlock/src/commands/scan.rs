@@ -302,9 +302,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<u8> {
         args.format
     };
     match format {
-        Format::Text => print!("{}", render::text(&report, color_stdout(), args.verbose)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Sarif => println!("{}", serde_json::to_string_pretty(&render::sarif(&report))?),
+        Format::Text => out!("{}", render::text(&report, color_stdout(), args.verbose)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Sarif => outln!("{}", serde_json::to_string_pretty(&render::sarif(&report))?),
     }
     Ok(match args.fail_on {
         Some(level) if report.risk_level >= level => exit::POLICY,
@@ -338,9 +338,9 @@ fn scan_remote(args: &ScanArgs, remote: &super::remote::Remote) -> anyhow::Resul
     };
     let report: ScanReport = remote.get(&format!("/api/sources/{id}/report"))?;
     match format {
-        Format::Text => print!("{}", render::text(&report, color_stdout(), args.verbose)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Sarif => println!(
+        Format::Text => out!("{}", render::text(&report, color_stdout(), args.verbose)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Sarif => outln!(
             "{}",
             // SARIF is a document of its own format, passed on as it is.
             serde_json::to_string_pretty(
@@ -529,7 +529,7 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
         format!("{} ({sub})", staged.source.input)
     };
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "valid": valid,
@@ -544,30 +544,30 @@ pub fn validate(args: &SourceArgs) -> anyhow::Result<u8> {
             }))?
         );
     } else if missing {
-        println!("✗ Not a skill: no SKILL.md in {}", escape(&shown));
+        outln!("✗ Not a skill: no SKILL.md in {}", escape(&shown));
     } else {
         let name = meta.name.as_deref().unwrap_or("(no name)");
         if valid {
-            println!("✓ Valid skill: {}", escape(name));
+            outln!("✓ Valid skill: {}", escape(name));
         } else {
-            println!("✗ Invalid skill: {}", escape(name));
+            outln!("✗ Invalid skill: {}", escape(name));
         }
-        println!(
+        outln!(
             "  description: {}",
             escape(meta.description.as_deref().unwrap_or("(none)"))
         );
-        println!("  path: {}", escape(&shown));
-        println!("  scripts: {} file(s)", scripts.len());
-        println!("  references: {} file(s)", references.len());
-        println!("  assets: {} file(s)", assets.len());
+        outln!("  path: {}", escape(&shown));
+        outln!("  scripts: {} file(s)", scripts.len());
+        outln!("  references: {} file(s)", references.len());
+        outln!("  assets: {} file(s)", assets.len());
         if !scripts.is_empty() {
-            println!("  script names:");
+            outln!("  script names:");
             for s in &scripts {
-                println!("    - {}", escape(s));
+                outln!("    - {}", escape(s));
             }
         }
         for f in &meta.findings {
-            println!(
+            outln!(
                 "  {} {} (SKILL.md:{}): {}",
                 f.severity.as_str().to_uppercase(),
                 f.rule,
@@ -597,15 +597,15 @@ pub fn list(args: &SourceArgs) -> anyhow::Result<u8> {
         })
         .collect();
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "source": staged.source, "scripts": scripts }))?
         );
     } else if scripts.is_empty() {
-        println!("No scripts: this skill is prompt-only.");
+        outln!("No scripts: this skill is prompt-only.");
     } else {
         for s in &scripts {
-            println!(
+            outln!(
                 "{}\t{}",
                 escape(s["path"].as_str().unwrap_or_default()),
                 s["language"].as_str().unwrap_or("unknown")

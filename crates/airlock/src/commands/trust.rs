@@ -90,11 +90,11 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
         args.note.clone(),
     )?;
     if args.source.json {
-        println!("{}", serde_json::to_string_pretty(&decision)?);
+        outln!("{}", serde_json::to_string_pretty(&decision)?);
         return Ok(exit::OK);
     }
     match &decision.commit {
-        Some(commit) => println!(
+        Some(commit) => outln!(
             "trusted {} at {} ({}) with its policy: decision {}",
             escape(&decision.repo),
             escape(commit),
@@ -105,19 +105,19 @@ pub fn trust(args: &TrustArgs) -> anyhow::Result<u8> {
             },
             decision.id
         ),
-        None if decision.kind == "signer" => println!(
+        None if decision.kind == "signer" => outln!(
             "skills signed by {} get this policy: decision {}",
             airlock_run::trust::signer_words(decision.repo.trim_start_matches("signer:")),
             decision.id
         ),
-        None => println!(
+        None => outln!(
             "skills from {} get at most this policy: decision {}",
             escape(&decision.repo),
             decision.id
         ),
     }
-    println!("{}", policy_text(&decision.policy));
-    println!(
+    outln!("{}", policy_text(&decision.policy));
+    outln!(
         "{}",
         if decision.commit.is_some() {
             "Runs of this commit use it with no flag; a later commit is shown with what changed and gets nothing from it."
@@ -158,15 +158,18 @@ pub fn trusted(args: &TrustedArgs) -> anyhow::Result<u8> {
     let store = Store::open_shared(&data_dir(args.data_dir.as_ref())?)?;
     let decisions = store.trust_decisions(None)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&decisions)?);
+        outln!("{}", serde_json::to_string_pretty(&decisions)?);
         return Ok(exit::OK);
     }
-    println!(
+    outln!(
         "{:<14} {:<10} {:<14} {:<26} SOURCE",
-        "DECISION", "KIND", "COMMIT", "SINCE"
+        "DECISION",
+        "KIND",
+        "COMMIT",
+        "SINCE"
     );
     for d in &decisions {
-        println!(
+        outln!(
             "{:<14} {:<10} {:<14} {:<26} {}{}",
             d.id,
             d.kind,
@@ -186,6 +189,6 @@ pub fn trusted(args: &TrustedArgs) -> anyhow::Result<u8> {
 pub fn untrust(args: &UntrustArgs) -> anyhow::Result<u8> {
     let store = Store::open_shared(&data_dir(args.data_dir.as_ref())?)?;
     let id = store.remove_trust(&args.id)?;
-    println!("removed trust decision {id}");
+    outln!("removed trust decision {id}");
     Ok(exit::OK)
 }

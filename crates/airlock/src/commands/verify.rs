@@ -135,7 +135,7 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
     let statement = statements.first();
     let holds = checks.iter().all(|c| c.holds);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "holds": holds,
@@ -147,18 +147,18 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<u8> {
     } else {
         for s in &statements {
             for line in describe(s) {
-                println!("{}", escape(&line));
+                outln!("{}", escape(&line));
             }
         }
         for c in &checks {
-            println!(
+            outln!(
                 "{} {}: {}",
                 if c.holds { "✓" } else { "✗" },
                 c.what,
                 escape(&c.detail)
             );
         }
-        println!("{}", if holds { "It holds." } else { "It does not hold." });
+        outln!("{}", if holds { "It holds." } else { "It does not hold." });
     }
     Ok(if holds { exit::OK } else { exit::POLICY })
 }
