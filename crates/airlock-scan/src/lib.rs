@@ -75,8 +75,15 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
     let mut inventory = inventory::build(input.tree_root, input.subpath)?;
     // A file the skill's commands run is code, whatever its name says.
     let mut run_as_code = Vec::new();
+    // Each file's place in the inventory, found once (a thousand skills each run a script).
+    let index: std::collections::HashMap<String, usize> = inventory
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.clone(), i))
+        .collect();
     for run in follow::executed(&inventory, input.tree_root) {
-        let Some(entry) = inventory.files.iter_mut().find(|f| f.path == run.file) else {
+        let Some(entry) = index.get(&run.file).map(|&i| &mut inventory.files[i]) else {
             continue;
         };
         if matches!(
@@ -112,6 +119,27 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
             entry.kind = airlock_types::FileKind::Script;
             entry.language = Some(run.language.to_owned());
         }
+    }
+    // Data a script loads and runs commands beside is read as the commands it may hold.
+    for loaded in follow::loaded_and_run(&inventory, input.tree_root) {
+        let Some(entry) = index.get(&loaded.file).map(|&i| &mut inventory.files[i]) else {
+            continue;
+        };
+        // Read as code (what it holds is what the script runs), its values as the commands they may be.
+        entry.kind = airlock_types::FileKind::Other;
+        entry.language = Some(rules::LOADED_DATA.to_owned());
+        run_as_code.push(Finding {
+            rule: "file/run-as-code".to_owned(),
+            severity: Severity::Low,
+            file: loaded.file.clone(),
+            line: 0,
+            evidence: text::visible(&loaded.by, 160),
+            message: format!(
+                "{} loads this file and runs commands or code: its values are scanned as commands.",
+                text::visible(&loaded.by, 120)
+            ),
+            context: FindingContext::File,
+        });
     }
     // Files are independent: scan them on every core, then merge in inventory order.
     type PerFile = (Vec<Finding>, verdict::Facts, Option<rules::Script>);
@@ -165,16 +193,20 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         });
         skill_dirs.push(input.subpath.to_owned());
     }
-    let mut skills = Vec::new();
-    for dir in &skill_dirs {
-        let folder_name = if dir == input.subpath {
-            input.folder_name.clone()
-        } else {
-            dir.rsplit('/').next().map(str::to_owned)
-        };
-        let meta = skillmd::validate(input.tree_root, dir, folder_name.as_deref())?;
+    // Each skill's SKILL.md on any core, kept in folder order.
+    let skills = skill_dirs
+        .par_iter()
+        .map(|dir| {
+            let folder_name = if dir == input.subpath {
+                input.folder_name.clone()
+            } else {
+                dir.rsplit('/').next().map(str::to_owned)
+            };
+            skillmd::validate(input.tree_root, dir, folder_name.as_deref()).map(|meta| (dir.clone(), meta))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (_, meta) in &skills {
         findings.extend(meta.findings.iter().cloned());
-        skills.push((dir.clone(), meta));
     }
     // The policy of the skill that runs: the folder pointed at, else the first skill found.
     let policy_dir = skill_dirs
@@ -354,15 +386,21 @@ fn flows_across_files(scripts: Vec<rules::Script>, skill_dirs: &[String], found:
             by_skill.entry(dir).or_default().push(script);
         }
     }
-    let mut out = Vec::new();
-    for group in by_skill.values() {
-        out.extend(rules::cross_file_flows(group).into_iter().filter(|f| {
+    // Skills are independent: each on any core, merged in folder order.
+    let groups: Vec<&Vec<rules::Script>> = by_skill.values().collect();
+    let flows: Vec<Vec<Finding>> = groups
+        .par_iter()
+        .map(|group| rules::cross_file_flows(group))
+        .collect();
+    flows
+        .into_iter()
+        .flatten()
+        .filter(|f| {
             !found
                 .iter()
                 .any(|g| g.rule == f.rule && g.file == f.file && g.line == f.line)
-        }));
-    }
-    out
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -948,6 +948,10 @@ fn lowercase_first(text: &str) -> String {
     }
 }
 
+/// The language given to a data file a script of the skill loads and runs commands beside
+/// ([`crate::follow::loaded_and_run`]).
+pub const LOADED_DATA: &str = "data a script loads";
+
 /// Scans one inventory entry's content, adding findings and facts.
 pub fn scan_file(
     entry: &InventoryEntry,
@@ -985,6 +989,10 @@ pub fn scan_file(
     }) || is_example_name(&entry.path);
     scan.hidden_characters(&text);
     match entry.kind {
+        // Data a script of the skill loads and runs commands beside: its values as the commands they may be.
+        FileKind::Other if entry.language.as_deref() == Some(LOADED_DATA) => {
+            scan.code(None, &crate::follow::values_as_commands(&text), 1, facts);
+        }
         FileKind::SkillMd => match split_frontmatter(&text) {
             Some((yaml, body, body_line)) => {
                 scan.lines(2, yaml, Place::Comment);

@@ -206,15 +206,15 @@ pub const RULES: &[RuleDef] = &[
         "persist/ssh-command",
         Critical,
         Instruction,
-        r"(?i)^[\s\x22'>]*(Match\s+(\w+\s+)*exec\s|LocalCommand\s+\S|PermitLocalCommand\s+yes\b)|['\x22\s]Match\s+exec\s+['\x22]|-o\s*['\x22]?(LocalCommand|PermitLocalCommand=yes)",
-        "Has the SSH client run a command of its own on every connection (`Match exec`, `LocalCommand`).",
+        r"(?i)^[\s\x22'>]*(Match\s+(\w+\s+)*exec\s|LocalCommand\s+\S|PermitLocalCommand\s+yes\b|KnownHostsCommand\s+\S)|['\x22\s]Match\s+exec\s+['\x22]|-o\s*['\x22]?(LocalCommand|PermitLocalCommand=yes|KnownHostsCommand)|['\x22\s]KnownHostsCommand\s+\S",
+        "Has the SSH client run a command of its own on every connection (`Match exec`, `LocalCommand`, `KnownHostsCommand`).",
     ),
     rule(
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|core\.fsmonitor\s+['\x22]?[~/$.]",
-        "Installs git hooks that run on later git commands.",
+        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
+        "Installs git hooks or commands that run on later git commands (a hook, a filter or diff driver, a pager).",
     ),
     // Installs.
     rule(
@@ -243,7 +243,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP\b|\bURI\.open\(|\bHTTP::Tiny\b|\bLWP::(UserAgent|Simple)\b|\bIO::Socket::(INET6?|SSL|IP)\b|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
         "Uses the network.",
     ),
     rule(
@@ -323,7 +323,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/subprocess",
         Medium,
         Never,
-        r"\bsubprocess\.|\bos\.(system|popen|exec[lv]p?e?|spawn[lv]p?e?)\(|child_process|\bexecSync\(|\bspawnSync\(|Runtime\.getRuntime\(\)\.exec|\bshell_exec\(|\bproc_open\(|\bsystem\(",
+        r"\bsubprocess\.|\bos\.(system|popen|exec[lv]p?e?|spawn[lv]p?e?)\(|child_process|\bexecSync\(|\bspawnSync\(|Runtime\.getRuntime\(\)\.exec|\bshell_exec\(|\bproc_open\(|\bsystem\(|\bIO\.popen\(|\bOpen3\.|\bexec\.Command\(",
         "Starts other programs from helper code.",
     ),
     rule(
@@ -337,7 +337,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/dynamic-eval",
         Medium,
         Never,
-        r"\beval\s*\(|\bexec\s*\(\s*[a-zA-Z_]|new\s+Function\s*\(|\beval\s+[\x22'$]|\bcompile\([^\n]*['\x22]exec['\x22]|\bvm\.(runInThisContext|runInNewContext|runInContext|compileFunction)\s*\(|new\s+vm\.Script\s*\(",
+        r"\beval\s*\(|\bexec\s*\(\s*[a-zA-Z_]|new\s+Function\s*\(|\beval\s+[\x22'$]|\bcompile\([^\n]*['\x22]exec['\x22]|\bvm\.(runInThisContext|runInNewContext|runInContext|compileFunction)\s*\(|new\s+vm\.Script\s*\(|\[ScriptBlock\]::Create\(|\bInvoke-Expression\b|\biex\s+[\x22'$(]|\binstance_eval\b|\bclass_eval\b",
         "Evaluates code built at run time, which hides what really runs.",
     ),
     rule(
