@@ -72,7 +72,12 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
     } else {
         input.tree_root.join(input.subpath)
     };
-    let mut inventory = inventory::build(input.tree_root, input.subpath)?;
+    // The rules compile while the files are listed.
+    let (inventory, ()) = rayon::join(
+        || inventory::build(input.tree_root, input.subpath),
+        rules::prepare,
+    );
+    let mut inventory = inventory?;
     // A file the skill's commands run is code, whatever its name says.
     let mut run_as_code = Vec::new();
     // Each file's place in the inventory, found once (a thousand skills each run a script).

@@ -18,6 +18,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::LazyLock;
 
+use rayon::prelude::*;
 use regex::{Regex, RegexSet};
 
 use airlock_types::{FileKind, Finding, FindingContext, InventoryEntry, Severity};
@@ -101,18 +102,30 @@ re!(
 
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    Compiled {
     // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
     // falls back to the much slower PikeVM (a hundredfold slower scan).
     // Word boundaries are ASCII ones, here and in each rule: a Unicode `\b` makes the lazy DFA give up on any line
     // with a non-ASCII character (a minified bundle, a source map: seconds a line). Next to the ASCII letters the
     // rules put them by, an ASCII boundary holds wherever a Unicode one does, and also after a letter of another
     // script (`使用curl`).
-    set: regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
-        .dfa_size_limit(64 << 20)
-        .build()
-        .expect("rule patterns compile"),
-    each: RULES.iter().map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles")).collect(),
+    // The rules one by one on any core, beside the set of all of them.
+    let (set, each) = rayon::join(
+        || {
+            regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
+                .dfa_size_limit(64 << 20)
+                .build()
+                .expect("rule patterns compile")
+        },
+        || {
+            RULES
+                .par_iter()
+                .map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles"))
+                .collect::<Vec<_>>()
+        },
+    );
+    Compiled {
+    set,
+    each,
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     dotenv_read: Regex::new(
         r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
@@ -946,6 +959,11 @@ fn lowercase_first(text: &str) -> String {
         Some(c) => c.to_lowercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
+pub fn prepare() {
+    LazyLock::force(&COMPILED);
 }
 
 /// The language given to a data file a script of the skill loads and runs commands beside
