@@ -79,61 +79,54 @@ fn executed_by(
     entry: &InventoryEntry,
 ) -> Vec<Executed> {
     let mut out = Vec::new();
-    {
-        let shell_script = entry.kind == FileKind::Script && entry.language.as_deref() == Some("shell");
-        let markdown = matches!(entry.kind, FileKind::SkillMd | FileKind::Markdown);
-        if !shell_script && !markdown {
-            return out;
+    let shell_script = entry.kind == FileKind::Script && entry.language.as_deref() == Some("shell");
+    let markdown = matches!(entry.kind, FileKind::SkillMd | FileKind::Markdown);
+    if !shell_script && !markdown {
+        return out;
+    }
+    let Some(text) = read_head(tree_root, &entry.path) else {
+        return out;
+    };
+    let mut found = |line: u32, command: &str| {
+        for (runner, path) in commands(command) {
+            if let Some(file) = resolve(inventory, paths, &entry.path, &path) {
+                if file != entry.path {
+                    out.push(Executed {
+                        language: language_of_runner(&runner),
+                        file,
+                        by: entry.path.clone(),
+                        line,
+                        runner,
+                    });
+                }
+            }
         }
-        let Ok(file) = fs_err::File::open(tree_root.join(&entry.path)) else {
-            return out;
-        };
-        let mut bytes = Vec::new();
-        if std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).is_err() {
-            return out;
+    };
+    if shell_script {
+        for (i, l) in text.lines().enumerate() {
+            found(u32::try_from(i + 1).unwrap_or(u32::MAX), l);
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let mut found = |line: u32, command: &str| {
-            for (runner, path) in commands(command) {
-                if let Some(file) = resolve(inventory, paths, &entry.path, &path) {
-                    if file != entry.path {
-                        out.push(Executed {
-                            language: language_of_runner(&runner),
-                            file,
-                            by: entry.path.clone(),
-                            line,
-                            runner,
-                        });
+        return out;
+    }
+    for segment in segments(&text, 1) {
+        match segment {
+            Segment::Code { line, text, .. } => {
+                for (i, l) in text.lines().enumerate() {
+                    found(line + u32::try_from(i).unwrap_or(0), l);
+                }
+            }
+            Segment::Prose {
+                line,
+                text,
+                inline_code,
+            } => {
+                for (start, end) in inline_code {
+                    if let Some(code) = text.get(start..end) {
+                        found(line, code.trim_matches('`'));
                     }
                 }
             }
-        };
-        if shell_script {
-            for (i, l) in text.lines().enumerate() {
-                found(u32::try_from(i + 1).unwrap_or(u32::MAX), l);
-            }
-            return out;
-        }
-        for segment in segments(&text, 1) {
-            match segment {
-                Segment::Code { line, text, .. } => {
-                    for (i, l) in text.lines().enumerate() {
-                        found(line + u32::try_from(i).unwrap_or(0), l);
-                    }
-                }
-                Segment::Prose {
-                    line,
-                    text,
-                    inline_code,
-                } => {
-                    for (start, end) in inline_code {
-                        if let Some(code) = text.get(start..end) {
-                            found(line, code.trim_matches('`'));
-                        }
-                    }
-                }
-                Segment::HtmlComment { .. } => {}
-            }
+            Segment::HtmlComment { .. } => {}
         }
     }
     out
@@ -187,14 +180,9 @@ pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
         .par_iter()
         .flat_map_iter(|entry| {
             let mut found = Vec::new();
-            let Ok(file) = fs_err::File::open(tree_root.join(&entry.path)) else {
+            let Some(text) = read_head(tree_root, &entry.path) else {
                 return found;
             };
-            let mut bytes = Vec::new();
-            if std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).is_err() {
-                return found;
-            }
-            let text = String::from_utf8_lossy(&bytes);
             if !runs.is_match(&text) {
                 return found;
             }
@@ -216,6 +204,14 @@ pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
     out.sort_by(|a, b| (&a.file, &a.by).cmp(&(&b.file, &b.by)));
     out.dedup_by(|a, b| a.file == b.file);
     out
+}
+
+/// The first [`MAX_READ`] bytes of a file of the tree, as text; `None` when it cannot be read.
+fn read_head(tree_root: &Path, path: &str) -> Option<String> {
+    let file = fs_err::File::open(tree_root.join(path)).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_READ), &mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Whether a file's name says it holds data a program loads.
