@@ -134,7 +134,7 @@ fn executed_by(
 
 static RUNS_SOMETHING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"\bsubprocess\.|\bos\.(system|popen|exec\w*|spawn\w*)\b|\bPopen\(|child_process|\bexecSync\(|\bspawn(Sync)?\(|\bexecFile(Sync)?\(|\bexec\(|\beval\(|\bIO\.popen|\bsystem\(|\bInvoke-Expression\b|\bsh\s+-c\b|\bbash\s+-c\b",
+        r"\bsubprocess\.|\brunpy\.run_(path|module)\b|\bos\.(system|popen|exec\w*|spawn\w*)\b|\bPopen\(|child_process|\bexecSync\(|\bspawn(Sync)?\(|\bexecFile(Sync)?\(|\bexec\(|\beval\(|\bIO\.popen|\bsystem\(|\bInvoke-Expression\b|\bsh\s+-c\b|\bbash\s+-c\b",
     )
     .ok()
 });

@@ -1373,6 +1373,8 @@ mod tests {
             // A password with no archive.
             ("- Extract PasswordValidator into its own module: `validate(password: string)`", "campaign/archive-password", Some(Severity::Low)),
             ("Extract the download with password `infected`.", "campaign/archive-password", Some(Severity::High)),
+            // A client of Ruby named in prose is not its use.
+            ("**Severity:** High = a missing `Net::HTTP` timeout on a hot call, an uncapped retry.", "net/http-client", None),
             // Java's `setPassword` of a data source is not Python's `ZipFile.setpassword`.
             ("```java\nconfig.setPassword(properties.getPassword());\n```", "campaign/archive-password", Some(Severity::Low)),
             ("```python\nzf.setpassword(b\"infected\")\nzf.extractall()\n```", "campaign/archive-password", Some(Severity::Medium)),

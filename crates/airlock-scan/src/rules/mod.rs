@@ -18,7 +18,6 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::LazyLock;
 
-use rayon::prelude::*;
 use regex::{Regex, RegexSet};
 
 use airlock_types::{FileKind, Finding, FindingContext, InventoryEntry, Severity};
@@ -108,21 +107,16 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     // with a non-ASCII character (a minified bundle, a source map: seconds a line). Next to the ASCII letters the
     // rules put them by, an ASCII boundary holds wherever a Unicode one does, and also after a letter of another
     // script (`使用curl`).
-    // The rules one by one on any core, beside the set of all of them.
-    let (set, each) = rayon::join(
-        || {
-            regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
-                .dfa_size_limit(64 << 20)
-                .build()
-                .expect("rule patterns compile")
-        },
-        || {
-            RULES
-                .par_iter()
-                .map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles"))
-                .collect::<Vec<_>>()
-        },
-    );
+    // Compiled on the thread that asks first, with no parallel work inside: a worker waiting here must not pick up
+    // another scan's file that waits for this same initialisation (a deadlock in a server running two scans).
+    let set = regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
+        .dfa_size_limit(64 << 20)
+        .build()
+        .expect("rule patterns compile");
+    let each = RULES
+        .iter()
+        .map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles"))
+        .collect();
     Compiled {
     set,
     each,

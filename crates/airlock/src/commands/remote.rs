@@ -80,14 +80,17 @@ impl Remote {
     }
 
     /// Sends a request to the current server, and to the next ones in turn while none can be reached (or a load
-    /// balancer in front of them answers 502 or 503).
+    /// balancer in front of them answers 502 or 503): up to three rounds of the servers, a pause of a second, then
+    /// two, between rounds, so that a rolling restart of every server is ridden out.
     fn send(
         &self,
         method: &str,
         path: &str,
         send: &dyn Fn(ureq::Request) -> Result<ureq::Response, Box<ureq::Error>>,
     ) -> Result<ureq::Response, Box<ureq::Error>> {
-        let mut tries = self.bases.len();
+        const ROUNDS: usize = 3;
+        let servers = self.bases.len();
+        let mut tries = servers * ROUNDS;
         loop {
             match send(self.req(method, path)) {
                 Err(e)
@@ -96,6 +99,10 @@ impl Remote {
                 {
                     tries -= 1;
                     self.current.set(self.current.get() + 1);
+                    if tries.is_multiple_of(servers) {
+                        let round = ROUNDS - tries / servers;
+                        std::thread::sleep(Duration::from_secs(u64::try_from(round).unwrap_or(1)));
+                    }
                 }
                 other => return other,
             }
