@@ -126,7 +126,17 @@ async fn el(client: &Client, css: &str) -> fantoccini::elements::Element {
 }
 
 async fn text(client: &Client, css: &str) -> String {
-    el(client, css).await.text().await.unwrap()
+    // A page that renders again between finding an element and reading it leaves the element stale: find it again.
+    for _ in 0..50 {
+        match el(client, css).await.text().await {
+            Ok(t) => return t,
+            Err(e) if e.to_string().contains("stale element") => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{css}: {e}"),
+        }
+    }
+    panic!("{css}: the element stayed stale for 5 s")
 }
 
 /// Waits until the run page shows a finished run (the live page reloads itself at the end).
