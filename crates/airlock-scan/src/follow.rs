@@ -152,11 +152,18 @@ pub struct Loaded {
 /// commands or code (`cfg = json.loads(Path("config.json").read_text())` … `subprocess.run(cfg["report"])`): what
 /// such a file holds is what the script may run, so it is read as commands, not as data.
 pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
-    let data: Vec<&str> = inventory
+    let skills: Vec<&str> = inventory
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::SkillMd)
+        .map(|f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
+        .collect();
+    // Each data file with its skill, found once; a script is compared with its own skill's data only.
+    let data: Vec<(&str, Option<&str>)> = inventory
         .files
         .iter()
         .filter(|f| matches!(f.kind, FileKind::Asset | FileKind::Other) && is_data_name(&f.path))
-        .map(|f| f.path.as_str())
+        .map(|f| (f.path.as_str(), owner(&skills, &f.path)))
         .collect();
     let mut out = Vec::new();
     if data.is_empty() {
@@ -165,12 +172,6 @@ pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
     let Some(runs) = RUNS_SOMETHING.as_ref() else {
         return out;
     };
-    let skills: Vec<&str> = inventory
-        .files
-        .iter()
-        .filter(|f| f.kind == FileKind::SkillMd)
-        .map(|f| f.path.rsplit_once('/').map_or("", |(d, _)| d))
-        .collect();
     let scripts: Vec<&InventoryEntry> = inventory
         .files
         .iter()
@@ -186,12 +187,13 @@ pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
             if !runs.is_match(&text) {
                 return found;
             }
-            for path in &data {
+            let own = owner(&skills, &entry.path);
+            for (path, _) in data.iter().filter(|(_, o)| *o == own) {
                 let name = path.rsplit('/').next().unwrap_or(path);
                 let named = ['"', '\'', '/', '`']
                     .iter()
                     .any(|q| text.contains(&format!("{q}{name}")) || text.contains(&format!("{name}{q}")));
-                if named && same_skill(&skills, &entry.path, path) {
+                if named {
                     found.push(Loaded {
                         file: (*path).to_owned(),
                         by: entry.path.clone(),
@@ -222,17 +224,14 @@ fn is_data_name(path: &str) -> bool {
         .any(|e| lower.ends_with(e))
 }
 
-/// Whether two files belong to the same skill: the deepest folder with a SKILL.md above each is the same (a script
-/// names data of its own skill, not another's file of the same name).
-fn same_skill(skills: &[&str], script: &str, data: &str) -> bool {
-    let owner = |p: &str| {
-        skills
-            .iter()
-            .filter(|d| d.is_empty() || p.starts_with(&format!("{d}/")))
-            .max_by_key(|d| d.len())
-            .copied()
-    };
-    owner(script) == owner(data)
+/// The skill a file belongs to: the deepest folder with a SKILL.md above it (a script names data of its own skill,
+/// not another's file of the same name).
+fn owner<'a>(skills: &[&'a str], path: &str) -> Option<&'a str> {
+    skills
+        .iter()
+        .filter(|d| d.is_empty() || path.strip_prefix(**d).is_some_and(|rest| rest.starts_with('/')))
+        .max_by_key(|d| d.len())
+        .copied()
 }
 
 /// A data file's values, one line for each of its lines (so every finding keeps its line): a JSON line's strings
