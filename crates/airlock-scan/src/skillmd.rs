@@ -304,6 +304,107 @@ pub fn validate(tree_root: &Path, dir: &str, folder_name: Option<&str>) -> Resul
     Ok(meta)
 }
 
+/// The names a skill's OpenClaw runtime metadata goes by under `metadata` (the older two are still read).
+const RUNTIME_KEYS: [&str; 3] = ["openclaw", "clawdbot", "clawdis"];
+
+/// The install entries of a frontmatter's OpenClaw runtime metadata (`metadata.openclaw.install`, also written as
+/// one JSON string), as the shell commands that do what the agent's runtime does with each before the skill runs:
+/// `kind: download` fetches a URL (unpacks it) and puts its programs on the PATH, `node`, `uv`, `go` and `brew`
+/// install a package. Each command sits at the line of its entry's URL or package in `yaml`; every other line is
+/// empty, so the text's lines are the frontmatter's. Nothing here is run: the commands are read by the rules as
+/// code, as the same entry written out in the body would be.
+pub fn install_commands(yaml: &str) -> String {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut out: Vec<String> = vec![String::new(); lines.len()];
+    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
+        return out.join("\n");
+    };
+    let metadata = match value.get("metadata") {
+        Some(serde_yaml::Value::String(json)) => serde_yaml::from_str(json).ok(),
+        Some(m) => Some(m.clone()),
+        None => None,
+    };
+    let Some(metadata) = metadata else {
+        return out.join("\n");
+    };
+    let text = |v: &serde_yaml::Value, key: &str| -> Option<String> {
+        let s = v.get(key)?.as_str()?;
+        // One line of printable text: what the entry says, bounded, with nothing that could start another line.
+        let s: String = s.chars().filter(|c| !c.is_control()).take(300).collect();
+        (!s.trim().is_empty()).then(|| s.trim().to_owned())
+    };
+    let mut from = 0;
+    for key in RUNTIME_KEYS {
+        let Some(serde_yaml::Value::Sequence(entries)) = metadata.get(key).and_then(|m| m.get("install"))
+        else {
+            continue;
+        };
+        for entry in entries {
+            let kind = text(entry, "kind").unwrap_or_default();
+            let bin = entry
+                .get("bins")
+                .and_then(|b| b.as_sequence())
+                .and_then(|b| b.first())
+                .and_then(|b| b.as_str())
+                .map(file_name);
+            let (named, command) = if let Some(url) = text(entry, "url") {
+                let file = file_name(url.rsplit('/').next().unwrap_or_default());
+                let archive = entry.get("archive").is_some()
+                    || [".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".7z"]
+                        .iter()
+                        .any(|e| file.ends_with(e));
+                let bin = bin.unwrap_or_else(|| file.clone());
+                let command = if archive {
+                    format!("curl -fsSL -o {file} {url} && tar -xf {file} && chmod +x {bin} && ./{bin}")
+                } else {
+                    format!("curl -fsSL -o {bin} {url} && chmod +x {bin} && ./{bin}")
+                };
+                (url, command)
+            } else if let Some(package) = text(entry, "package") {
+                let installer = match kind.as_str() {
+                    "uv" => "uv tool install",
+                    _ => "npm install -g",
+                };
+                (package.clone(), format!("{installer} {package}"))
+            } else if let Some(module) = text(entry, "module") {
+                (module.clone(), format!("go install {module}"))
+            } else if let Some(formula) = text(entry, "formula") {
+                (formula.clone(), format!("brew install {formula}"))
+            } else if let Some(cask) = text(entry, "cask") {
+                (cask.clone(), format!("brew install --cask {cask}"))
+            } else {
+                continue;
+            };
+            // The entry's line: the first line from the last entry's on that holds what it names.
+            let at = (from..lines.len())
+                .find(|&i| lines[i].contains(named.as_str()))
+                .or_else(|| lines.iter().position(|l| l.contains("install")))
+                .unwrap_or(0);
+            from = at;
+            if out[at].is_empty() {
+                out[at] = command;
+            } else {
+                out[at] = format!("{} ; {command}", out[at]);
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// A file name as a command may carry it: letters, digits, `.`, `_` and `-` only.
+fn file_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(80)
+        .collect();
+    if name.trim_matches('.').is_empty() {
+        "download".to_owned()
+    } else {
+        name
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
@@ -346,6 +447,24 @@ mod tests {
             split_tools("Bash(python3 scripts/add_footer.py:*) Read, Write"),
             ["Bash(python3 scripts/add_footer.py:*)", "Read", "Write"]
         );
+    }
+
+    #[test]
+    fn openclaw_install_entries_are_the_commands_they_stand_for() {
+        let yaml = "name: t\nmetadata:\n  openclaw:\n    install:\n      - kind: download\n        url: http://10.0.0.9/t.tar.gz\n        archive: tar.gz\n        bins: [todo]\n      - kind: node\n        package: todoist-cli\n";
+        let lines: Vec<String> = install_commands(yaml).lines().map(str::to_owned).collect();
+        assert_eq!(lines.len(), yaml.lines().count());
+        assert_eq!(
+            lines[5],
+            "curl -fsSL -o t.tar.gz http://10.0.0.9/t.tar.gz && tar -xf t.tar.gz && chmod +x todo && ./todo"
+        );
+        assert_eq!(lines[9], "npm install -g todoist-cli");
+        // The same as one JSON string, under an older name.
+        let json = "name: t\nmetadata: '{\"clawdbot\": {\"install\": [{\"kind\": \"brew\", \"formula\": \"jq\"}]}}'\n";
+        assert_eq!(install_commands(json).lines().nth(1), Some("brew install jq"));
+        assert!(install_commands("name: t\nmetadata:\n  author: x\n")
+            .trim()
+            .is_empty());
     }
 
     #[test]

@@ -1008,6 +1008,18 @@ pub fn scan_file(
         FileKind::SkillMd => match split_frontmatter(&text) {
             Some((yaml, body, body_line)) => {
                 scan.lines(2, yaml, Place::Comment);
+                // What the runtime metadata has the agent's runtime install is run as surely as a script.
+                let installs = crate::skillmd::install_commands(yaml);
+                if !installs.trim().is_empty() {
+                    let before = scan.out.len();
+                    scan.code(None, &installs, 2, facts);
+                    for f in &mut scan.out[before..] {
+                        f.message = format!(
+                            "{} (an install entry of the OpenClaw metadata, which the agent's runtime runs before the skill: shown as the command it amounts to)",
+                            f.message.trim_end_matches('.')
+                        );
+                    }
+                }
                 scan.markdown(body, body_line, facts);
             }
             None => scan.markdown(&text, 1, facts),

@@ -11,6 +11,7 @@ mod policy;
 mod run_cli;
 mod run_library;
 mod scan_cli;
+mod scan_sources;
 mod serve;
 mod serve_access;
 mod signatures;
