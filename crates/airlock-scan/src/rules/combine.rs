@@ -30,6 +30,24 @@ fn plain_download(evidence: &str) -> bool {
     DOWNLOADER.is_match(evidence) && !CARRIES.is_match(evidence)
 }
 
+re!(
+    /// A shell that loads an env file's values into its variables (`source .env`, `. ./.env`, `set -a; . .env`,
+    /// `export $(cat .env | xargs)`).
+    LOADS_ENV_FILE,
+    r"^\s*(?:\$\s+)?(?:set\s+-a\s*[;&]+\s*)?(?:source|\.)\s+['\x22]?\S*\.env\b|\bexport\s+\$\(\s*(?:cat|grep)\b[^)]*\.env\b"
+);
+re!(SHELL_VAR, r"\$\{?[A-Za-z_]\w*\}?");
+
+/// Whether a send carries what a loaded env file holds: the file itself, or one of the shell's variables anywhere
+/// but where a request carries its credential (`-H "xi-api-key: $KEY"` is the API's own call).
+fn carries_loaded_values(send: &str) -> bool {
+    let places = super::credential::places(send);
+    send.contains(".env")
+        || SHELL_VAR
+            .find_iter(send)
+            .any(|m| !super::credential::inside(&places, &m.range()))
+}
+
 /// How many lines apart two pieces of evidence may be and still be one act.
 const NEAR: u32 = 6;
 
@@ -95,7 +113,13 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
     if let Some((s, n)) = secrets.iter().find_map(|s| {
         sends
             .iter()
-            .find(|n| n.line >= s.line && n.line - s.line <= NEAR && !flows.contains(&n.line))
+            .find(|n| {
+                n.line >= s.line
+                    && n.line - s.line <= NEAR
+                    && !flows.contains(&n.line)
+                    // An env file loaded into the shell's variables leaves only through what is sent of them.
+                    && (!LOADS_ENV_FILE.is_match(&s.evidence) || carries_loaded_values(&n.evidence))
+            })
             .map(|n| (*s, *n))
     }) {
         out.push(Finding {

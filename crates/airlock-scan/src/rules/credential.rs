@@ -50,7 +50,7 @@ re!(
 );
 re!(
     FIELD,
-    r#"(?i)(key|token|auth|secret|appid|app_id|client_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?(Bearer\s+)?(\$\{|\{)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
+    r#"(?i)(key|token|auth|secret|appid|app_id|client_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?\s*(Bearer\s+)?(\$\{|\{|\$)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
 );
 
 /// Whether `var` is the value of a field named as a credential (`params={"appid": key}`, `api_key=key`,
@@ -61,6 +61,10 @@ pub(super) fn in_field(line: &str, var: &str) -> bool {
 
 /// The parts of `line` that are a request's credential.
 pub(super) fn places(line: &str) -> Vec<Range<usize>> {
+    // JSON written inside a shell string (`-d "{\"password\":\"$P\"}"`) is read as the JSON it sends; each `\"`
+    // becomes a quote and a space, so every place found is at the same offsets of `line`.
+    let unescaped = line.replace("\\\"", "\" ");
+    let line = unescaped.as_str();
     let mut out = Vec::new();
     for m in VALUE_OF.find_iter(line) {
         out.push(m.start()..expression_end(line, m.end()));

@@ -83,6 +83,10 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
         ),
+        "net/publish-public" if EMPTY_PUBLIC_REPO.is_match(text) && !PUBLISHES_FILES.is_match(text) => (
+            Severity::Medium,
+            "Creates a new public repository with nothing of this machine's in it (no `--source` or `--push`): what is pushed to it later is public.",
+        ),
         "secrets/system-files" if c.each[index].find_iter(text).all(|m| denied(text, m.start())) => (
             Severity::Low,
             "Names a system password file to deny access to it.",
@@ -422,7 +426,24 @@ pub(super) fn key_used_only(text: &str) -> bool {
 
 /// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
 /// `permission.deny('fs', '/etc/shadow')`).
+re!(
+    /// A deny rule of an AppArmor profile (`deny /etc/shadow r,`, `audit deny /root/** rw,`): a path and the access
+    /// it is refused.
+    APPARMOR_DENY,
+    r"^\s*(?:audit\s+)?deny\s+\S+\s+[rwaxmlkiuxPUC]+\s*,\s*(?:#.*)?$"
+);
+
+re!(
+    /// `gh repo create … --public`: a repository made on the host, empty unless it is given local files.
+    EMPTY_PUBLIC_REPO, r"\bgh\s+repo\s+create\b");
+re!(
+    /// What puts local files in it: a source folder, a push, a gist of files, a repository made public, a later push.
+    PUBLISHES_FILES, r"(?i)\s(--source|-s|--push)\b|\bgist\b|--visibility|\bgit\s+push\b");
+
 fn denied(text: &str, start: usize) -> bool {
+    if APPARMOR_DENY.is_match(text) {
+        return true;
+    }
     let before = text[..start].trim_end_matches(['\'', '"']);
     let word = before
         .rsplit(|c: char| c.is_whitespace())

@@ -458,7 +458,14 @@ impl<'a> FileScan<'a> {
             let runs = EXEC_SINK.is_match(text)
                 || hidden.is_the_line() && EXEC_SINK.is_match(&hidden.text)
                 || self.runs_code && place == Place::Code;
-            let inner = if runs { Place::Decoded } else { Place::Code };
+            // A path joined from its parts or literals joined with `+` are ways of writing, not of hiding: what they
+            // make counts as the same text written out would, never a step higher.
+            let plain = matches!(hidden.how, decode::JOINED_LITERALS | decode::JOINED_PATH_HOW);
+            let inner = if runs && !plain {
+                Place::Decoded
+            } else {
+                Place::Code
+            };
             let start = self.out.len();
             self.depth += 1;
             for decoded_line in hidden.text.lines() {
@@ -471,10 +478,10 @@ impl<'a> FileScan<'a> {
                     &format!("{} [decoded from {}: {shown}]", text.trim(), hidden.how),
                     240,
                 );
-                f.message = format!("{} (hidden as {})", f.message, hidden.how);
+                let written = if plain { "written as" } else { "hidden as" };
+                f.message = format!("{} ({written} {})", f.message, hidden.how);
             }
             let worst = self.out[start..].iter().map(|f| f.severity).max();
-            let plain = matches!(hidden.how, decode::JOINED_LITERALS | decode::JOINED_PATH_HOW);
             if !plain {
                 decoded_any = true;
                 all_benign &= worst.is_none_or(|w| w < Severity::Medium);
