@@ -424,8 +424,6 @@ pub(super) fn key_used_only(text: &str) -> bool {
     KEY_USE.is_match(text) && !SSH_PATH.is_match(&KEY_USE.replace_all(text, " "))
 }
 
-/// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
-/// `permission.deny('fs', '/etc/shadow')`).
 re!(
     /// A deny rule of an AppArmor profile (`deny /etc/shadow r,`, `audit deny /root/** rw,`): a path and the access
     /// it is refused.
@@ -440,6 +438,8 @@ re!(
     /// What puts local files in it: a source folder, a push, a gist of files, a repository made public, a later push.
     PUBLISHES_FILES, r"(?i)\s(--source|-s|--push)\b|\bgist\b|--visibility|\bgit\s+push\b");
 
+/// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
+/// `permission.deny('fs', '/etc/shadow')`, an AppArmor `deny` rule).
 fn denied(text: &str, start: usize) -> bool {
     if APPARMOR_DENY.is_match(text) {
         return true;
