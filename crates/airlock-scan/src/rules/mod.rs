@@ -1193,4 +1193,6 @@ pub fn finish(findings: &mut Vec<Finding>) {
 }
 
 #[cfg(test)]
+mod reach_tests;
+#[cfg(test)]
 mod tests;

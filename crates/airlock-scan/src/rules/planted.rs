@@ -6,7 +6,7 @@
 re!(
     /// A file an agent reads as its instructions, memory or settings, in a project or the home folder.
     AGENT_FILE,
-    r"(?i)(?:^|[\s`'\x22(/~])((?:\.claude|\.cursor|\.codex|\.gemini|\.windsurf|\.continue|\.clinerules)/[^\s`'\x22)]+|\.github/(?:copilot-instructions\.md|instructions/[^\s`'\x22)]+)|(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL)\.md|\.cursorrules|\.windsurfrules|\.clinerules)"
+    r"(?i)(?:^|[\s`'\x22(/~])((?:\.claude|\.cursor|\.codex|\.gemini|\.windsurf|\.continue|\.clinerules|\.openclaw|\.clawdbot)/[^\s`'\x22)]+|\.github/(?:copilot-instructions\.md|instructions/[^\s`'\x22)]+)|(?:CLAUDE|AGENTS|GEMINI|MEMORY|SOUL|HEARTBEAT)\.md|\.cursorrules|\.windsurfrules|\.clinerules)"
 );
 
 re!(

@@ -171,7 +171,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|zshrc|zprofile|zshenv|profile|config/fish/config\.fish)\b|(~|\$HOME|\$\{HOME\})/\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)\b|(~|\$HOME|\$\{HOME\})/\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
@@ -213,7 +213,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
+        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|\bgit\s+config\s+(?:--\w+\s+)*include(?:If\.[^\s]+)?\.path\s+['\x22]?[~/$]|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
         "Installs git hooks or commands that run on later git commands (a hook, a filter or diff driver, a pager).",
     ),
     // Installs.
@@ -221,7 +221,7 @@ pub const RULES: &[RuleDef] = &[
         "install/pipe-to-shell",
         High,
         Instruction,
-        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\biex\s*\(|Invoke-Expression|\|\s*iex\b",
+        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\b(ba|z)?sh\s+-c\s+['\x22]?\$\([^\n]*https?://|\biex\s*\(|Invoke-Expression|\|\s*iex\b",
         "Downloads a script and pipes it straight into a shell or interpreter.",
     ),
     rule(
@@ -243,7 +243,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|asyncio\.open_connection\(|xmlrpc\.client\.ServerProxy\(|\btls\.connect\(|/inet6?/(tcp|udp)/|NSURL\.URLWithString\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
         "Uses the network.",
     ),
     rule(
@@ -373,7 +373,7 @@ pub const RULES: &[RuleDef] = &[
         "obfusc/encoded-exec",
         Critical,
         Instruction,
-        r"(?i)\bopenssl\s+(enc|aes-\d+-\w+|des\w*|bf\w*|chacha20)\b[^\n|]*\s-d\b[^\n]*\|\s*(sudo\s+)?((ba|z|da)?sh|python3?|perl|node|ruby)\b|\bgetattr\(\s*[^,\n]*,\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|__import__\(\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
+        r"(?i)\bopenssl\s+(enc|aes-\d+-\w+|des\w*|bf\w*|chacha20)\b[^\n|]*\s-d\b[^\n]*\|\s*(sudo\s+)?((ba|z|da)?sh|python3?|perl|node|ruby)\b|\bgetattr\(\s*[^,\n]*,\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|__import__\(\s*['\x22]\w*['\x22]\s*\+\s*['\x22]|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(sudo\s+)?(ba|z)?sh\b|base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(python3?|perl|node|ruby)|eval\s*\(\s*(atob|Buffer\.from|unescape|String\.fromCharCode)|exec\s*\(\s*(base64\.(b64|b32|b85|a85|b16)decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|__import__\(['\x22]base64)|eval\s*\(\s*(base64|compile|zlib)|exec\s*\(\s*(lzma|gzip|bz2|zlib)\.decompress|eval\s+[\x22']?\$\(\s*echo\s+\S+\s*\|\s*(base64|xxd|rev|openssl)|\becho\s+['\x22]?[A-Za-z0-9+/=]{24,}['\x22]?\s*\|\s*base64|xxd\s+-r[^\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|python3?\s+-c\s+['\x22][^\n]*((b64decode|fromhex|decompress)[^\n]*\b(exec|eval|system|popen|subprocess|compile)\b|\b(exec|eval|compile|system|popen)\s*\([^\n]*(b64decode|fromhex|decompress))",
         "Decodes a hidden payload and runs it.",
     ),
     rule(
@@ -409,7 +409,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/agent-config",
         High,
         Always,
-        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b",
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|openclaw|clawdbot|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL|HEARTBEAT)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b",
         "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
     ),
     rule(

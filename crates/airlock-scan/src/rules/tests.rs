@@ -142,6 +142,20 @@ fn checks_and_names_are_not_the_act() {
         ("secrets/token-files", "rm .npmrc", "cp ~/.npmrc /tmp/n && rm ~/.npmrc"),
     ];
     assert_twins(FileKind::Script, "x.sh", &pairs);
+    // In an instruction's inline code, each command of a chain counts on its own.
+    let chained = [
+        (
+            "secrets/ssh-keys",
+            "3. Fix permissions: `chmod 700 ~/.ssh && chmod 600 ~/.ssh/id_ed25519`.",
+            "3. Fix permissions: `chmod 600 ~/.ssh/id_ed25519 && cat ~/.ssh/id_ed25519`.",
+        ),
+        (
+            "secrets/ssh-keys",
+            "4. Add the key to the agent with a lifetime: `ssh-add -t 8h ~/.ssh/id_ed25519`.",
+            "4. Add the key: `ssh-add -t 8h ~/.ssh/id_ed25519; cat ~/.ssh/id_ed25519`.",
+        ),
+    ];
+    assert_twins(FileKind::SkillMd, "SKILL.md", &chained);
     // Docker's socket reached is a privileged operation (high); a container given the host is an escape.
     let socket = run(
         FileKind::Script,
