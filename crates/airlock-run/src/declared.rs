@@ -28,7 +28,7 @@ impl Declared {
         self.python.is_empty() && self.requirements.is_empty() && self.node.is_empty()
     }
 
-    fn extend(&mut self, other: Declared) {
+    pub(crate) fn extend(&mut self, other: Declared) {
         self.python.extend(other.python);
         self.requirements.extend(other.requirements);
         self.node.extend(other.node);
@@ -166,6 +166,27 @@ pub fn from_plan(plan: &Plan, skill_root: &Path) -> Declared {
         .filter(|s| s.kind == "install" && s.example.as_deref() == Some(INSTALLED_BEFORE))
     {
         all.extend(parse(&step.command, skill_root).unwrap_or_default());
+    }
+    all
+}
+
+/// The packages the install entries of SKILL.md's OpenClaw metadata declare (`kind: node` and `kind: uv` with a
+/// registry `package`), which the agent's runtime installs before the skill: installed in the sealed install phase
+/// like an install command's. A download entry is never fetched: it stays the scan's finding.
+pub fn from_runtime_metadata(skill_root: &Path) -> Declared {
+    let mut all = Declared::default();
+    let Ok(text) = fs_err::read_to_string(skill_root.join("SKILL.md")) else {
+        return all;
+    };
+    let Some((yaml, _, _)) = airlock_scan::skillmd::split_frontmatter(&text) else {
+        return all;
+    };
+    for line in airlock_scan::skillmd::install_commands(yaml).lines() {
+        for command in line.split(" ; ").filter(|c| !c.starts_with("curl ")) {
+            if let Some(d) = parse(command, skill_root) {
+                all.extend(d);
+            }
+        }
     }
     all
 }
@@ -323,6 +344,21 @@ pub fn node_bin_name(spec: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The runtime metadata's package entries are declared dependencies; its download entries are not.
+    #[test]
+    fn the_runtime_metadatas_packages_are_declared() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            dir.path().join("SKILL.md"),
+            "---\nname: t\ndescription: d\nmetadata:\n  openclaw:\n    install:\n      - kind: node\n        package: todoist-cli\n      - kind: uv\n        package: markitdown\n      - kind: download\n        url: https://x.example/t.tar.gz\n---\n# T\n",
+        )
+        .unwrap();
+        let declared = from_runtime_metadata(dir.path());
+        assert_eq!(declared.node, ["todoist-cli"]);
+        assert_eq!(declared.python, ["markitdown"]);
+        assert!(declared.requirements.is_empty());
+    }
 
     #[test]
     fn the_packages_uvx_starts_tools_from() {

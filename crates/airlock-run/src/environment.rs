@@ -187,7 +187,9 @@ pub fn needs(skill_root: &Path, report: &ScanReport, plan: &Plan) -> Needs {
         }
     }
     // What the instructions' install commands and the scripts' inline metadata declare.
-    let declared = crate::declared::from_plan(plan, skill_root);
+    let mut declared = crate::declared::from_plan(plan, skill_root);
+    // And what the skill's runtime metadata has the agent's runtime install before it runs.
+    declared.extend(crate::declared::from_runtime_metadata(skill_root));
     needs.requirements.extend(declared.requirements);
     needs.requirements.sort();
     needs.requirements.dedup();
@@ -454,7 +456,7 @@ fn declared_bins(skill_root: &Path) -> Vec<String> {
 }
 
 /// Whether a program is in the system folders the sandbox sees.
-fn on_this_machine(program: &str) -> bool {
+pub(crate) fn on_this_machine(program: &str) -> bool {
     ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"]
         .iter()
         .any(|d| Path::new(d).join(program).exists())

@@ -642,6 +642,38 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
 /// Why a sandbox run did not succeed, in a sentence, when it is recognisable: the failing step, then the likely
 /// cause read from the end of its errors (a command or module not found, permission denied, no network) or from the
 /// limit it hit.
+/// A program a skill's own script says it lacks and how to install (`Error: cloc is not installed` then `Install
+/// with: apt-get install cloc`), that this machine does not have either: (the program, the line that said so).
+fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
+    static MISSING: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30}) (?:is |was )?not (?:installed|found)\b.*$")
+            .ok()
+    });
+    let tail = |s: &str| -> String {
+        let start = s.len().saturating_sub(4096);
+        let start = (start..=s.len())
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(s.len());
+        s[start..].to_owned()
+    };
+    let text = format!("{}\n{}", tail(&run.stdout), tail(&run.stderr));
+    MISSING.as_ref()?.captures_iter(&text).find_map(|c| {
+        let program = c[1].to_owned();
+        let advised = regex::Regex::new(&format!(r"(?i)\binstall\b[^\n]*\b{}\b", regex::escape(&program)))
+            .ok()?
+            .is_match(&text);
+        (advised && !crate::environment::on_this_machine(&program)).then(|| {
+            (
+                program,
+                airlock_types::display::line(c[0].trim())
+                    .chars()
+                    .take(120)
+                    .collect(),
+            )
+        })
+    })
+}
+
 pub fn failure_cause(run: &SkillRun) -> Option<String> {
     if run.mode != RunMode::Sandbox || matches!(run.status, RunStatus::Succeeded | RunStatus::Refused) {
         return None;
@@ -770,6 +802,10 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
                     .to_owned()
             }
         }
+    } else if let Some((program, said)) = reported_missing(run) {
+        format!(
+            "the skill needs `{program}`, which is not on this machine or not in the sandbox (its script says: \"{said}\")"
+        )
     } else if let Some(path) = grab(r"[`‘'\x22]?(/skill/[^\s`’'\x22:]*)[`’'\x22]?:? ?Read-only file system")
         .or_else(|| grab(r"Read-only file system: '(/skill/[^']*)'"))
     {
@@ -885,6 +921,38 @@ mod tests {
             cause.contains("it needed the network, which is off for this run"),
             "{cause}"
         );
+    }
+
+    /// A program the skill's own script says it lacks, with the install it advises, is named; a file "not found"
+    /// or a program this machine has is not.
+    #[test]
+    fn a_program_the_script_says_it_lacks_is_named() {
+        let mut run = failed_run("");
+        run.stdout = "Error: cloc-airlock-test is not installed\nInstall with: brew install cloc-airlock-test (macOS) or apt-get install cloc-airlock-test (Linux)\n".to_owned();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("the skill needs `cloc-airlock-test`, which is not on this machine")
+                && cause.contains("Error: cloc-airlock-test is not installed"),
+            "{cause}"
+        );
+        for (stdout, why) in [
+            (
+                "Error: config not found\nRun install first.\n",
+                "no install advised for it",
+            ),
+            (
+                "Error: sh not found\nInstall with: apt-get install sh\n",
+                "this machine has it",
+            ),
+        ] {
+            run.stdout = stdout.to_owned();
+            assert!(
+                !failure_cause(&run)
+                    .unwrap_or_default()
+                    .contains("the skill needs"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

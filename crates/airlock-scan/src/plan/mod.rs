@@ -553,13 +553,14 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
         .into_owned();
-    // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli` in the skill `crm`)
+    // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli` or
+    // `skills/crm/scripts/crm-cli` in the skill `crm`)
     // is the skill's file.
     let replaced = if skill_name.is_empty() {
         replaced
     } else {
         let own = format!(
-            r#"(^|[\s'"=(])(?:\./)?{}/((?:scripts|references|assets|bin|lib|tests)/)"#,
+            r#"(^|[\s'"=(])(?:\./)?(?:(?:skills|plugins/[\w.-]+/skills)/)?{}/((?:scripts|references|assets|bin|lib|tests)/)"#,
             regex::escape(skill_name)
         );
         match Regex::new(&own) {
@@ -635,7 +636,8 @@ static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
         | (?:^|\s)\{[A-Z][A-Z0-9_]*\}(?:\s|$)       # {ID} as an argument
         | (?:^|\s)\.\.\.(?:\s|$)                  # ...
-        | \b(?:path/to|path\.to\.\w+|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b     # path.to.module.Class too",
+        | \b(?:path/to|path\.to\.\w+|your[_-][a-z_-]+|YOUR_[A-Z_]+)\b     # path.to.module.Class too
+        | (?:^|[\s/=-])(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|USERNAME)(?:[/-]|\.(?:jsonl?|txt|log|csv|py|sh|yaml|yml)\b|\s|$)  # SESSION_FILE.jsonl, -Users-USERNAME-, not $VAR or VAR=",
     )
     .ok()
 });
@@ -815,6 +817,9 @@ pub fn not_a_command(command: &str) -> Option<String> {
     }
     let why = if SLASH_COMMAND.is_match(first) {
         "an agent's slash command (typed to the agent, not a program)"
+    } else if first.len() > 1 && first.ends_with('/') && first_line.split_whitespace().count() == 1 {
+        // `~/.claude/projects/<project>/` alone on its line: where files are, shown in a shell block.
+        "a folder's path (where files are kept), not a program"
     } else if first.contains("://") && !first.contains('=') && !command.contains(['<', '>']) {
         "a connection string or address"
     } else if SQL_WORD.is_match(first_line) {
@@ -981,7 +986,31 @@ mod tests {
         // A help text in a shell block, and an editor, are not steps.
         assert!(not_a_command("Options:").is_some());
         assert!(not_a_command("--text, -t TEXT      Text to analyze").is_some());
+        // From the collection's root through its `skills/` folder too.
+        assert_eq!(
+            skill_dir_placeholders(
+                "for t in skills/context-audit/scripts/test_*.py; do python3 \"$t\"; done",
+                "context-audit"
+            ),
+            "for t in $SKILL_DIR/scripts/test_*.py; do python3 \"$t\"; done"
+        );
         assert!(not_a_command("make test").is_none());
+        // A folder's path alone on its line is where files are, not a program; one given to a program is run.
+        assert!(not_a_command("~/.claude/projects/-Users-me-Projects-app/").is_some());
+        assert!(not_a_command("./scripts/").is_some());
+        assert!(not_a_command("ls ~/.claude/projects/").is_none());
+        // A name in capitals with an underscore, in a path or as a file, is one to fill in; a variable is not.
+        assert!(placeholder("ls -la ~/.claude/projects/-Users-USERNAME-Projects-PROJECT_NAME/").is_some());
+        assert!(placeholder("grep -c compacted SESSION_FILE.jsonl").is_some());
+        for runs in [
+            "echo $SESSION_ID",
+            "LOG_LEVEL=debug make test",
+            "export API_BASE=http://127.0.0.1:8000",
+            "cat README.md LICENSE",
+            "cat CODE_OF_CONDUCT.md",
+        ] {
+            assert!(placeholder(runs).is_none(), "{runs}");
+        }
         assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
         assert!(interactive("git log | less").is_some());
         // Following output never ends by itself; reading it once does.
