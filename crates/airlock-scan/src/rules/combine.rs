@@ -86,7 +86,7 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         .filter(|f| {
             matches!(
                 f.rule.as_str(),
-                "net/upload" | "net/exfil-endpoint" | "net/http-client"
+                "net/upload" | "net/exfil-endpoint" | "net/http-client" | "net/image-beacon"
             ) && counts(f)
                 && !(f.rule == "net/http-client" && plain_download(&f.evidence))
         })

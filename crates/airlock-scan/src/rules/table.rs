@@ -247,10 +247,24 @@ pub const RULES: &[RuleDef] = &[
         "Uses the network.",
     ),
     rule(
+        "net/image-beacon",
+        High,
+        Always,
+        r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=(?:<[^>)\s]+>|\{\{?[^})\s]+\}\}?|\$\{?\w+\}?|\[[^\])\s]+\])",
+        "Has the agent write an image whose address carries values it fills in (`![s](https://host/s.svg?d=<value>)`): showing the reply fetches it, which sends those values to that host.",
+    ),
+    rule(
+        "persist/grant-access",
+        High,
+        Instruction,
+        r"(?i)\bcollaborators/[^\s'\x22]+['\x22]?[^\n]*\bpermission[=:\s]+['\x22]?(admin|maintain|push|write)\b|\bgh\s+repo\s+deploy-key\s+add\b|\bgh\s+ssh-key\s+add\b|\brepos/[^\s'\x22]+/keys\b[^\n]*(-X\s*POST|--method\s+POST|-f\s+key=)",
+        "Gives another account lasting access to the user's repositories or account (a collaborator with write or admin rights, a deploy key, an SSH key).",
+    ),
+    rule(
         "net/upload",
         High,
         Instruction,
-        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?https?://",
+        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?https?://|\|\s*ssh\s+(-\S+\s+)*[\w.$-]+@[\w.$-]+",
         "Uploads a local file over the network.",
     ),
     rule(
@@ -294,7 +308,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/archive-password",
         High,
         Always,
-        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b",
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b|\b(sealed|locked|protected|encrypted)\s+with\s+(the\s+)?(code|key|pin|passphrase)\b",
         "Has an archive opened with a password, which keeps its content from being scanned.",
     ),
     rule(
@@ -458,8 +472,8 @@ pub const RULES: &[RuleDef] = &[
         "install/custom-source",
         High,
         Instruction,
-        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://",
-        "Installs a package from an index or address of its own instead of the public registry.",
+        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(pip3?|pipx|uv\s+pip|uv\s+tool|uv|uvx|poetry|pdm)\s+(install|add|run|--from|--with)\b[^\n]*\bgit\+(https?|ssh|git)://|\buvx\s+(-\S+\s+)*--from\s+['\x22]?(git\+|https?://)|\bnpx\s+(-\S+\s+)*(github:|git\+|https?://)|\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+(https?|ssh)://)|\bcargo\s+install\b[^\n]*\s--git\s",
+        "Installs a package from an index or address of its own instead of the public registry (a git repository or a file at an address: code no registry has seen).",
     ),
     // Prompt injection.
     rule(
