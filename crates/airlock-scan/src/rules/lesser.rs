@@ -953,12 +953,19 @@ re!(
     &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)")
 );
 
+re!(
+    /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
+    /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
+    ATTACK_SHOWN,
+    r#"(?i)^\W*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting))\b['"]?[^:]{0,60}:\s*$"#
+);
+
 /// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts
 /// so (`Vulnerable:`, `Never do this:`), its subject is an attacker (`Attackers extract credentials via:`), or its
 /// last sentence asks to look for what follows (`Flag any of them and ask the author why:`), and
 /// it is not an idiom that asks for it after all (`Don't forget to run:`).
 pub(super) fn describing_lead_in(label: &str) -> bool {
-    (BAD_LEAD_IN.is_match(label) || super::context::starts_with_actor(label))
+    (BAD_LEAD_IN.is_match(label) || super::context::starts_with_actor(label) || ATTACK_SHOWN.is_match(label))
         && !super::context::asks_after_all(label)
         || super::context::detection_label(label)
 }
@@ -1127,6 +1134,10 @@ mod tests {
             (format!("Setup:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("PRs often look like this. Flag any of them and ask the author why:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
             (format!("Check for updates by running:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
+            (format!("A reverse shell usually looks like:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("Download-and-run \"prerequisites\":\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("Set up the backdoor with:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
+            (format!("A reverse shell usually looks like:\n\n```bash\n{steal}\n```\n\nRun it now.\n"), "flow/secret-to-network", Severity::Critical),
         ];
         for (text, rule, want) in cases {
             let found = run(FileKind::Markdown, "references/guide.md", &text);
