@@ -102,6 +102,36 @@ fn with_parser<T>(grammar: Grammar, f: impl FnOnce(&mut Parser) -> T) -> Option<
     })
 }
 
+/// The line of a `return` outside any function in JavaScript text (1-based): the file is a function's body that a
+/// tool wraps and calls (an agent's workflow script given `args`), which node refuses to run on its own.
+pub fn top_level_return(text: &str) -> Option<u32> {
+    let tree = with_parser(Grammar::JavaScript, |p| p.parse(text, None)).flatten()?;
+    let mut cursor = tree.walk();
+    let mut stack = vec![(tree.root_node(), false)];
+    while let Some((node, in_function)) = stack.pop() {
+        let kind = node.kind();
+        if kind == "return_statement" && !in_function {
+            return u32::try_from(node.start_position().row + 1).ok();
+        }
+        let inside = in_function
+            || matches!(
+                kind,
+                "function_declaration"
+                    | "function_expression"
+                    | "function"
+                    | "arrow_function"
+                    | "method_definition"
+                    | "generator_function_declaration"
+                    | "generator_function"
+                    | "class_body"
+            );
+        for child in node.children(&mut cursor) {
+            stack.push((child, inside));
+        }
+    }
+    None
+}
+
 /// Parses `text` and returns its comments blanked out plus the exec sites. Lines are offset by `first_line - 1`.
 pub fn analyze(grammar: Option<Grammar>, text: &str, first_line: u32) -> CodeInfo {
     let Some(grammar) = grammar else {

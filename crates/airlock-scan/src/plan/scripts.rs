@@ -73,6 +73,14 @@ pub(super) fn not_standalone(
     if matches!(language, Some("javascript" | "typescript")) && js_library(text) {
         return Some("a library: it exports functions for other code and runs nothing on its own".into());
     }
+    if language == Some("javascript") {
+        if let Some(line) = crate::code::top_level_return(text) {
+            return Some(format!(
+                "the body of a function a tool wraps and calls (it returns at line {line}, outside any function): \
+                 an agent's workflow script, not a program node runs"
+            ));
+        }
+    }
     needs_arguments(text, language).map(|(line, evidence)| {
         format!(
             "it needs arguments the instructions do not give (line {line}: `{evidence}`); try --script {rel} -- ARGS"
@@ -438,6 +446,22 @@ mod tests {
         );
         assert_eq!(
             not_standalone("scripts/go.sh", &skill[3].1, Some("shell"), &skill),
+            None
+        );
+    }
+
+    /// A workflow script that returns outside any function is a body a tool wraps; returns inside functions, a
+    /// class or an arrow function are a program's.
+    #[test]
+    fn a_script_that_returns_at_top_level_is_a_tools_body() {
+        let body = "let opts = args || {};\nif (!opts.text) {\n  throw new Error('needs args');\n}\nconst out = run(opts);\nif (out.done) {\n  return { revisedText: out.text };\n}\n";
+        assert!(
+            not_standalone("workflows/humanize.js", body, Some("javascript"), &[])
+                .is_some_and(|w| w.contains("returns at line 7"))
+        );
+        let program = "function main() {\n  if (!globalThis.ready) { return 1; }\n  const f = () => { return 2; };\n  class A { m() { return 3; } }\n  console.log(f());\n}\nmain();\n";
+        assert_eq!(
+            not_standalone("scripts/main.js", program, Some("javascript"), &[]),
             None
         );
     }
