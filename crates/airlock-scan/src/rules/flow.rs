@@ -348,7 +348,7 @@ pub(super) fn reads_secret(line: &str) -> Option<&'static str> {
 
 /// The code's statements, a call whose arguments span lines joined into one (at most 20 lines), each with the
 /// offset of its first line. Brackets inside quotes do not count.
-fn statements(code: &str) -> Vec<(u32, String)> {
+pub(super) fn statements(code: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut start = 0;

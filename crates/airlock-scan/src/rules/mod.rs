@@ -7,6 +7,7 @@ mod context;
 mod credential;
 mod crossflow;
 mod decode;
+mod fetched;
 mod flow;
 mod lesser;
 mod planted;
@@ -622,6 +623,22 @@ impl<'a> FileScan<'a> {
                     240,
                 ),
                 message: format!("Reads {what} (line {from}) and sends it over the network (line {to})."),
+                context: FindingContext::Code,
+            });
+        }
+        if let Some((from, to)) = fetched::fetched_and_run(code, first_line) {
+            self.out.push(Finding {
+                rule: "exec/remote-code".to_owned(),
+                severity: Severity::Critical,
+                file: self.file.to_owned(),
+                line: to,
+                evidence: visible(
+                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
+                    240,
+                ),
+                message: format!(
+                    "Runs code it fetched from the network (fetched at line {from}, run at line {to}): whoever serves that address decides what runs."
+                ),
                 context: FindingContext::Code,
             });
         }

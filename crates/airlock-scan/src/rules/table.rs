@@ -458,7 +458,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/paste-command",
         High,
         Always,
-        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin\s*\+\s*r\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
+        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+|a\s+(new\s+)?|your\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin\s*\+\s*r\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
         "Asks the user to paste a command into a terminal (the lure of paste-a-command campaigns).",
     ),
     rule(
