@@ -135,6 +135,52 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             context: n.context,
         });
     }
+    // What runs again in every later session: a write into the agent's own configuration or memory, or a project
+    // file that runs by itself (a task run when the folder opens, an install hook), that carries code fetched from
+    // the network or an order to hide it, on the same line.
+    let lasting = found.iter().filter(|f| {
+        matches!(f.rule.as_str(), "intent/agent-config" | "persist/project-autorun")
+            && f.severity >= Severity::High
+    });
+    let carried = |l: &Finding| {
+        found.iter().find(|m| {
+            m.line == l.line
+                && m.severity >= Severity::High
+                && matches!(
+                    m.rule.as_str(),
+                    "install/pipe-to-shell"
+                        | "exec/remote-code"
+                        | "prompt/conceal"
+                        | "campaign/throwaway-host"
+                        | "obfusc/encoded-exec"
+                        | "obfusc/dynamic-pipe"
+                )
+        })
+    };
+    if let Some((l, m)) = lasting.filter_map(|l| carried(l).map(|m| (l, m))).next() {
+        out.push(Finding {
+            rule: "persist/runs-later".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: l.line,
+            evidence: l.evidence.clone(),
+            message: format!(
+                "Leaves {} something that runs again in every later session, and it {} ({}).",
+                if l.rule == "intent/agent-config" {
+                    "in the agent's own configuration or memory"
+                } else {
+                    "in a project file that runs by itself"
+                },
+                if m.rule == "prompt/conceal" {
+                    "orders it hidden from the user"
+                } else {
+                    "fetches and runs code"
+                },
+                m.rule
+            ),
+            context: l.context,
+        });
+    }
     let lures: Vec<&Finding> = found
         .iter()
         .filter(|f| {

@@ -254,6 +254,13 @@ pub const RULES: &[RuleDef] = &[
         "Has the agent write an image whose address carries values it fills in (`![s](https://host/s.svg?d=<value>)`): showing the reply fetches it, which sends those values to that host.",
     ),
     rule(
+        "persist/project-autorun",
+        High,
+        Instruction,
+        r#"\bfolderOpen\b|\[\s*['"](?:pre|post)?install['"]\s*\]\s*=|['"](?:pre|post)install['"]\s*:\s*['"][^'"\n]*(?:curl|wget|https?://|node\s+-e|python3?\s+-c)"#,
+        "Makes a project file run something by itself: a VS Code task run when the folder opens, an install hook of a package set or fetching (what runs later, for everyone who opens or installs the project).",
+    ),
+    rule(
         "persist/grant-access",
         High,
         Instruction,
