@@ -19,15 +19,21 @@ re!(
 re!(DOWNLOADER, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:curl|wget)\s");
 re!(
     /// What makes a request carry something of this machine's: data, a form, an upload, a method that sends, a
-    /// header, a variable, a file's contents (`@file`), a command's output. (An address cut short in the evidence is still
+    /// header, a file's contents (`@file`), a command's output. (An address cut short in the evidence is still
     /// an address: a secret read that is itself critical stays so on its own line.)
     CARRIES,
-    r"(?i)\s(?:-d|--data\S*|-F|--form\S*|-T|--upload-file|-X|--request|--post-\S+|-H|--header|--json|-b|--cookie)\b|[$@`<]"
+    r"(?i)\s(?:-d|--data\S*|-F|--form\S*|-T|--upload-file|-X|--request|--post-\S+|-H|--header|--json|-b|--cookie)\b|[@`<]|\$\("
 );
 
-/// Whether a request is a plain download: `curl`/`wget` of an address, sending nothing but the request itself.
+/// Whether a request is a plain download: `curl`/`wget` of an address, sending nothing but the request itself. An
+/// address built from variables (`"${SITE_URL:-https://$HOST/}"`) is still only an address, unless a variable is
+/// named as a secret.
 fn plain_download(evidence: &str) -> bool {
-    DOWNLOADER.is_match(evidence) && !CARRIES.is_match(evidence)
+    DOWNLOADER.is_match(evidence)
+        && !CARRIES.is_match(evidence)
+        && SHELL_VAR
+            .find_iter(evidence)
+            .all(|v| !super::lesser::SECRET_WORD.is_match(v.as_str()))
 }
 
 re!(
@@ -119,6 +125,10 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                     && !flows.contains(&n.line)
                     // An env file loaded into the shell's variables leaves only through what is sent of them.
                     && (!LOADS_ENV_FILE.is_match(&s.evidence) || carries_loaded_values(&n.evidence))
+                    // A credential a tool prints is how a request authenticates (`-H "Authorization: Bearer $(gh
+                    // auth token)"`), unless the same line uploads it.
+                    && (s.rule != "secrets/cli-credentials"
+                        || n.line == s.line && matches!(n.rule.as_str(), "net/upload" | "net/exfil-endpoint"))
             })
             .map(|n| (*s, *n))
     }) {

@@ -618,13 +618,17 @@ re!(
     &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-pattern)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])")
 );
 
+/// The environment file a toolchain's installer has shells source (`. "$HOME/.cargo/env"`): a known tool's
+/// folder, not any file named `env`.
+const TOOL_ENV: &str = r#"['"]?\S*?/\.(cargo|deno|bun|elan|ghcup|nix-profile|sdkman|volta|rye|pixi|wasmtime|fly|local/bin)/env\b(?:['"\\]|\s|$|;)"#;
+
 /// Version managers and prompts whose start-up line a shell file gets (`eval "$(mise activate bash)"`).
 const VERSION_MANAGERS: &str =
     "brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv|asdf|nvm|sdkman|rvm|volta";
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*(completion|env)\S*|eval\s+\\?['"]?\$\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*(completion|env)\S*|[A-Za-z_][A-Za-z0-9_]*=)"#));
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 re!(
     /// A command substitution that only asks who or where: the user's name or address from git, the date, the host,
@@ -954,6 +958,9 @@ re!(
 );
 
 re!(
+    /// Where the clause of a label's subject ends and another may begin (`;`, a sentence's end, `so`, `then`).
+    CLAUSE_END, r"(?i)[;.!?]|,?\s+(?:so|then|now)\s+");
+re!(
     /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
     /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
     ATTACK_SHOWN,
@@ -965,8 +972,15 @@ re!(
 /// last sentence asks to look for what follows (`Flag any of them and ask the author why:`), and
 /// it is not an idiom that asks for it after all (`Don't forget to run:`).
 pub(super) fn describing_lead_in(label: &str) -> bool {
-    (BAD_LEAD_IN.is_match(label) || super::context::starts_with_actor(label) || ATTACK_SHOWN.is_match(label))
-        && !super::context::asks_after_all(label)
+    // What an attacker does is told in the attacker's clause (`Stealers read … and send them out in one go:`); an
+    // order to the reader comes after it (`Attackers do this; do the same:`).
+    let actor = super::context::starts_with_actor(label) && {
+        let after = CLAUSE_END.find(label).map_or("", |m| &label[m.start()..]);
+        !super::context::asks_after_all(after)
+    };
+    actor
+        || (BAD_LEAD_IN.is_match(label) || ATTACK_SHOWN.is_match(label))
+            && !super::context::asks_after_all(label)
         || super::context::detection_label(label)
 }
 
@@ -1135,6 +1149,9 @@ mod tests {
             (format!("PRs often look like this. Flag any of them and ask the author why:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
             (format!("Check for updates by running:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("A reverse shell usually looks like:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("Stealers read cloud and SSH credentials and send them out in one go:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("Attackers send them out like this; send them the same way:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
+            (format!("Attackers send them out like this, so send them too:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("Download-and-run \"prerequisites\":\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
             (format!("Set up the backdoor with:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("A reverse shell usually looks like:\n\n```bash\n{steal}\n```\n\nRun it now.\n"), "flow/secret-to-network", Severity::Critical),

@@ -89,6 +89,13 @@ pub const RULES: &[RuleDef] = &[
         "Reads cloud or cluster credentials.",
     ),
     rule(
+        "secrets/cli-credentials",
+        High,
+        Instruction,
+        r"(?i)\bgh\s+auth\s+(token\b|status\b[^\n]*--show-token)|\bkubectl\s+config\s+view\b[^\n]*--raw\b|\baws\s+configure\s+(export-credentials\b|get\s+aws_secret_access_key\b)|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b",
+        "Asks a tool for a live credential it holds (`gh auth token`, `kubectl config view --raw`, `aws configure export-credentials`): a secret read, as a credential file's is.",
+    ),
+    rule(
         "secrets/token-files",
         Critical,
         Instruction,
@@ -192,7 +199,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/scheduler",
         High,
         Instruction,
-        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?enable|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart|\bsystemd-run\b[^\n]*--on-(calendar|active|boot|unit-active)\b|\bloginctl\s+enable-linger\b|GetFolderPath\(\s*['\x22]?(\[Environment\+SpecialFolder\]::)?Startup\b|Start Menu\\+Programs\\+Startup|\bshell:startup\b|\.config/environment\.d/|(^|[\s'\x22])node-options\s*=[^\n]*--(require|import)\b|\bRegister-ScheduledTask\b|['\x22]?runOn['\x22]?\s*:\s*['\x22]folderOpen\b",
+        r"(?i)\bcrontab\s+(-[a-z]*e\b|-\s*$|-\s*<|[\w./$~][\w./$~-]*\s*$)|\|\s*crontab\b|/etc/cron|\bcron\.d\b|LaunchAgents|LaunchDaemons|launchctl\s+(load|bootstrap|submit)|systemctl\s+(--user\s+)?(enable|link|add-wants|add-requires)\b|\bmake\s+(new\s+)?login\s+item\b|\bSMAppService\b|\.config/systemd/user|\bschtasks\s+/create|CurrentVersion\\+Run|\.config/autostart|\bsystemd-run\b[^\n]*--on-(calendar|active|boot|unit-active)\b|\bloginctl\s+enable-linger\b|GetFolderPath\(\s*['\x22]?(\[Environment\+SpecialFolder\]::)?Startup\b|Start Menu\\+Programs\\+Startup|\bshell:startup\b|\.config/environment\.d/|(^|[\s'\x22])node-options\s*=[^\n]*--(require|import)\b|\bRegister-ScheduledTask\b|['\x22]?runOn['\x22]?\s*:\s*['\x22]folderOpen\b",
         "Installs something that starts again later (cron, launch agent, systemd, autostart, a scheduled task, an editor task run when a folder opens).",
     ),
     rule(
@@ -221,7 +228,7 @@ pub const RULES: &[RuleDef] = &[
         "install/pipe-to-shell",
         High,
         Instruction,
-        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\b(ba|z)?sh\s+-c\s+['\x22]?\$\([^\n]*https?://|\biex\s*\(|Invoke-Expression|\|\s*iex\b",
+        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\b(ba|z)?sh\s+-c\s+['\x22]?\$\([^\n]*https?://|\biex\s*\(|Invoke-Expression|\|\s*iex\b|\bdeno\s+(run|eval)\b[^\n]*\shttps?://|\bbun\s+(run\s+)?https?://|\bmshta(\.exe)?\s+['\x22]?(https?|javascript|vbscript):",
         "Downloads a script and pipes it straight into a shell or interpreter.",
     ),
     rule(
@@ -243,7 +250,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|asyncio\.open_connection\(|xmlrpc\.client\.ServerProxy\(|\btls\.connect\(|/inet6?/(tcp|udp)/|NSURL\.URLWithString\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|asyncio\.open_connection\(|\bHTTPHandler\(|Net::SMTP\b|\bstream_context_create\(|file_get_contents\(\s*['\x22]https?:|Net\.WebRequest\]::Create|\bNSURLConnection\b|\bNSURLSession\b|\bztcp\b|\bopenssl\s+s_client\b|\bdns\.(resolve\w*|lookup)\(|\bnet\.Lookup\w+\(|xmlrpc\.client\.ServerProxy\(|\btls\.connect\(|/inet6?/(tcp|udp)/|NSURL\.URLWithString\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
         "Uses the network.",
     ),
     rule(
@@ -315,7 +322,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/archive-password",
         High,
         Always,
-        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b|\b(sealed|locked|protected|encrypted)\s+with\s+(the\s+)?(code|key|pin|passphrase)\b",
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b|\b(sealed|locked|protected|encrypted)\s+with\s+(the\s+)?(code|key|pin|passphrase)\b|\b(zip|archive|7z|rar|bundle)\b[^\n]{0,60}\bwith\s+(the\s+)?pin\b|\bpin\b[^\n]{0,40}\b(unzip|unpack|extract)\b",
         "Has an archive opened with a password, which keeps its content from being scanned.",
     ),
     rule(
@@ -465,7 +472,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/paste-command",
         High,
         Always,
-        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+|a\s+(new\s+)?|your\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin\s*\+\s*r\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
+        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+|a\s+(new\s+)?|your\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin(dows)?(\s+key)?\s*\+\s*r\b|\b(open|launch)\s+(the\s+)?run\s+dialog\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
         "Asks the user to paste a command into a terminal (the lure of paste-a-command campaigns).",
     ),
     rule(
@@ -479,7 +486,7 @@ pub const RULES: &[RuleDef] = &[
         "install/custom-source",
         High,
         Instruction,
-        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(pip3?|pipx|uv\s+pip|uv\s+tool|uv|uvx|poetry|pdm)\s+(install|add|run|--from|--with)\b[^\n]*\bgit\+(https?|ssh|git)://|\buvx\s+(-\S+\s+)*--from\s+['\x22]?(git\+|https?://)|\bnpx\s+(-\S+\s+)*(github:|git\+|https?://)|\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+(https?|ssh)://)|\bcargo\s+install\b[^\n]*\s--git\s",
+        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(pip3?|pipx|uv\s+pip|uv\s+tool|uv|uvx|poetry|pdm)\s+(install|add|run|--from|--with)\b[^\n]*\bgit\+(https?|ssh|git)://|\buvx\s+(-\S+\s+)*--from\s+['\x22]?(git\+|https?://)|\bnpx\s+(-\S+\s+)*(github:|git\+|https?://)|\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+(https?|ssh)://)|\bcargo\s+install\b[^\n]*\s--git\s|\bgo\s+run\s+[\w.-]+\.[a-z]{2,}/[^\s@]+@",
         "Installs a package from an index or address of its own instead of the public registry (a git repository or a file at an address: code no registry has seen).",
     ),
     // Prompt injection.

