@@ -78,7 +78,7 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             let lookup = f.severity < Severity::High
                 && (f.rule == "secrets/env-dump" && !super::SECRET_WORD.is_match(&f.evidence)
                     || f.rule == "secrets/ssh-keys");
-            f.rule.starts_with("secrets/")
+            (f.rule.starts_with("secrets/") || f.rule == "intent/read-secret")
                 && !lookup
                 && (!matches!(f.rule.as_str(), "secrets/env-read" | "secrets/env-secret")
                     || told_to_send_a_key)
@@ -92,7 +92,11 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         .filter(|f| {
             matches!(
                 f.rule.as_str(),
-                "net/upload" | "net/exfil-endpoint" | "net/http-client" | "net/image-beacon"
+                "net/upload"
+                    | "net/exfil-endpoint"
+                    | "net/http-client"
+                    | "net/image-beacon"
+                    | "intent/send-to"
             ) && counts(f)
                 && !(f.rule == "net/http-client" && plain_download(&f.evidence))
         })

@@ -141,7 +141,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/env-secret",
         Medium,
         Instruction,
-        r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_KEY|CREDENTIAL|AUTH)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)[A-Z_]*\}?",
+        r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE_KEY|CREDENTIAL|AUTH|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?",
         "Reads a secret-looking environment variable.",
     ),
     rule(
@@ -266,6 +266,27 @@ pub const RULES: &[RuleDef] = &[
         Instruction,
         r#"\bfolderOpen\b|\[\s*['"](?:pre|post)?install['"]\s*\]\s*=|['"](?:pre|post)install['"]\s*:\s*['"][^'"\n]*(?:curl|wget|https?://|node\s+-e|python3?\s+-c)"#,
         "Makes a project file run something by itself: a VS Code task run when the folder opens, an install hook of a package set or fetching (what runs later, for everyone who opens or installs the project).",
+    ),
+    rule(
+        "intent/read-secret",
+        High,
+        Instruction,
+        r"(?i)\b(read|get|grab|collect|copy|take|extract|dump|capture|fetch|gather)\b[^\n]{0,40}\b(session\s+tokens?|api\s+keys?|access\s+tokens?|auth(entication)?\s+tokens?|credentials|secrets|passwords?|private\s+keys?)\b[^\n]{0,40}\bfrom\s+(the\s+)?(user'?s\s+)?(environment|env\s+vars?|environment\s+variables|shell\s+environment|keychain|browser)\b",
+        "Tells the agent to read a secret of the user's (from the environment, the keychain, the browser).",
+    ),
+    rule(
+        "intent/send-to",
+        Medium,
+        Instruction,
+        r"(?i)\b(forward|send|post|upload|transmit|report|relay|exfiltrate)\b[^\n]{0,20}\b(all|the|this|that|it|them|every|each|any)\b[^\n]{0,30}\bto\s+<?https?://",
+        "Tells the agent to send something to an address.",
+    ),
+    rule(
+        "prompt/tool-poisoning",
+        Medium,
+        Always,
+        r"(?i)^\s*<(IMPORTANT|SYSTEM|CRITICAL|ADMIN)>\s*$",
+        "Opens an `<IMPORTANT>`-style block, the mark of tool-poisoning text that speaks to the model over the user.",
     ),
     rule(
         "persist/grant-access",
