@@ -1068,7 +1068,20 @@ pub fn scan_file(
             scan.code(g, &text, 1, facts);
         }
         FileKind::Workflow | FileKind::AgentHookConfig => {
+            let before = scan.out.len();
             scan.code(None, &text, 1, facts);
+            // A plugin's hooks that run only its own shipped files run what is reviewed with it, in plain sight
+            // (as a service file the skill ships, copied into place): `high`, not the hidden command `critical` is
+            // for. A hook that fetches or pipes anything stays `critical`.
+            if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
+                for f in scan.out[before..]
+                    .iter_mut()
+                    .filter(|f| f.rule == "hooks/auto-command")
+                {
+                    f.severity = f.severity.min(Severity::High);
+                    f.message = "Registers commands the agent runs automatically, each a file of the plugin's own (`${CLAUDE_PLUGIN_ROOT}/…`): reviewed with it, run on every matching event.".to_owned();
+                }
+            }
         }
         // A text file of no known kind (`prewarm.cfg`, `default.conf`, `hook.tpl`, a file with no extension) is read
         // as code: what it holds is what a script that sources, copies or loads it runs, and its name is free.
@@ -1082,6 +1095,24 @@ pub fn scan_file(
         .into_iter()
         .for_each(|f| findings.push(f));
     Ok(script)
+}
+
+/// Whether every command a hooks file registers runs a file of the plugin's own (`python3
+/// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) and nothing fetched, piped or evaluated.
+fn hooks_run_own_files(text: &str) -> bool {
+    static COMMAND: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#).ok());
+    static RISKY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(").ok()
+    });
+    let (Some(command), Some(risky)) = (COMMAND.as_ref(), RISKY.as_ref()) else {
+        return false;
+    };
+    let mut commands = command.captures_iter(text).map(|c| c[1].to_owned()).peekable();
+    commands.peek().is_some()
+        && commands.all(|c| {
+            (c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT")) && !risky.is_match(&c)
+        })
 }
 
 /// Whether the match at `at` sits in a string literal that is a regular expression (`r'>\s*/etc/shadow\b'`): a
