@@ -612,54 +612,54 @@ impl<'a> FileScan<'a> {
                 .trim()
                 .to_owned()
         };
-        for (from, what, to) in flow::secret_flows(code, first_line) {
-            self.out.push(Finding {
-                rule: "flow/secret-to-network".to_owned(),
-                severity: Severity::Critical,
-                file: self.file.to_owned(),
-                line: to,
-                evidence: visible(
-                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
-                    240,
-                ),
-                message: format!("Reads {what} (line {from}) and sends it over the network (line {to})."),
-                context: FindingContext::Code,
-            });
-        }
+        // A critical finding at the line `to` that joins the line `from` in its evidence.
+        let joined = |rule: &str, from: u32, to: u32, message: String| Finding {
+            rule: rule.to_owned(),
+            severity: Severity::Critical,
+            file: self.file.to_owned(),
+            line: to,
+            evidence: visible(
+                &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
+                240,
+            ),
+            message,
+            context: FindingContext::Code,
+        };
+        let mut found: Vec<Finding> = flow::secret_flows(code, first_line)
+            .into_iter()
+            .map(|(from, what, to)| {
+                joined(
+                    "flow/secret-to-network",
+                    from,
+                    to,
+                    format!("Reads {what} (line {from}) and sends it over the network (line {to})."),
+                )
+            })
+            .collect();
         if let Some((from, to)) = fetched::fetched_and_run(code, first_line) {
-            self.out.push(Finding {
-                rule: "exec/remote-code".to_owned(),
-                severity: Severity::Critical,
-                file: self.file.to_owned(),
-                line: to,
-                evidence: visible(
-                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
-                    240,
+            found.push(joined(
+                "exec/remote-code",
+                from,
+                to,
+                format!(
+                    "Runs code it fetched from the network (fetched at line {from}, run at line {to}): whoever \
+                     serves that address decides what runs."
                 ),
-                message: format!(
-                    "Runs code it fetched from the network (fetched at line {from}, run at line {to}): whoever serves that address decides what runs."
-                ),
-                context: FindingContext::Code,
-            });
+            ));
         }
         if let Some((from, to, names)) = flow::harvest(code, first_line) {
-            self.out.push(Finding {
-                rule: "secrets/harvest".to_owned(),
-                severity: Severity::Critical,
-                file: self.file.to_owned(),
-                line: to,
-                evidence: visible(
-                    &format!("{} <- line {from}: {}", line_text(to), line_text(from)),
-                    240,
-                ),
-                message: format!(
+            found.push(joined(
+                "secrets/harvest",
+                from,
+                to,
+                format!(
                     "Collects the secrets of several services ({}) from the environment into one payload and \
                      serializes it (line {to}): a harvest.",
                     names.join(", ")
                 ),
-                context: FindingContext::Code,
-            });
+            ));
         }
+        self.out.extend(found);
         if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
             // A launch agent or a user service written is installed in plain sight (`persist/scheduler`'s `high`);
             // one that fetches is `persist/scheduled-fetch`.
