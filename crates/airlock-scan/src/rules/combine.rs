@@ -129,6 +129,8 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                     && !flows.contains(&n.line)
                     // An env file loaded into the shell's variables leaves only through what is sent of them.
                     && (!LOADS_ENV_FILE.is_match(&s.evidence) || carries_loaded_values(&n.evidence))
+                    // Told to read a secret, then a request that carries a credential of its own: the API's call.
+                    && (s.rule != "intent/read-secret" || !CREDENTIAL_USE.is_match(&n.evidence))
                     // A credential a tool prints is how a request authenticates (`-H "Authorization: Bearer $(gh
                     // auth token)"`), unless the same line uploads it.
                     && (s.rule != "secrets/cli-credentials"

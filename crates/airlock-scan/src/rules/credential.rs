@@ -50,7 +50,7 @@ re!(
 );
 re!(
     FIELD,
-    r#"(?i)(key|token|auth|secret|appid|app_id|client_id|password|passwd|credential|signature)\w*['"]?\s*[:=]\s*f?['"`]?\s*(Bearer\s+)?(\$\{|\{|\$)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
+    r#"(?i)(key|token|auth|secret|appid|app_id|client_id|password|passwd|credential|signature|connection_?string|dsn|database_?url|db_?url)\w*['"]?\s*[:=]\s*f?['"`]?\s*(Bearer\s+)?(\$\{|\{|\$)?\s*([A-Za-z_][A-Za-z0-9_]*)"#
 );
 
 /// Whether `var` is the value of a field named as a credential (`params={"appid": key}`, `api_key=key`,

@@ -83,6 +83,10 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
         ),
+        "net/image-beacon" if c.each[index].find_iter(text).all(|m| m.as_str().contains("://img.shields.io/")) => (
+            Severity::Low,
+            "A badge of shields.io whose address carries what the badge shows (a version, a label): the public badge service, not a collector.",
+        ),
         "net/publish-public" if EMPTY_PUBLIC_REPO.is_match(text) && !PUBLISHES_FILES.is_match(text) => (
             Severity::Medium,
             "Creates a new public repository with nothing of this machine's in it (no `--source` or `--push`): what is pushed to it later is public.",

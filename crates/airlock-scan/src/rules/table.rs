@@ -90,7 +90,7 @@ pub const RULES: &[RuleDef] = &[
     ),
     rule(
         "secrets/cli-credentials",
-        High,
+        Medium,
         Instruction,
         r"(?i)\bgh\s+auth\s+(token\b|status\b[^\n]*--show-token)|\bkubectl\s+config\s+view\b[^\n]*--raw\b|\baws\s+configure\s+(export-credentials\b|get\s+aws_secret_access_key\b)|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b",
         "Asks a tool for a live credential it holds (`gh auth token`, `kubectl config view --raw`, `aws configure export-credentials`): a secret read, as a credential file's is.",
@@ -235,7 +235,7 @@ pub const RULES: &[RuleDef] = &[
         "install/package",
         Medium,
         Instruction,
-        r"\b(pip3?|pipx|uv\s+pip|poetry|pdm)\s+(install|add)\b|\bnpm\s+(i|install|add)\b|\b(pnpm|yarn|bun)\s+(add|install)\b|\bnpx\s+-?[a-z@]|\bcargo\s+install\b|\bgo\s+(install|get)\b|\bgem\s+install\b|\b(apt|apt-get|yum|dnf|apk|brew|pacman|zypper|choco|winget)\s+(-\S+\s+)*(install|add|-S)\b|\bconda\s+install\b|\bdeno\s+install\b",
+        r"\b(uvx|pipx|uv\s+tool\s+install|pip3?\s+install)\s+(-\S+\s+)*(--from\s+)?['\x22]?git\+|\bnpx\s+(-\S+\s+)*github:|\bcargo\s+install\b[^\n]*\s--git\s|\bgo\s+run\s+[\w.-]+\.[a-z]{2,}/[^\s@]+@|\buv\s+tool\s+install\b|\b(pip3?|pipx|uv\s+pip|poetry|pdm)\s+(install|add)\b|\bnpm\s+(i|install|add)\b|\b(pnpm|yarn|bun)\s+(add|install)\b|\bnpx\s+-?[a-z@]|\bcargo\s+install\b|\bgo\s+(install|get)\b|\bgem\s+install\b|\b(apt|apt-get|yum|dnf|apk|brew|pacman|zypper|choco|winget)\s+(-\S+\s+)*(install|add|-S)\b|\bconda\s+install\b|\bdeno\s+install\b",
         "Installs packages.",
     ),
     rule(
@@ -250,7 +250,7 @@ pub const RULES: &[RuleDef] = &[
         "net/http-client",
         High,
         Instruction,
-        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|asyncio\.open_connection\(|\bHTTPHandler\(|Net::SMTP\b|\bstream_context_create\(|file_get_contents\(\s*['\x22]https?:|Net\.WebRequest\]::Create|\bNSURLConnection\b|\bNSURLSession\b|\bztcp\b|\bopenssl\s+s_client\b|\bdns\.(resolve\w*|lookup)\(|\bnet\.Lookup\w+\(|xmlrpc\.client\.ServerProxy\(|\btls\.connect\(|/inet6?/(tcp|udp)/|NSURL\.URLWithString\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
+        r"(?i)\bcurl\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|\bwget\s+(-{1,2}[a-z]|[\x22']?https?://|[\x22']?\$|[\x22']?[\w.-]+\.[a-z]{2,}/)|requests\.(get|post|put|delete|patch|request|Session)\b|urllib\.request|urlopen\(|http\.client|httpx\.|aiohttp\.|(^|[\s=(,!:;{]|await\s)fetch\(\s*[\w\x22'`$]|smtplib\.SMTP(_SSL)?\(|nodemailer\.createTransport|Send-MailMessage|Net\.WebClient|\.Download(String|File|Data)\(|Start-BitsTransfer|axios[.(]|\bhttps?\.(request|get)\(|XMLHttpRequest|new\s+WebSocket\(|\b(nc|ncat|netcat|socat)\s+-?[a-z0-9]|socket\.socket\(\s*(socket\.)?AF_INET6?\b|socket\.socket\(\s*\)|socket\.create_connection\(|asyncio\.open_connection\(|\bHTTPHandler\(|Net::SMTP\b|\bstream_context_create\(|file_get_contents\(\s*['\x22]https?:|Net\.WebRequest\]::Create|\bNSURLSession\.(shared|sharedSession)\b|\[NSURLSession\s+sharedSession\]|\bNSURLConnection\.\w+\(|\[NSURLConnection\s+\w+|\bztcp\b|\bopenssl\s+s_client\b|\bdns\.(resolve\w*|lookup)\(|\bnet\.Lookup\w+\(|xmlrpc\.client\.ServerProxy\(|\btls\.connect\(|/inet6?/(tcp|udp)/|NSURL\.URLWithString\(|\.connect\(\s*\(|net\.(connect|createConnection)\(|dgram\.|Invoke-WebRequest|Invoke-RestMethod|\bscp\s|\bsftp\s|\bftp\s|\[\s*['\x22](curl|wget|scp|sftp|nc|ncat|rsync)['\x22]\s*,|\bftplib\.FTP(_TLS)?\(|\bhttp\.(Post|Get|PostForm|NewRequest)\(|\brsync\b[^\n|;]*\s(['\x22]?[\w.-]+@)?[\w-]+(\.[\w-]+)+:[\w~/$.'\x22]|\brsync://|\bSocket\.tcp\(|\bTCPSocket\.(new|open)\(|\bNet::HTTP(::\w+)?\.(get|post|start|new|get_response|post_form)\b|\bURI\.open\(|\bHTTP::Tiny->|\bLWP::(UserAgent|Simple)->|\bLWP::Simple::get\(|\bIO::Socket::(INET6?|SSL|IP)->|\btls\.Dial(WithDialer)?\(|\bnet\.Dial(Timeout)?\(|\breqwest::|\bureq::|\bHttpClient\.(newHttpClient|create)\(|\bnew\s+OkHttpClient\b|\[System\.Net\.(WebClient|Sockets\.TcpClient|Http\.HttpClient)\]",
         "Uses the network.",
     ),
     rule(
@@ -264,14 +264,14 @@ pub const RULES: &[RuleDef] = &[
         "persist/project-autorun",
         High,
         Instruction,
-        r#"\bfolderOpen\b|\[\s*['"](?:pre|post)?install['"]\s*\]\s*=|['"](?:pre|post)install['"]\s*:\s*['"][^'"\n]*(?:curl|wget|https?://|node\s+-e|python3?\s+-c)"#,
+        r#"\bfolderOpen\b|scripts['"]\s*(?:\]|,\s*\{\s*\}\s*\))\s*\[\s*['"](?:pre|post)install['"]\s*\]\s*=|['"](?:pre|post)install['"]\s*:\s*['"][^'"\n]*(?:curl|wget|https?://|node\s+-e|python3?\s+-c)"#,
         "Makes a project file run something by itself: a VS Code task run when the folder opens, an install hook of a package set or fetching (what runs later, for everyone who opens or installs the project).",
     ),
     rule(
         "intent/read-secret",
         High,
         Instruction,
-        r"(?i)\b(read|get|grab|collect|copy|take|extract|dump|capture|fetch|gather)\b[^\n]{0,40}\b(session\s+tokens?|api\s+keys?|access\s+tokens?|auth(entication)?\s+tokens?|credentials|secrets|passwords?|private\s+keys?)\b[^\n]{0,40}\bfrom\s+(the\s+)?(user'?s\s+)?(environment|env\s+vars?|environment\s+variables|shell\s+environment|keychain|browser)\b",
+        r"(?i)\b(read|get|grab|collect|copy|take|extract|dump|capture|fetch|gather)\b[^\n]{0,20}\b((the\s+)?user'?s|your|their|all|every|any)\s+(\w+\s+){0,2}?(session\s+tokens?|api\s+keys?|access\s+tokens?|auth(entication)?\s+tokens?|credentials|secrets|passwords?|private\s+keys?|tokens|keys)\b[^\n]{0,40}\bfrom\s+(the\s+)?(user'?s\s+)?(environment|env\s+vars?|environment\s+variables|shell\s+environment|keychain|browser)\b",
         "Tells the agent to read a secret of the user's (from the environment, the keychain, the browser).",
     ),
     rule(
@@ -493,7 +493,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/paste-command",
         High,
         Always,
-        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(the\s+|a\s+(new\s+)?|your\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin(dows)?(\s+key)?\s*\+\s*r\b|\b(open|launch)\s+(the\s+)?run\s+dialog\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
+        r"(?i)\b(paste|copy)\b[^\n]{0,80}\b(in(to)?|in\s+to)\s+(a\s+|your\s+|the\s+)?(terminal|shell|command\s+prompt|powershell|cmd|run\s+dialog|console)\b|\b(open|launch)\s+(a|an|your)\s+(new\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type)\b[^\n]{0,160}(https?://|\$\(|\|\s*(ba|z)?sh\b|\biex\b)|\b(open|launch)\s+(the\s+)?(terminal|powershell|command\s+prompt)\b[^\n]{0,80}\b(paste|run|enter|type|copy|press\s+(return|enter))\b|\bwin(dows)?(\s+key)?\s*\+\s*r\b|\b(open|launch)\s+(the\s+)?run\s+dialog\b|\b(enter|type)\s+(the|this)\s+(line|command|text)\s+(below|above|shown)\b[^\n]{0,80}\bpress\s+(return|enter)\b",
         "Asks the user to paste a command into a terminal (the lure of paste-a-command campaigns).",
     ),
     rule(
@@ -507,7 +507,7 @@ pub const RULES: &[RuleDef] = &[
         "install/custom-source",
         High,
         Instruction,
-        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(pip3?|pipx|uv\s+pip|uv\s+tool|uv|uvx|poetry|pdm)\s+(install|add|run|--from|--with)\b[^\n]*\bgit\+(https?|ssh|git)://|\buvx\s+(-\S+\s+)*--from\s+['\x22]?(git\+|https?://)|\bnpx\s+(-\S+\s+)*(github:|git\+|https?://)|\bnpm\s+(i|install|add)\b[^\n]*\s(github:|git\+(https?|ssh)://)|\bcargo\s+install\b[^\n]*\s--git\s|\bgo\s+run\s+[\w.-]+\.[a-z]{2,}/[^\s@]+@",
+        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(uvx|npx)\s+(-\S+\s+)*(--from\s+)?['\x22]?https?://",
         "Installs a package from an index or address of its own instead of the public registry (a git repository or a file at an address: code no registry has seen).",
     ),
     // Prompt injection.
