@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use airlock_scan::skillmd::RuntimeInstall;
 use airlock_types::Plan;
 
 /// Why a plan's install command does not run in the sandbox when the install phase honours it.
@@ -181,11 +182,11 @@ pub fn from_runtime_metadata(skill_root: &Path) -> Declared {
     let Some((yaml, _, _)) = airlock_scan::skillmd::split_frontmatter(&text) else {
         return all;
     };
-    for line in airlock_scan::skillmd::install_commands(yaml).lines() {
-        for command in line.split(" ; ").filter(|c| !c.starts_with("curl ")) {
-            if let Some(d) = parse(command, skill_root) {
-                all.extend(d);
-            }
+    for (_, install) in airlock_scan::skillmd::runtime_installs(yaml) {
+        match install {
+            RuntimeInstall::Node(spec) => all.node.extend(package_spec(&spec, true)),
+            RuntimeInstall::Uv(spec) => all.python.extend(package_spec(&spec, false)),
+            RuntimeInstall::Download { .. } | RuntimeInstall::Go(_) | RuntimeInstall::Brew { .. } => {}
         }
     }
     all

@@ -639,9 +639,14 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
     out
 }
 
-/// Why a sandbox run did not succeed, in a sentence, when it is recognisable: the failing step, then the likely
-/// cause read from the end of its errors (a command or module not found, permission denied, no network) or from the
-/// limit it hit.
+/// The end of a run's output where a failure's cause is read: its last 4 KiB, from a character's start.
+fn last_4k(output: &str) -> &str {
+    let start = output.len().saturating_sub(4096);
+    (start..=output.len())
+        .find(|&i| output.is_char_boundary(i))
+        .map_or(output, |i| &output[i..])
+}
+
 /// A program a skill's own script says it lacks and how to install (`Error: cloc is not installed` then `Install
 /// with: apt-get install cloc`), that this machine does not have either: (the program, the line that said so).
 fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
@@ -649,14 +654,7 @@ fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
         regex::Regex::new(r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30}) (?:is |was )?not (?:installed|found)\b.*$")
             .ok()
     });
-    let tail = |s: &str| -> String {
-        let start = s.len().saturating_sub(4096);
-        let start = (start..=s.len())
-            .find(|&i| s.is_char_boundary(i))
-            .unwrap_or(s.len());
-        s[start..].to_owned()
-    };
-    let text = format!("{}\n{}", tail(&run.stdout), tail(&run.stderr));
+    let text = format!("{}\n{}", last_4k(&run.stdout), last_4k(&run.stderr));
     MISSING.as_ref()?.captures_iter(&text).find_map(|c| {
         let program = c[1].to_owned();
         let advised = regex::Regex::new(&format!(r"(?i)\binstall\b[^\n]*\b{}\b", regex::escape(&program)))
@@ -674,6 +672,9 @@ fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
     })
 }
 
+/// Why a sandbox run did not succeed, in a sentence, when it is recognisable: the failing step, then the likely
+/// cause read from the end of its errors (a command or module not found, permission denied, no network) or from the
+/// limit it hit.
 pub fn failure_cause(run: &SkillRun) -> Option<String> {
     if run.mode != RunMode::Sandbox || matches!(run.status, RunStatus::Succeeded | RunStatus::Refused) {
         return None;
@@ -683,10 +684,7 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         .iter()
         .find(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
     let code = step.and_then(|s| s.exit_code).or(run.exit_code);
-    let tail = run
-        .stderr
-        .get(run.stderr.len().saturating_sub(4096)..)
-        .unwrap_or(&run.stderr);
+    let tail = last_4k(&run.stderr);
     let grab = |re: &str| -> Option<String> {
         regex::Regex::new(re)
             .ok()?

@@ -307,17 +307,60 @@ pub fn validate(tree_root: &Path, dir: &str, folder_name: Option<&str>) -> Resul
 /// The names a skill's OpenClaw runtime metadata goes by under `metadata` (the older two are still read).
 const RUNTIME_KEYS: [&str; 3] = ["openclaw", "clawdbot", "clawdis"];
 
+/// What one install entry of a frontmatter's OpenClaw runtime metadata has the agent's runtime do before the skill
+/// runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeInstall {
+    /// `kind: download`: fetch `url` (unpack it when an archive) and put `bin` on the PATH.
+    Download {
+        url: String,
+        file: String,
+        bin: String,
+        archive: bool,
+    },
+    /// `kind: node`: an npm package, installed globally.
+    Node(String),
+    /// `kind: uv`: a Python tool, installed with `uv tool install`.
+    Uv(String),
+    /// `kind: go`: a module, installed with `go install`.
+    Go(String),
+    /// `kind: brew`: a formula, or a cask.
+    Brew { name: String, cask: bool },
+}
+
+impl RuntimeInstall {
+    /// The shell command that does what the runtime does with the entry.
+    pub fn command(&self) -> String {
+        match self {
+            Self::Download {
+                url,
+                file,
+                bin,
+                archive: true,
+            } => {
+                format!("curl -fsSL -o {file} {url} && tar -xf {file} && chmod +x {bin} && ./{bin}")
+            }
+            Self::Download { url, bin, .. } => {
+                format!("curl -fsSL -o {bin} {url} && chmod +x {bin} && ./{bin}")
+            }
+            Self::Node(package) => format!("npm install -g {package}"),
+            Self::Uv(package) => format!("uv tool install {package}"),
+            Self::Go(module) => format!("go install {module}"),
+            Self::Brew { name, cask: false } => format!("brew install {name}"),
+            Self::Brew { name, cask: true } => format!("brew install --cask {name}"),
+        }
+    }
+}
+
 /// The install entries of a frontmatter's OpenClaw runtime metadata (`metadata.openclaw.install`, also written as
-/// one JSON string), as the shell commands that do what the agent's runtime does with each before the skill runs:
-/// `kind: download` fetches a URL (unpacks it) and puts its programs on the PATH, `node`, `uv`, `go` and `brew`
-/// install a package. Each command sits at the line of its entry's URL or package in `yaml`; every other line is
-/// empty, so the text's lines are the frontmatter's. Nothing here is run: the commands are read by the rules as
-/// code, as the same entry written out in the body would be.
-pub fn install_commands(yaml: &str) -> String {
-    let lines: Vec<&str> = yaml.lines().collect();
-    let mut out: Vec<String> = vec![String::new(); lines.len()];
+/// one JSON string), each with the 0-based line of `yaml` that holds its URL or package.
+pub fn runtime_installs(yaml: &str) -> Vec<(usize, RuntimeInstall)> {
+    // Most frontmatter has none: only one that names the metadata and an install is parsed.
+    if !(yaml.contains("install") && RUNTIME_KEYS.iter().any(|k| yaml.contains(k))) {
+        return Vec::new();
+    }
     let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
-        return out.join("\n");
+        return Vec::new();
     };
     let metadata = match value.get("metadata") {
         Some(serde_yaml::Value::String(json)) => serde_yaml::from_str(json).ok(),
@@ -325,7 +368,7 @@ pub fn install_commands(yaml: &str) -> String {
         None => None,
     };
     let Some(metadata) = metadata else {
-        return out.join("\n");
+        return Vec::new();
     };
     let text = |v: &serde_yaml::Value, key: &str| -> Option<String> {
         let s = v.get(key)?.as_str()?;
@@ -333,6 +376,8 @@ pub fn install_commands(yaml: &str) -> String {
         let s: String = s.chars().filter(|c| !c.is_control()).take(300).collect();
         (!s.trim().is_empty()).then(|| s.trim().to_owned())
     };
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut out = Vec::new();
     let mut from = 0;
     for key in RUNTIME_KEYS {
         let Some(serde_yaml::Value::Sequence(entries)) = metadata.get(key).and_then(|m| m.get("install"))
@@ -340,38 +385,41 @@ pub fn install_commands(yaml: &str) -> String {
             continue;
         };
         for entry in entries {
-            let kind = text(entry, "kind").unwrap_or_default();
             let bin = entry
                 .get("bins")
                 .and_then(|b| b.as_sequence())
                 .and_then(|b| b.first())
                 .and_then(|b| b.as_str())
                 .map(file_name);
-            let (named, command) = if let Some(url) = text(entry, "url") {
+            let (named, install) = if let Some(url) = text(entry, "url") {
                 let file = file_name(url.rsplit('/').next().unwrap_or_default());
                 let archive = entry.get("archive").is_some()
                     || [".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".7z"]
                         .iter()
                         .any(|e| file.ends_with(e));
                 let bin = bin.unwrap_or_else(|| file.clone());
-                let command = if archive {
-                    format!("curl -fsSL -o {file} {url} && tar -xf {file} && chmod +x {bin} && ./{bin}")
-                } else {
-                    format!("curl -fsSL -o {bin} {url} && chmod +x {bin} && ./{bin}")
-                };
-                (url, command)
+                (
+                    url.clone(),
+                    RuntimeInstall::Download {
+                        url,
+                        file,
+                        bin,
+                        archive,
+                    },
+                )
             } else if let Some(package) = text(entry, "package") {
-                let installer = match kind.as_str() {
-                    "uv" => "uv tool install",
-                    _ => "npm install -g",
+                let install = if text(entry, "kind").as_deref() == Some("uv") {
+                    RuntimeInstall::Uv(package.clone())
+                } else {
+                    RuntimeInstall::Node(package.clone())
                 };
-                (package.clone(), format!("{installer} {package}"))
+                (package, install)
             } else if let Some(module) = text(entry, "module") {
-                (module.clone(), format!("go install {module}"))
-            } else if let Some(formula) = text(entry, "formula") {
-                (formula.clone(), format!("brew install {formula}"))
-            } else if let Some(cask) = text(entry, "cask") {
-                (cask.clone(), format!("brew install --cask {cask}"))
+                (module.clone(), RuntimeInstall::Go(module))
+            } else if let Some(name) = text(entry, "formula") {
+                (name.clone(), RuntimeInstall::Brew { name, cask: false })
+            } else if let Some(name) = text(entry, "cask") {
+                (name.clone(), RuntimeInstall::Brew { name, cask: true })
             } else {
                 continue;
             };
@@ -381,12 +429,23 @@ pub fn install_commands(yaml: &str) -> String {
                 .or_else(|| lines.iter().position(|l| l.contains("install")))
                 .unwrap_or(0);
             from = at;
-            if out[at].is_empty() {
-                out[at] = command;
-            } else {
-                out[at] = format!("{} ; {command}", out[at]);
-            }
+            out.push((at, install));
         }
+    }
+    out
+}
+
+/// [`runtime_installs`] as the shell commands they amount to, each at its entry's line of `yaml` (entries of one
+/// line joined with ` ; `); every other line is empty, so the text's lines are the frontmatter's. Nothing here is
+/// run: the rules read the commands as code, as the same entry written out in the body would be.
+pub fn install_commands(yaml: &str) -> String {
+    let mut out: Vec<String> = vec![String::new(); yaml.lines().count()];
+    for (at, install) in runtime_installs(yaml) {
+        let Some(line) = out.get_mut(at) else { continue };
+        if !line.is_empty() {
+            line.push_str(" ; ");
+        }
+        line.push_str(&install.command());
     }
     out.join("\n")
 }

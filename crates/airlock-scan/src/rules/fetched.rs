@@ -9,11 +9,6 @@ re!(
     r#"\burlopen\(|\burllib\.request\.|\brequests\.(get|post|request)\(|\bhttpx\.(get|post|request)\(|\bfetch\s*\(|\bhttps?\.get\(|\baxios(\.get)?\(|DownloadString\(|Invoke-WebRequest|Invoke-RestMethod|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b"#
 );
 re!(
-    /// A name assigned (Python, JavaScript, shell).
-    ASSIGN,
-    r"^\s*(?:export\s+|const\s+|let\s+|var\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=[^=]"
-);
-re!(
     /// A name handed to what runs code: `exec(x)`, `eval(x)`, `new Function(x)`, `vm.runInThisContext(x)`,
     /// `compile(x, …)`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`.
     RUNS_NAME,
@@ -46,7 +41,7 @@ pub(super) fn fetched_and_run(code: &str, first_line: u32) -> Option<(u32, u32)>
         if let Some(from) = runs {
             return Some((from, n));
         }
-        if let Some(c) = ASSIGN.captures(&line) {
+        if let Some(c) = super::flow::ASSIGN.captures(&line) {
             // What follows the name's `=`.
             let name_end = c.get(1).map_or(0, |m| m.end());
             let rhs = line[name_end..].split_once('=').map_or("", |(_, rhs)| rhs);

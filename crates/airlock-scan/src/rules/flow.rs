@@ -39,7 +39,8 @@ re!(
     r"([,({])\s*env\s*(?:=|:)\s*(?:dict\(\s*os\.environ\s*\)|os\.environ(\.copy\(\))?|\{\s*\.\.\.process\.env\b[^}]*\}|process\.env|[A-Za-z_][A-Za-z0-9_]*)"
 );
 re!(
-    ASSIGN,
+    /// A name assigned (Python, JavaScript, shell): the name.
+    pub(super) ASSIGN,
     r"^\s*(?:export\s+|const\s+|let\s+|var\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]+)?=[^=]"
 );
 re!(

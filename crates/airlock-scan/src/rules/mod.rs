@@ -1100,20 +1100,23 @@ pub fn scan_file(
 /// Whether every command a hooks file registers runs a file of the plugin's own (`python3
 /// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) and nothing fetched, piped or evaluated.
 fn hooks_run_own_files(text: &str) -> bool {
-    static COMMAND: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#).ok());
-    static RISKY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(").ok()
-    });
-    let (Some(command), Some(risky)) = (COMMAND.as_ref(), RISKY.as_ref()) else {
-        return false;
-    };
-    let mut commands = command.captures_iter(text).map(|c| c[1].to_owned()).peekable();
+    let mut commands = HOOK_COMMAND
+        .captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .peekable();
     commands.peek().is_some()
         && commands.all(|c| {
-            (c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT")) && !risky.is_match(&c)
+            (c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT"))
+                && !HOOK_RISKY.is_match(&c)
         })
 }
+
+re!(
+    /// A hooks file's command value (`"command": "python3 \"${CLAUDE_PLUGIN_ROOT}/t.py\""`).
+    HOOK_COMMAND, r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#);
+re!(
+    /// What in a hook's command fetches, evaluates, pipes or chains.
+    HOOK_RISKY, r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(");
 
 /// Whether the match at `at` sits in a string literal that is a regular expression (`r'>\s*/etc/shadow\b'`): a
 /// pattern a guard or a linter looks for, not something the code does.
