@@ -513,6 +513,8 @@ fn acts_later(path: &str) -> Option<&'static str> {
         "CI configuration: runs on the next push"
     } else if name == ".envrc" {
         "direnv runs it when a shell enters the folder"
+    } else if name == "conftest.py" {
+        "pytest runs it on every test run"
     } else if lower.starts_with(".vscode/") && (name == "tasks.json" || name == "settings.json")
         || lower.starts_with(".devcontainer/")
     {
@@ -596,6 +598,7 @@ mod tests {
         assert!(acts_later("sub/.gitattributes").is_some());
         assert!(acts_later(".gitmodules").is_some());
         assert!(acts_later(".github/workflows/ci.yml").is_some());
+        assert!(acts_later("tests/conftest.py").is_some());
         assert!(acts_later(".GIT /hooks/x").is_some());
         assert_eq!(acts_later("src/husky.js"), None);
         assert_eq!(acts_later("README.md"), None);

@@ -39,7 +39,7 @@ pub fn credential_like(path: &str) -> bool {
 }
 
 /// Whether writing this path makes something run later: shell start-up files, git hooks and attributes,
-/// scheduled jobs, service units, autostart entries, CI workflows.
+/// scheduled jobs, service units, autostart entries, CI workflows, pytest's `conftest.py`, editors' start-up files and plugins.
 pub fn startup_or_hook(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     const NAMES: &[&str] = &[
@@ -55,6 +55,10 @@ pub fn startup_or_hook(path: &str) -> bool {
         ".gitmodules",
         ".envrc",
         "crontab",
+        // pytest runs it on every test run; Vim and Emacs at every start.
+        "conftest.py",
+        ".vimrc",
+        ".emacs",
     ];
     const PARTS: &[&str] = &[
         "/.git/hooks/",
@@ -69,6 +73,12 @@ pub fn startup_or_hook(path: &str) -> bool {
         "/.github/workflows/",
         "/.claude/settings",
         "/.config/fish/config.fish",
+        "/.config/fish/conf.d/",
+        "/.config/nvim/plugin/",
+        "/.config/nvim/after/",
+        "/.config/nvim/init.",
+        "/.vim/plugin/",
+        "/.emacs.d/init.el",
     ];
     NAMES.contains(&name) || PARTS.iter().any(|p| path.contains(p))
 }
@@ -160,5 +170,8 @@ mod tests {
         assert!(startup_or_hook("/workspace/.husky/pre-commit"));
         assert!(startup_or_hook("/home/sandbox/.bashrc"));
         assert!(!startup_or_hook("/workspace/src/App.jsx"));
+        assert!(startup_or_hook("/workspace/tests/conftest.py"));
+        assert!(startup_or_hook("/home/sandbox/.config/nvim/plugin/lsp.lua"));
+        assert!(!startup_or_hook("/workspace/nvim/lua/lsp.lua"));
     }
 }

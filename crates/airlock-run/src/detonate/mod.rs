@@ -18,6 +18,11 @@ pub use findings::findings;
 
 use crate::{ImportSettings, Invocation, OnEvent, RunError, RunRequest};
 
+/// Where the stand-ins for missing Python modules are, inside the sandbox (last on Python's path).
+const STAND_INS_DIR: &str = "/etc/airlock/python-stand-ins";
+/// The stand-ins, loaded at Python's start-up as `sitecustomize`.
+const STAND_INS: &str = include_str!("stand_ins.py");
+
 /// The time a detonation gets by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most scripts a detonation adds to the plan.
@@ -262,6 +267,18 @@ pub(crate) fn configure(
             .files
             .push((path.clone(), airlock_egress::FileContent::Text(content.clone())));
     }
+    // Python modules the skill imports but the sandbox lacks are stood in for (the install phase is skipped), so a
+    // script goes past its imports to what it does; the HTTP clients' stand-ins send for real, to the sinkhole.
+    config.files.push((
+        Path::new(STAND_INS_DIR).join("sitecustomize.py"),
+        airlock_egress::FileContent::Text(STAND_INS.to_owned()),
+    ));
+    let path = match config.env.iter().find(|(k, _)| k == "PYTHONPATH") {
+        Some((_, v)) => format!("{v}:{STAND_INS_DIR}"),
+        None => STAND_INS_DIR.to_owned(),
+    };
+    config.env.retain(|(k, _)| k != "PYTHONPATH");
+    config.env.push(("PYTHONPATH".into(), path));
     let sink = airlock_egress::Sinkhole::new(canaries.needles(), &canaries.marker)
         .map_err(|e| RunError::Usage(format!("cannot set up the sinkhole: {e}")))?;
     let ca = scratch.join("sinkhole-ca.pem");

@@ -39,6 +39,8 @@ pub(super) struct Hidden {
 
 /// How a path built from its parts is named: a way of writing a path, not of hiding one (no finding of its own).
 pub(super) const JOINED_PATH_HOW: &str = "a path joined from its parts";
+/// How a line read with the names it uses written out is named (`$D/CLAUDE.md` for `D=$HOME/.claude`).
+pub(super) const THROUGH_NAMES: &str = "names the code gives written out";
 /// How literals joined with `+` are named: as plain as a joined path.
 pub(super) const JOINED_LITERALS: &str = "joined literals";
 

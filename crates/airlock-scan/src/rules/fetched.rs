@@ -1,39 +1,80 @@
 //! Code fetched from the network and then run by the program that fetched it, through names: `src =
 //! urlopen(u).read()` then `exec(src)`; `r = await fetch(u)`, `t = await r.text()`, then `eval(t)`; `P=$(curl -s
 //! URL)` then `eval "$P"` or `sh -c "$P"`. Whoever serves that address decides what runs (`exec/remote-code`, which
-//! the table also finds when the fetch and the run share a line).
+//! the table also finds when the fetch and the run share a line). The same through names for code unpacked from
+//! what the skill ships (`text = zlib.decompress(blob)`, written to a file, then `runpy.run_path(str(tmp))`): the code
+//! that runs is never on a line to read (`obfusc/encoded-exec`).
 
 re!(
     /// A value that comes from the network: a client's call, or a downloader's output.
     FETCH,
-    r#"\burlopen\(|\burllib\.request\.|\brequests\.(get|post|request)\(|\bhttpx\.(get|post|request)\(|\bfetch\s*\(|\bhttps?\.get\(|\baxios(\.get)?\(|DownloadString\(|Invoke-WebRequest|Invoke-RestMethod|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b"#
+    r#"\burlopen\(|\burllib\.request\.|\brequests\.(get|post|request)\(|\bhttpx\.(get|post|request)\(|\bfetch\s*\(|\bhttps?\.get\(|\baxios(\.get)?\(|DownloadString\(|Invoke-WebRequest|Invoke-RestMethod|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b|\b(?:vim\.system|io\.popen|vim\.fn\.system)\(\s*\{?\s*['"](?:curl|wget)\b"#
 );
 re!(
     /// A name handed to what runs code: `exec(x)`, `eval(x)`, `new Function(x)`, `vm.runInThisContext(x)`,
-    /// `compile(x, …)`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`.
+    /// `compile(x, …)`, `runpy.run_path(str(x))`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`,
+    /// Lua's `load(x)`.
     RUNS_NAME,
-    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile)\s*\(\s*(?:await\s+)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)"#
+    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)"#
 );
 re!(
     /// A promise's value handed straight to what runs code: `.then(eval)`, `.then(t => eval(t))`.
     THEN_RUNS,
-    r"\.then\(\s*(?:eval|Function)\s*\)|\.then\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*(?:eval|new\s+Function|Function)\s*\(\s*(\w+)"
+    r"\.then\(\s*(?:eval|Function)\s*\)|\.then\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*(?:eval|new\s+Function|Function)\s*\(\s*(\w+)|\bfunction\s*\(\s*(\w+)\s*\)[^\n]*\b(?:load|loadstring)\s*\(\s*(\w+)\.(?:stdout|body|text)\b"
+);
+
+re!(
+    /// A value unpacked from compressed or encoded bytes.
+    UNPACK,
+    r"\b(?:zlib|gzip|lzma|bz2|zstd)\.decompress\(|\bb(?:64|32|85)decode\(|\bbytes\.fromhex\(|\bcodecs\.decode\(|\bmarshal\.loads\("
+);
+re!(
+    /// A name's value written into the file another name holds: (the file's name, the value's name).
+    WRITES_NAME,
+    r#"\b([A-Za-z_]\w*)\.write_(?:bytes|text)\(\s*([A-Za-z_]\w*)|\bopen\(\s*([A-Za-z_]\w*)[^)]*\)\.write\(\s*([A-Za-z_]\w*)|\bwriteFileSync\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)"#
 );
 
 /// Where fetched code is run: (the line that fetched it, the line that runs it), the first such pair.
 /// Reads code already split into its statements ([`super::flow::statements`]).
 pub(super) fn fetched_and_run(statements: &[(u32, String)], first_line: u32) -> Option<(u32, u32)> {
+    made_and_run(statements, first_line, &FETCH)
+}
+
+/// Where code unpacked from compressed or encoded bytes is run, directly or from a file it was written to: (the
+/// line that unpacked it, the line that runs it), the first such pair.
+pub(super) fn unpacked_and_run(statements: &[(u32, String)], first_line: u32) -> Option<(u32, u32)> {
+    made_and_run(statements, first_line, &UNPACK)
+}
+
+/// Where a value that `source` makes reaches what runs code through names (and files they are written to).
+fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::Regex) -> Option<(u32, u32)> {
     let mut fetched: Vec<(String, u32)> = Vec::new();
     for (offset, line) in statements {
         let n = first_line + offset;
         let line = line.as_str();
         // Fetched and run in one chain: `fetch(u).then(r => r.text()).then(eval)`.
-        if FETCH.is_match(line) && THEN_RUNS.is_match(line) {
+        if source.is_match(line) && THEN_RUNS.is_match(line) {
             return Some((n, n));
+        }
+        // Written into a file: the file holds it.
+        for c in WRITES_NAME.captures_iter(line) {
+            let (Some(file), Some(value)) = (
+                c.get(1).or_else(|| c.get(3)).or_else(|| c.get(5)),
+                c.get(2).or_else(|| c.get(4)).or_else(|| c.get(6)),
+            ) else {
+                continue;
+            };
+            if let Some(at) = fetched
+                .iter()
+                .find(|(v, _)| v == value.as_str())
+                .map(|(_, at)| *at)
+            {
+                fetched.push((file.as_str().to_owned(), at));
+            }
         }
         let runs = RUNS_NAME
             .captures_iter(line)
-            .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+            .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)))
             .find_map(|name| {
                 fetched
                     .iter()
@@ -48,7 +89,7 @@ pub(super) fn fetched_and_run(statements: &[(u32, String)], first_line: u32) -> 
             let name_end = c.get(1).map_or(0, |m| m.end());
             let rhs = line[name_end..].split_once('=').map_or("", |(_, rhs)| rhs);
             // From the network, or from a name that holds what came from it (`t = await r.text()`).
-            let from = if FETCH.is_match(rhs) {
+            let from = if source.is_match(rhs) {
                 Some(n)
             } else {
                 fetched
@@ -90,6 +131,43 @@ mod tests {
             "V=$(curl -s https://x.example/version)\necho \"$V\"\n",
         ] {
             assert_eq!(fetched_and_run(&super::super::flow::statements(code), 1), None, "{code}");
+        }
+        // Lua: a download's output loaded as code in the callback that receives it.
+        let lua = "vim.system({ \"curl\", \"-fsSL\", u }, { text = true }, function(r)\n  local f = load(r.stdout, \"c\", \"t\", _G)\nend)\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(lua), 1),
+            Some((1, 1))
+        );
+        let lua_shown =
+            "vim.system({ \"curl\", \"-fsSL\", u }, { text = true }, function(r)\n  print(r.stdout)\nend)\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(lua_shown), 1),
+            None
+        );
+    }
+
+    #[test]
+    fn code_unpacked_then_run_from_a_file_is_found() {
+        let hostile = "text = zlib.decompress(body[9:])\ntmp = Path(tempfile.mkdtemp()) / \"p.py\"\ntmp.write_bytes(text)\nreturn runpy.run_path(str(tmp))[\"P\"]\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(hostile), 1),
+            Some((1, 4))
+        );
+        let direct = "src = base64.b64decode(BLOB)\nexec(src)\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(direct), 1),
+            Some((1, 2))
+        );
+        // Unpacked and kept as data, and a file of the skill's own run.
+        for honest in [
+            "raw = zlib.decompress(body)\nout.write_bytes(raw)\nprint(len(raw))\n",
+            "cfg = json.loads(base64.b64decode(s))\nrunpy.run_path(str(script))\n",
+        ] {
+            assert_eq!(
+                unpacked_and_run(&super::super::flow::statements(honest), 1),
+                None,
+                "{honest}"
+            );
         }
     }
 }

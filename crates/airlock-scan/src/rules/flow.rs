@@ -11,7 +11,7 @@ use super::credential;
 
 re!(
     ENVIRONMENT,
-    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ"
+    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ"
 );
 re!(
     SECRET_VAR,
@@ -32,6 +32,16 @@ re!(
 re!(
     SEND,
     r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
+);
+re!(
+    /// A logging handler that sends each record over the network: the logger's calls are sends.
+    NET_LOG_HANDLER,
+    r"\b(?:HTTPHandler|SocketHandler|DatagramHandler|SMTPHandler|SysLogHandler)\s*\("
+);
+re!(
+    /// A call that logs a record.
+    LOG_CALL,
+    r"\b\w+\.(?:info|debug|warning|warn|error|critical|exception|log)\s*\("
 );
 re!(
     /// The environment a child process is given: `env=env`, `env=dict(os.environ)`, `{ env: process.env }`.
@@ -267,6 +277,8 @@ fn flows_in(
         .collect();
     let mut out = Vec::new();
     let mut sinks_seen = BTreeSet::new();
+    // With a handler that sends records over the network, what is logged is sent.
+    let logs_send = lines.iter().any(|l| NET_LOG_HANDLER.is_match(l));
     for (i, line) in lines.iter().enumerate() {
         let n = first_line + statements[i].0;
         // A path joined from its parts (`os.path.join(home, ".aws", "credentials")`) is the path it makes.
@@ -282,7 +294,7 @@ fn flows_in(
         let Some((source_line, what)) = source else {
             continue;
         };
-        if SEND.is_match(line) {
+        if SEND.is_match(line) || logs_send && LOG_CALL.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
             // A name that holds a secret read elsewhere is that secret where it is sent (`bot{TOKEN}` is

@@ -10,6 +10,7 @@ mod decode;
 mod fetched;
 mod flow;
 mod lesser;
+mod names;
 mod planted;
 pub mod table;
 
@@ -217,6 +218,8 @@ struct FileScan<'a> {
     /// The agent file (`CLAUDE.md`, `.cursor/rules/x.md`) the markdown being scanned is written into: what it says,
     /// the agent obeys in every later session.
     planted: Option<String>,
+    /// The names the shell code being scanned gives to paths in the home folder and to remotes.
+    names: names::Names,
     out: &'a mut Vec<Finding>,
 }
 
@@ -235,6 +238,7 @@ impl<'a> FileScan<'a> {
             runs_code: false,
             depth: 0,
             planted: None,
+            names: names::Names::default(),
             out,
         }
     }
@@ -455,13 +459,25 @@ impl<'a> FileScan<'a> {
         }
         let mut decoded_any = false;
         let mut all_benign = true;
-        for hidden in decode::hidden_texts(text) {
+        let mut hiddens = decode::hidden_texts(text);
+        if place == Place::Code && !self.names.is_empty() {
+            if let Some(text) = self.names.written_out(text) {
+                hiddens.push(decode::Hidden {
+                    how: decode::THROUGH_NAMES,
+                    text,
+                });
+            }
+        }
+        for hidden in hiddens {
             let runs = EXEC_SINK.is_match(text)
                 || hidden.is_the_line() && EXEC_SINK.is_match(&hidden.text)
                 || self.runs_code && place == Place::Code;
             // A path joined from its parts or literals joined with `+` are ways of writing, not of hiding: what they
             // make counts as the same text written out would, never a step higher.
-            let plain = matches!(hidden.how, decode::JOINED_LITERALS | decode::JOINED_PATH_HOW);
+            let plain = matches!(
+                hidden.how,
+                decode::JOINED_LITERALS | decode::JOINED_PATH_HOW | decode::THROUGH_NAMES
+            );
             let inner = if runs && !plain {
                 Place::Decoded
             } else {
@@ -544,7 +560,12 @@ impl<'a> FileScan<'a> {
         let start = self.out.len();
         let outer_runs = self.runs_code;
         self.runs_code = !info.exec_sites.is_empty() || grammar == Some(Grammar::Shell);
+        let outer_names = std::mem::take(&mut self.names);
+        if grammar == Some(Grammar::Shell) {
+            self.names = names::Names::of(&info.code);
+        }
         self.lines(first_line, &info.code, Place::Code);
+        self.names = outer_names;
         self.runs_code = outer_runs;
         self.flows(&info.code, first_line, text);
         // The lines after a comment that marks them as what not to do (`# ❌ Bad: hardcoded secret`, `# VULNERABLE:
@@ -646,6 +667,17 @@ impl<'a> FileScan<'a> {
                 format!(
                     "Runs code it fetched from the network (fetched at line {from}, run at line {to}): whoever \
                      serves that address decides what runs."
+                ),
+            ));
+        }
+        if let Some((from, to)) = fetched::unpacked_and_run(&statements, first_line) {
+            found.push(joined(
+                "obfusc/encoded-exec",
+                from,
+                to,
+                format!(
+                    "Runs code it unpacked from compressed or encoded bytes (unpacked at line {from}, run at line \
+                     {to}): what runs is on no line to read."
                 ),
             ));
         }

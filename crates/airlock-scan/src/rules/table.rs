@@ -182,6 +182,13 @@ pub const RULES: &[RuleDef] = &[
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
+        "persist/editor-startup",
+        High,
+        Instruction,
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.config/nvim/(plugin|after/plugin|ftplugin|init\.(lua|vim))|\.vim/(plugin|after/plugin|ftplugin)|\.vimrc\b|\.emacs\b|\.emacs\.d/init\.el|\.config/emacs/init\.el)",
+        "Puts a file where the user's editor loads it at every start (Vim or Neovim `plugin/`, `init.lua`, `.vimrc`, Emacs `init.el`): code there runs whenever the editor opens.",
+    ),
+    rule(
         "persist/shell-rc-name",
         Low,
         Instruction,
@@ -278,8 +285,8 @@ pub const RULES: &[RuleDef] = &[
         "intent/send-to",
         Medium,
         Instruction,
-        r"(?i)\b(forward|send|post|upload|transmit|report|relay|exfiltrate)\b[^\n]{0,20}\b(all|the|this|that|it|them|every|each|any)\b[^\n]{0,30}\bto\s+<?https?://",
-        "Tells the agent to send something to an address.",
+        r"(?i)\b(forward|send|post|upload|transmit|report|relay|exfiltrate)\b[^\n]{0,20}\b(all|the|this|that|it|them|every|each|any)\b[^\n]{0,30}\bto\s+<?https?://|\bhttps?://[^\s)<>\x60]*(<[^>\n]*>[^\s)<>\x60]*)*[?&][\w-]+=<[^>\n]{0,40}\b(lines?|contents?|file|output|config(uration)?|env(ironment)?|secrets?|keys?|tokens?|credentials?|passwords?)\b",
+        "Tells the agent to send something to an address (or to fetch an address that carries what it read).",
     ),
     rule(
         "prompt/tool-poisoning",
@@ -313,7 +320,7 @@ pub const RULES: &[RuleDef] = &[
         "net/dns-data",
         High,
         Instruction,
-        r"(?i)\b(dig|nslookup|host|drill)\b[^\n|;&]*\s['\x22]?\$\{?[A-Za-z_]\w*\}?\.[\w.${}-]*[a-z${}]|\b(socket\.(gethostbyname|getaddrinfo)|dns\.resolver\.(resolve|query)|resolver\.(resolve|query)|dns\.(promises\.)?(resolve\w*|lookup))\(\s*(f['\x22]\{|\x60\$\{)[^}\n]*\}\.",
+        r"(?i)\b(dig|nslookup|host|drill)\b[^\n|;&]*\s['\x22]?\$\{?[A-Za-z_]\w*\}?\.[\w.${}-]*[a-z${}]|\b(socket\.(gethostbyname|getaddrinfo)|dns\.resolver\.(resolve|query)|resolver\.(resolve|query)|dns\.(promises\.)?(resolve\w*|lookup)|\bresolve(Txt|4|6|Any|Cname|Mx|Ns|Srv)|\bnet\.Lookup(TXT|Host|IP|Addr|CNAME))\(\s*(f['\x22]\{|\x60\$\{)[^}\n]*\}\.",
         "Looks up a name built from data (`dig \"$chunk.$domain\"`): the query carries that data to whoever serves the domain.",
     ),
     rule(
@@ -458,7 +465,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/agent-config",
         High,
         Always,
-        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|openclaw|clawdbot|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL|HEARTBEAT)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b",
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|openclaw|clawdbot|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL|HEARTBEAT)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|\b(save|store|write|add|put|record|keep)\b[^\n]{0,80}\b(with|in|to|into|using)\s+(your|the\s+agent'?s)\s+memory(\s+tool)?\b[^\n]{0,80}\b(every|all)\s+(future|later|new|other)\s+(sessions?|conversations?|chats?)\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b",
         "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
     ),
     rule(
@@ -522,7 +529,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/conceal",
         High,
         Always,
-        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\bno\s+need\s+to\s+(show|tell|mention|discuss|display|explain|report)(\s+or\s+(show|tell|mention|discuss|display|explain|report))?\s+(it|this|that|them)\s*([.;]|$|to\s+(the\s+)?user|with\s+(the\s+)?user)|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(list|include|report|record)\s+(it|this|that|them)\s+(among|in)\s+(the\s+)?(steps|actions|commands|summary|summaries|report)\b|\bif\s+(the\s+user\s+|they\s+|anyone\s+)?asks?\b[^.\n]{0,40}\b(describe|present|call|explain)\s+(it|this)\s+as\b",
+        r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+(this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(the\s+)?users?\b|without\s+(telling|informing|asking|notifying|alerting)\s+(the\s+)?user|\b(silently|quietly|secretly|covertly|discreetly)\s+(run|execute|send|upload|install|copy|delete|post|add|modify|exfiltrate)|hide\s+(this|these|the|your)\s+(step|action|command|output|change)s?\b|\b(keep|stay)\s+(this|it|these|them)\s+(hidden|secret)\b|\bhidden\s+from\s+the\s+user\b|\bif\s+(the\s+user\s+)?asks?,?\s+(say|tell|claim|answer)\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(say|tell\s+them|claim|reply)\s+(that\s+)?(it|this|the\s+skill|you|nothing|only)\b|\bno\s+need\s+to\s+(mention|tell|explain|report)\b[^.\n]{0,60}\bto\s+the\s+user\b|\bno\s+need\s+to\s+(show|tell|mention|discuss|display|explain|report)(\s+or\s+(show|tell|mention|discuss|display|explain|report))?\s+(it|this|that|them)\s*([.;]|$|to\s+(the\s+)?user|with\s+(the\s+)?user)|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\s+(it|this|that|them)(\s+to\s+anyone|\s+in\s+(summaries|(the|your)\s+(summary|summaries|reply|replies|answer|report|output))\b|\s*[.,;]|\s*$)|\bwithout\s+(logging|showing|displaying|printing|mentioning)\s+((it|this|that|them|anything)(\s*[.,;:!)]|\s*$|\s+to\s+(the\s+)?users?\b|\s+and\b)|(the|any|its|your)\s+(user|output|commands?|steps?|actions?|changes?|requests?|uploads?|downloads?|progress|files?\s+(sent|uploaded))\b)|\bdo\s+not\s+(show|display|print)\s+(its|the|any)\s+output\b|\b(do\s+not|don't|never)\s+(mention|reveal|disclose)\b[^.\n]{0,60}\bto\s+the\s+user\b|\b(do\s+not|don't|never)\s+(list|include|report|record)\s+(it|this|that|them)\s+(among|in)\s+(the\s+)?(steps|actions|commands|summary|summaries|report)\b|\bif\s+(the\s+user\s+|they\s+|anyone\s+)?asks?\b[^.\n]{0,40}\b(describe|present|call|explain)\s+(it|this)\s+as\b|\bif\s+(the\s+user|they|anyone)\s+asks?\b[^.\n]{0,40},\s*(the|your)\s+answer\s+is\b",
         "Tells the agent to hide what it does from the user.",
     ),
     rule(
