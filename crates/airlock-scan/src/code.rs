@@ -182,7 +182,14 @@ fn visit(
     info: &mut CodeInfo,
 ) -> bool {
     let kind = node.kind();
-    if kind == "comment" {
+    // A string standing alone as a Python statement (a docstring) is text, as a comment is, unless the code reads
+    // its docstrings (`exec(__doc__)`).
+    let docstring = grammar == Grammar::Python
+        && kind == "expression_statement"
+        && node.named_child_count() == 1
+        && node.named_child(0).is_some_and(|c| c.kind() == "string")
+        && !text.contains("__doc__");
+    if kind == "comment" || docstring {
         let (s, e) = (node.start_byte(), node.end_byte());
         info.comments.push((line(s), text[s..e].to_owned()));
         for b in &mut code[s..e] {
@@ -273,6 +280,20 @@ fn fallback(text: &str, first_line: u32) -> CodeInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_docstring_is_text_unless_the_code_reads_it() {
+        let text = "def f():\n    \"\"\"Stops `x >> ~/.ssh/authorized_keys`.\"\"\"\n    return 1\n";
+        let info = analyze(Some(Grammar::Python), text, 1);
+        assert!(!info.code.contains("authorized_keys"), "{}", info.code);
+        assert_eq!(info.comments.len(), 1);
+        let read = format!("{text}exec(f.__doc__)\n");
+        let info = analyze(Some(Grammar::Python), &read, 1);
+        assert!(info.code.contains("authorized_keys"));
+        // A string assigned is a value, not a docstring.
+        let info = analyze(Some(Grammar::Python), "CMD = \"cat ~/.ssh/id_rsa\"\n", 1);
+        assert!(info.code.contains("id_rsa"));
+    }
 
     #[test]
     fn python_comments_are_blanked_and_calls_found() {

@@ -57,6 +57,9 @@ const MEDIA_EXTENSIONS: [&str; 12] = [
 /// Files that list names or patterns (what git or a tool ignores, who owns what, the licence): data, not commands.
 fn lists_names(name: &str) -> bool {
     name.starts_with('.') && (name.ends_with("ignore") || name == ".gitattributes" || name == ".editorconfig")
+        // A template of one (`templates/gitignore`, `python.gitignore`).
+        || matches!(name, "gitignore" | "dockerignore" | "npmignore" | "gitattributes")
+        || name.ends_with(".gitignore")
         || matches!(
             name,
             "CODEOWNERS" | "LICENSE" | "LICENCE" | "COPYING" | "NOTICE" | "AUTHORS"
@@ -428,6 +431,14 @@ mod tests {
         );
         assert_eq!(classify("references/notes.txt", b"plain").0, FileKind::Asset);
         assert_eq!(classify("skill/.gitignore", b".npmrc\n.env\n").0, FileKind::Asset);
+        assert_eq!(
+            classify("skill/templates/gitignore", b"id_rsa\n.aws/credentials\n").0,
+            FileKind::Asset
+        );
+        assert_eq!(
+            classify("skill/templates/Python.gitignore", b".pypirc\n").0,
+            FileKind::Asset
+        );
         assert_eq!(
             classify("skill/SKILL.md.bak", b"---\nname: x\n").0,
             FileKind::Markdown

@@ -237,7 +237,8 @@ pub fn findings(
                  next would change."
                     .into()
             } else {
-                "Run sealed, the skill wrote a file that runs later (a start-up file, a hook, a scheduled job)."
+                "Run sealed, the skill wrote a file that runs later (a start-up file, a hook, a scheduled job, a \
+                 command of the same name put first on the PATH)."
                     .into()
             },
             context: FindingContext::Code,
@@ -338,7 +339,8 @@ fn through_proc_root(path: &str) -> String {
 }
 
 /// Files beyond start-up files whose writing makes code run later: git's and ssh's configuration (a pager, an
-/// fsmonitor, a `LocalCommand`), Python's start-up hooks (`.pth` files, `sitecustomize`).
+/// fsmonitor, a `LocalCommand`), Python's start-up hooks (`.pth` files, `sitecustomize`), a command shadowed in the
+/// user's own `bin` folder.
 fn runs_later(path: &str) -> bool {
     // git writes its configuration through a lock file it renames.
     let path = path.strip_suffix(".lock").unwrap_or(path);
@@ -350,6 +352,52 @@ fn runs_later(path: &str) -> bool {
         || (path.contains("/site-packages/") || path.contains("/dist-packages/")) && name.ends_with(".pth")
         || name == "sitecustomize.py"
         || name == "usercustomize.py"
+        || shadows_a_command(path, name)
+}
+
+/// Whether a file put in the user's own `bin` folders (first on `PATH` in most set-ups) takes the name of a
+/// command the user runs with secrets or rights: `sudo` there asks for the password, `git` or `ssh` sees every
+/// remote and key.
+fn shadows_a_command(path: &str, name: &str) -> bool {
+    const COMMANDS: &[&str] = &[
+        "sudo",
+        "su",
+        "doas",
+        "pkexec",
+        "git",
+        "ssh",
+        "scp",
+        "sftp",
+        "gpg",
+        "python",
+        "python3",
+        "pip",
+        "pip3",
+        "node",
+        "npm",
+        "npx",
+        "docker",
+        "kubectl",
+        "aws",
+        "gcloud",
+        "az",
+        "gh",
+        "curl",
+        "wget",
+        "make",
+        "ls",
+        "cd",
+        "op",
+        "bw",
+        "vault",
+        "terraform",
+        "cargo",
+    ];
+    let home = airlock_sandbox::SANDBOX_HOME;
+    ["/.local/bin/", "/bin/"].iter().any(|dir| {
+        path.strip_prefix(&format!("{home}{dir}"))
+            .is_some_and(|rest| !rest.contains('/'))
+    }) && COMMANDS.contains(&name)
 }
 
 /// Whether a write there matters later: in the home folder or the project, not in scratch space, and not one of the
@@ -549,4 +597,20 @@ fn line_naming(text: &str, hints: &[&str]) -> Option<u32> {
     text.lines()
         .position(|l| hints.iter().any(|h| l.contains(h)))
         .and_then(|i| u32::try_from(i + 1).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_shadowed_in_the_users_bin_runs_later() {
+        let home = airlock_sandbox::SANDBOX_HOME;
+        assert!(runs_later(&format!("{home}/.local/bin/sudo")));
+        assert!(runs_later(&format!("{home}/bin/git")));
+        // A tool of its own name, and a command's name deeper in a folder of the tool's.
+        assert!(!runs_later(&format!("{home}/.local/bin/mdfmt")));
+        assert!(!runs_later(&format!("{home}/.local/bin/tool/git")));
+        assert!(!runs_later("/workspace/bin/sudo"));
+    }
 }

@@ -254,6 +254,25 @@ pub(super) fn describing_cue(
             return Some(format!("after `{}`", frame.as_str()));
         }
     }
+    // A yes/no question about what something does (`Does any script read \`~/.ssh/id_rsa\`?`), a checklist's, with
+    // no order after it on the line.
+    let sentence = {
+        let before = &text[..start];
+        let from = ["! ", "? ", ". "]
+            .iter()
+            .filter_map(|b| before.rfind(b).map(|i| i + 2))
+            .max()
+            .unwrap_or(0);
+        &before[from..]
+    };
+    if let Some(q) = YES_NO_QUESTION.find(sentence) {
+        let rest = &text[end..];
+        if let Some(mark) = rest.find('?').filter(|&i| !rest[..i].contains(". ")) {
+            if !VERB.is_match(&rest[mark..]) {
+                return Some(format!("asked as a question (`{}`)", q.as_str().trim()));
+            }
+        }
+    }
     // The quote the match sits in: reported speech only when it carries nothing that acts (an address, a path, a
     // pipe, inline code), so a quote cannot carry an order past the rules.
     let quote = {
@@ -295,6 +314,12 @@ pub(super) fn describing_cue(
 re!(
     /// A list item that documents a command-line option (`- \`--force\`: …`).
     OPTION_DOC, r"^\s*[-*+]\s+\x60--?[A-Za-z][\w-]*(=[^\x60]*)?\x60\s*[:—–-]");
+
+re!(
+    /// The start of a yes/no question about what something does or is (`Does any script …`, `Is there …`).
+    YES_NO_QUESTION,
+    r"(?i)^\W*(?:\d+[.)]\s*)?(does|do|is|are|has|have|did|was|were)\s+(any|the|a|an|it|this|its|some|one|there|anything|something)\b"
+);
 
 re!(CHECKBOX, r"^\s*[-*+]\s+\[[ xX]\]\s");
 

@@ -430,7 +430,7 @@ pub(super) fn mentions(line: &str, var: &str) -> bool {
 
 re!(
     RELEASE_HOST,
-    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|bootstrap\.pypa\.io/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
+    r"(?i)https://(github\.com/[\w.-]+/[\w.-]+/releases/|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/|objects\.githubusercontent\.com/|gitlab\.com/[\w./-]+/-/releases/|gitlab\.com/[\w.-]+/[\w.-]+/(-/)?raw/|dl\.google\.com/|storage\.googleapis\.com/|releases\.hashicorp\.com/|bootstrap\.pypa\.io/|get\.helm\.sh/|dl\.k8s\.io/|nodejs\.org/dist/|www\.python\.org/ftp/|static\.rust-lang\.org/)"
 );
 
 /// Start-up files of the scheduler kind: a launch agent, a user service, a cron table, an autostart entry.
@@ -471,8 +471,10 @@ re!(
     r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
 );
 re!(
+    /// `crontab FILE` run as a command (at a command's start), or from an argument list: a file installed as the
+    /// user's crontab. The word in a sentence (`"(crontab read failed)"`) is not the command.
     CRONTAB_FROM_FILE,
-    r#"\[\s*['"]crontab['"]\s*,\s*[^'"\s\-\]][^\]]*\]|\bcrontab\s+[^-\s|;&][^\s|;&]*"#
+    r#"\[\s*['"]crontab['"]\s*,\s*[^'"\s\-\]][^\]]*\]|(?:^\s*|[;&|]\s*|\bsudo\s+|\b(?:then|do|else)\s+)crontab\s+[^-\s|;&][^\s|;&]*"#
 );
 re!(
     /// Two string literals next to each other in a list (`'.b', 'ash'`), to read joined.
@@ -907,6 +909,9 @@ mod tests {
         let read =
             "print(open(os.path.expanduser('~/.bashrc')).read())\nsubprocess.run([\"crontab\", \"-l\"])\n";
         assert!(startup_writes(read, 1).is_empty());
+        // The command in a shell line; the word in a message.
+        assert_eq!(startup_writes("crontab /tmp/jobs.txt\n", 1), vec![(1, 1)]);
+        assert!(startup_writes("print(f\"  (crontab read failed: {e})\")\n", 1).is_empty());
     }
 
     #[test]

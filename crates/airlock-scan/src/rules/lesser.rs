@@ -30,6 +30,16 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
         ),
+        // Where the line writes a secret's name into an ignore file, or a registry token into its settings file,
+        // every match the rule makes is the file written: nothing is read.
+        _ if rule.starts_with("secrets/") && quiet() && !SENDS_TO.is_match(text) && only_inside(&c.each[index], &IGNORE_WRITE, text) => (
+            Severity::Low,
+            "Names secret files in an ignore file (keeps them out of a repository or an image), reading none.",
+        ),
+        "secrets/token-files" if quiet() && !SENDS_TO.is_match(text) && only_inside(&c.each[index], &TOKEN_FILE_WRITE, text) => (
+            Severity::Medium,
+            "Writes a registry's settings file (a token put where the tool reads it, as CI does), reading none.",
+        ),
         "install/pipe-to-shell" | "campaign/download-and-run" | "net/http-client"
             if !c.reads_after_all.is_match(&unquoted(text)) && PRINTED.is_match(text) && inside_quotes(text, at) =>
         {
@@ -82,6 +92,10 @@ pub(super) fn lesser_class(
         "secrets/ssh-keys" if quiet() && key_used_only(text) => (
             Severity::Medium,
             "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
+        ),
+        "persist/grant-access" if OWN_KEY_ADDED.is_match(text) && !SENDS_TO.is_match(text) && c.each[index].find_iter(text).count() == 1 => (
+            Severity::Medium,
+            "Registers the user's own public key (`~/.ssh/*.pub`) with their own account: how a machine is set up for git over SSH, not access for someone else.",
         ),
         "net/image-beacon" if c.each[index].find_iter(text).all(|m| m.as_str().contains("://img.shields.io/")) => (
             Severity::Low,
@@ -399,7 +413,7 @@ re!(
     /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
     /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
     pub(super) KEY_USE,
-    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
+    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|(?:[A-Za-z]:)?/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
 );
 re!(
     /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
@@ -488,6 +502,33 @@ re!(pub(super) SSH_KEYGEN_PATH, r"-f\s+\S+");
 re!(
     /// A word that names a secret (a variable filtered out of the environment by it is one).
     pub(super) SECRET_WORD, r"(?i)token|secret|passw|key|auth|cred|session|cookie|aws|gh_|github|openai|anthropic|npm|pypi|private");
+re!(
+    /// A line that only prints names into an ignore file (`printf '%s\n' id_rsa .pypirc >> .gitignore`, `for p in
+    /// id_rsa .pypirc; do echo "$p" >> .gitignore; done`): the whole line.
+    IGNORE_WRITE,
+    r#"^\s*(for\s[^;|<]*;\s*do\s+)?(echo|printf)\s[^|<]*(>>?|\btee\s+(-a\s+)?)\s*['"]?[\w./$~{}-]*\.(git|docker|npm|prettier|eslint)ignore\b['"]?[^|<]*$"#
+);
+re!(
+    /// The file a line writes when it is a registry's settings file (`> ~/.npmrc`, `cat > .npmrc << 'EOF'`,
+    /// `tee -a ~/.pypirc`).
+    TOKEN_FILE_WRITE,
+    r#"(>>?|\btee\s+(-a\s+)?)\s*['"]?[\w./$~{}-]*\.(npmrc|pypirc|netrc)\b['"]?"#
+);
+
+/// Whether every match of `rule` in `text` lies inside a match of `inside`.
+fn only_inside(rule: &Regex, inside: &Regex, text: &str) -> bool {
+    let spans: Vec<_> = inside.find_iter(text).map(|m| m.range()).collect();
+    !spans.is_empty()
+        && rule
+            .find_iter(text)
+            .all(|m| spans.iter().any(|s| s.start <= m.start() && m.end() <= s.end))
+}
+
+re!(
+    /// `gh ssh-key add` of a public key in the user's own `~/.ssh` (the onboarding GitHub documents).
+    OWN_KEY_ADDED,
+    r#"\bgh\s+ssh-key\s+add\s+['"]?(~|\$HOME|\$\{HOME\})/\.ssh/[\w.-]+\.pub\b"#
+);
 re!(
     /// A command or call that sends something somewhere.
     pub(super) SENDS_TO, r"(?i)\b(curl|wget|nc|ncat|scp|rsync|requests\.\w+|httpx\.\w+|fetch|axios|urlopen|post|put|send|upload|submit|exfiltrate)\b");
@@ -632,7 +673,7 @@ const VERSION_MANAGERS: &str =
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 re!(
     /// A command substitution that only asks who or where: the user's name or address from git, the date, the host,
@@ -833,9 +874,9 @@ re!(
     pub(super) RUNS_AT_PROMPT, r"\bPROMPT_COMMAND\b|\b(precmd|preexec)(_functions)?\b|\btrap\s");
 re!(
     /// A version manager's or prompt's own start-up code, read from the tool (`$(mise activate bash)`, `$(starship
-    /// init zsh)`): the tool's setting, not a download or a read.
+    /// init zsh)`, fish's `(mise activate fish)`): the tool's setting, not a download or a read.
     TOOL_ACTIVATION,
-    &format!(r"\$\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\s+(activate|init|hook|env|shellenv)\b[\w\s-]*\)")
+    &format!(r"\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\s+(activate|init|hook|env|shellenv)\b[\w\s-]*\)")
 );
 re!(
     /// A container tool's registry logins handed to it (`skopeo login --authfile ~/.docker/config.json`).

@@ -106,7 +106,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/browser-data",
         Critical,
         Instruction,
-        r"(?i)Login Data\b|cookies\.sqlite|(?-i:/Cookies)\b|key4\.db|logins\.json|(?-i:Local State)\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
+        r"(?i)Login Data\b|cookies\.sqlite|(?-i:/Cookies)\b|key4\.db|logins\.json|(?-i:[/'\x22\\]Local State)\b|(?-i:(User Data|Chrome|Chromium|Edge|Brave)\b[^\n]{0,40}Local State)\b|Local Storage/leveldb|/Web Data\b|signons\.sqlite",
         "Reads browser profiles, cookies or saved passwords.",
     ),
     rule(
@@ -187,6 +187,13 @@ pub const RULES: &[RuleDef] = &[
         Instruction,
         r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.config/nvim/(plugin|after/plugin|ftplugin|init\.(lua|vim))|\.vim/(plugin|after/plugin|ftplugin)|\.vimrc\b|\.emacs\b|\.emacs\.d/init\.el|\.config/emacs/init\.el)",
         "Puts a file where the user's editor loads it at every start (Vim or Neovim `plugin/`, `init.lua`, `.vimrc`, Emacs `init.el`): code there runs whenever the editor opens.",
+    ),
+    rule(
+        "persist/command-shadow",
+        High,
+        Instruction,
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+(\d+\s+)?)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.local/)?bin/(sudo|su|doas|pkexec|git|ssh|scp|sftp|gpg|python3?|pip3?|node|npm|npx|docker|kubectl|aws|gcloud|az|gh|curl|wget|op|bw|vault)['\x22]?(\s|$|[;&|])",
+        "Puts a program in the user's own `bin` folder under the name of a command they run with secrets or rights (`~/.local/bin/sudo`, `~/bin/git`): it runs in that command's place.",
     ),
     rule(
         "persist/shell-rc-name",
