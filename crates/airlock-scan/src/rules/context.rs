@@ -273,6 +273,13 @@ pub(super) fn describing_cue(
             }
         }
     }
+    // A list item that names a kind of behaviour (`- Attempts to read secrets (\`.env\`, \`.netrc\`)`), with no
+    // verb after what it names.
+    if let Some(item) = BEHAVIOUR_ITEM.find(text).filter(|m| m.end() <= start) {
+        if !VERB.is_match(&text[end..]) {
+            return Some(format!("names a kind of behaviour (`{}`)", item.as_str().trim()));
+        }
+    }
     // The quote the match sits in: reported speech only when it carries nothing that acts (an address, a path, a
     // pipe, inline code), so a quote cannot carry an order past the rules.
     let quote = {
@@ -319,6 +326,12 @@ re!(
     /// The start of a yes/no question about what something does or is (`Does any script …`, `Is there …`).
     YES_NO_QUESTION,
     r"(?i)^\W*(?:\d+[.)]\s*)?(does|do|is|are|has|have|did|was|were)\s+(any|the|a|an|it|this|its|some|one|there|anything|something)\b"
+);
+
+re!(
+    /// A list item that starts with a plural noun of behaviour (`- Attempts to`, `- Scripts that`).
+    BEHAVIOUR_ITEM,
+    r"(?i)^\s*[-*+]\s+(\*\*)?(attempts|tries|efforts|scripts|skills|commands|calls|programs|requests)\s+(to|that|which)\b"
 );
 
 re!(CHECKBOX, r"^\s*[-*+]\s+\[[ xX]\]\s");

