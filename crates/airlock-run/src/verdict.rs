@@ -647,11 +647,14 @@ fn last_4k(output: &str) -> &str {
         .map_or(output, |i| &output[i..])
 }
 
-/// A program a skill's own script says it lacks and how to install (`Error: cloc is not installed` then `Install
-/// with: apt-get install cloc`), that this machine does not have either: (the program, the line that said so).
+/// A program or library a skill's own script says it lacks and how to install (`Error: cloc is not installed` then
+/// `Install with: apt-get install cloc`; `google-genai library not installed` then `pip install google-genai`), that
+/// this machine does not have either: (the program, the line that said so).
 fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
     static MISSING: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30}) (?:is |was )?not (?:installed|found)\b.*$")
+        regex::Regex::new(
+            r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30})(?: (?:library|module|package|tool|cli|command|binary))? (?:is |was )?not (?:installed|found)\b.*$",
+        )
             .ok()
     });
     let text = format!("{}\n{}", last_4k(&run.stdout), last_4k(&run.stderr));
@@ -933,6 +936,9 @@ mod tests {
                 && cause.contains("Error: cloc-airlock-test is not installed"),
             "{cause}"
         );
+        run.stdout = "Error: genai-airlock-test library not installed.\nInstall with: pip install genai-airlock-test\n".to_owned();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("the skill needs `genai-airlock-test`"), "{cause}");
         for (stdout, why) in [
             (
                 "Error: config not found\nRun install first.\n",

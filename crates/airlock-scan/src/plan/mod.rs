@@ -629,9 +629,10 @@ const AGENT_DIRS: &[&str] = &[
 static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?x)
-        <[A-Za-z_][\w\ .-]*>                       # <file>, <input.pdf>
+        <[\p{L}_][\w\ .-]*>                        # <file>, <input.pdf>, <ルート issue 番号>
         | <[A-Za-z_][\w.-]*(?:\|[\w.-]+)+>          # <file|directory|->: a choice to make
-        | (?:^|\s)\[[A-Za-z_][\w-]*\](?:\s|$)     # [options], [timeout_seconds] as an argument
+        | (?:^|\s)\[[A-Za-z_][\w-]*(?:…|\.\.\.)?\](?:\s|$)  # [options], [timeout_seconds], [repos…] as an argument
+        | (?:^|\s)--?[A-Za-z][\w-]*\s+[A-Z](?:\s|$)  # --after N: one capital letter as an option's value
         | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
         | (?:^|[^$\w])\{[a-z_][a-z0-9_]*\}          # {file}, not ${VAR}
         | (?:^|\s)\{[A-Z][A-Z0-9_]*\}(?:\s|$)       # {ID} as an argument
@@ -690,6 +691,11 @@ pub fn placeholder(command: &str) -> Option<String> {
             return Some(c[2].to_owned());
         }
     }
+    // A line of text to write that is a placeholder alone (a commit message's `<brief description of the change>`
+    // in a here-document): words or letters of a language in angle brackets, not a markup tag.
+    if let Some(m) = PLACEHOLDER_LINE.find(code) {
+        return Some(m.as_str().trim().to_owned());
+    }
     // In quotes, a placeholder that stands for part of an address or a path still is one (`"<baseUrl>/api"`,
     // `"https://{host}/v1"`, `"YOUR_API_KEY"`); markup in quoted data (`'<footer>ok</footer>'`) is not.
     QUOTED_PLACEHOLDER
@@ -700,6 +706,13 @@ pub fn placeholder(command: &str) -> Option<String> {
         .and_then(|c| (1..=4).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
 }
+
+re!(
+    /// A line that is one placeholder in angle brackets: with a space and no attribute (`<brief description>`), or
+    /// in letters beyond ASCII (`<変更内容の要約>`).
+    PLACEHOLDER_LINE,
+    r#"(?m)^[ \t]*<(?:[\p{L}_][^<>="\n]*[ \t][^<>="\n]*|[^<>="\n]*[^\x00-\x7F][^<>="\n]*)>[ \t]*$"#
+);
 
 re!(
     /// A quoted argument that is one placeholder, whole: `"<change>"`, `'<spec-name>'`.
@@ -716,7 +729,7 @@ static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         ['"] (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\}) [/:]       # "<baseUrl>/api", '{host}:8080'
         | :// (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\})           # "https://<host>/x"
         | ['"][^'"]*? \b(YOUR_[A-Z][A-Z_]* | path/to/[^\s'"]*)   # "Bearer YOUR_TOKEN", 'path/to/file'
-        | (?:--?[\w-]+[\ =]|=) ['"] (<[A-Za-z_][\w\ .-]{3,}>) ([^'"]*) ['"]
+        | (?:--?[\w-]+[\ =]|=) ['"] (<[\p{L}_][\w\ .-]{3,}>) ([^'"]*) ['"]
                                                                # --account-id "<ACCOUNT_ID>", -m "<type>: <subject>": a value to fill in
         "#,
     )
@@ -807,6 +820,11 @@ pub fn not_a_command(command: &str) -> Option<String> {
         .lines()
         .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
     let first = first_line.split_whitespace().next()?;
+    // The program a line starts, after the variables it sets for it (`STRONG_TIER=opus /relay`).
+    let program = first_line
+        .split_whitespace()
+        .find(|w| !ENV_ASSIGNMENT.is_match(w))
+        .unwrap_or(first);
     // Data holds nothing that chains or starts another command: a line that does is run as it stands.
     let chains = ["|", "&", "$(", "`", "\n#!"].iter().any(|m| command.contains(m))
         || command
@@ -815,7 +833,7 @@ pub fn not_a_command(command: &str) -> Option<String> {
     if chains {
         return None;
     }
-    let why = if SLASH_COMMAND.is_match(first) {
+    let why = if SLASH_COMMAND.is_match(program) {
         "an agent's slash command (typed to the agent, not a program)"
     } else if first.len() > 1 && first.ends_with('/') && first_line.split_whitespace().count() == 1 {
         // `~/.claude/projects/<project>/` alone on its line: where files are, shown in a shell block.
@@ -838,11 +856,20 @@ pub fn not_a_command(command: &str) -> Option<String> {
     } else {
         return None;
     };
+    let named = if SLASH_COMMAND.is_match(program) {
+        program
+    } else {
+        first
+    };
     Some(format!(
         "not a command: `{}` is {why}",
-        airlock_types::display::line(&first.chars().take(40).collect::<String>())
+        airlock_types::display::line(&named.chars().take(40).collect::<String>())
     ))
 }
+
+re!(
+    /// A variable set for the command that follows it (`LANG=C`, `STRONG_TIER=opus`).
+    ENV_ASSIGNMENT, r"^[A-Za-z_][A-Za-z0-9_]*=\S*$");
 
 /// An agent's slash command (`/apex`, `/review-pr`, `/plugin:cmd`): one name under `/`, which no program is.
 static SLASH_COMMAND: LazyLock<Regex> =
@@ -965,6 +992,20 @@ mod tests {
         // A usage synopsis is not a command.
         assert!(placeholder("process-watch list [--sort cpu|mem|disk|name] [--limit 20]").is_some());
         assert!(placeholder("tool [-h] FILE").is_some());
+        assert!(placeholder("bash scripts/discover-repos.sh [repos…]").is_some());
+        assert!(placeholder("bash scripts/stop-request.sh --after N").is_some());
+        assert!(placeholder("ROOT_NUMBER=\"<ルート issue 番号>\"\nfetch \"$ROOT_NUMBER\"").is_some());
+        assert!(
+            placeholder("git commit -m \"$(cat <<'EOF'\nchore: sync\n\n<変更内容の要約>\nEOF\n)\"").is_some()
+        );
+        assert!(
+            placeholder("git commit -m \"$(cat <<'EOF'\n<brief description of what changed>\nEOF\n)\"")
+                .is_some()
+        );
+        // A markup tag alone on a line of quoted text, and a real option's value.
+        assert!(placeholder("git commit -m \"$(cat <<'EOF'\n<b>\nEOF\n)\"").is_none());
+        assert!(placeholder("sort -k 2 -t , data.csv").is_none());
+        assert!(not_a_command("STRONG_TIER=opus /relay").is_some());
         assert_eq!(
             placeholder("$SKILL_DIR/scripts/workflow-state.sh fail {ID} \"<contract-mismatch error>\"")
                 .as_deref(),
