@@ -136,7 +136,8 @@ pub fn detonate(
         Err(e) => return Err(e),
     };
     let record = &outcome.record;
-    let findings = findings(record, &canaries, &outcome.report, store);
+    let mut findings = findings(record, &canaries, &outcome.report, store);
+    shown_as_attacks(&mut findings, &outcome.report);
     let steps = record.steps.len();
     let status = airlock_types::wire_name(&record.status);
     let worst = findings.iter().map(|f| f.severity).max();
@@ -171,6 +172,30 @@ pub fn detonate(
         summary,
         report: Some(outcome.report.clone()),
     })
+}
+
+/// What a command its skill shows as an attack did (the scan counted that line one step less: `Shown as an attack
+/// (after …)`) counts one step less too, and says so: a security guide's examples are not the guide's acts.
+fn shown_as_attacks(findings: &mut [Finding], report: &ScanReport) {
+    let shown: Vec<(&str, u32)> = report
+        .findings
+        .iter()
+        .filter(|f| f.message.starts_with("Shown as an attack"))
+        .map(|f| (f.file.as_str(), f.line))
+        .collect();
+    for f in findings.iter_mut() {
+        if shown.contains(&(f.file.as_str(), f.line)) {
+            f.severity = match f.severity {
+                airlock_types::Severity::Critical => airlock_types::Severity::High,
+                airlock_types::Severity::High => airlock_types::Severity::Medium,
+                other => other,
+            };
+            f.message = format!(
+                "{} (a command the skill shows as an attack, run by the detonation)",
+                f.message
+            );
+        }
+    }
 }
 
 /// The secret variables named in a skill's text files (up to 40).
@@ -212,6 +237,17 @@ pub(crate) fn widen(plan: &mut airlock_types::Plan, skill_root: &Path, report: &
             if let Some(why) = step.example.take() {
                 step.note = Some(format!("run by the detonation, which runs every script ({why})"));
             }
+        } else if step
+            .example
+            .as_deref()
+            .is_some_and(|why| why.starts_with(airlock_scan::plan::SHOWN_AS_AN_ATTACK))
+        {
+            // A label costs a hostile skill nothing: what it shows as an attack runs too, and what that does
+            // counts one step less (as the scan counts it).
+            let why = step.example.take().unwrap_or_default();
+            step.note = Some(format!(
+                "run by the detonation, which runs what a skill shows as an attack ({why})"
+            ));
         }
     }
     let sub = &report.source.subpath;

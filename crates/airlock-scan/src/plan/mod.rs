@@ -244,10 +244,23 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
     let mut shell = Vec::new();
     // Commands already planned, as the shell reads them (comments and spacing aside): one shown twice runs once.
     let mut planned: Vec<(String, u32)> = Vec::new();
+    // The prose line before a block, when it ends in `:`, is its label.
+    let mut label: Option<String> = None;
     for seg in segments(&meta.body, meta.body_line) {
-        let Segment::Code { lang, line, text } = seg else {
-            continue;
+        let (lang, line, text) = match seg {
+            Segment::Code { lang, line, text } => (lang, line, text),
+            Segment::Prose { text, .. } => {
+                let text = text.trim();
+                if !text.is_empty() {
+                    label = text.ends_with(':').then(|| text.to_owned());
+                }
+                continue;
+            }
+            _ => continue,
         };
+        // A block its label shows as an attack or as what not to do (`A stealer typically does something like:`)
+        // is an example of it, not a step; the scan counts it, and a detonation runs it.
+        let shown_attack = std::mem::take(&mut label).filter(|l| crate::rules::shows_an_attack(l));
         if !matches!(
             lang.as_str(),
             "sh" | "bash" | "shell" | "console" | "zsh" | "terminal"
@@ -294,7 +307,15 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                     )
                 })
             });
-            let example = not_a_command(&code)
+            let example = shown_attack
+                .as_ref()
+                .map(|l| {
+                    format!(
+                        "{SHOWN_AS_AN_ATTACK} (after `{}`)",
+                        airlock_types::display::line(l)
+                    )
+                })
+                .or_else(|| not_a_command(&code))
                 .or_else(|| placeholder(&code).map(|p| format!("an example: `{p}` is a placeholder")))
                 .or_else(|| needs_the_host(&code))
                 .or_else(|| lock_maintenance(&code))
@@ -607,6 +628,9 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
         Err(_) => replaced,
     }
 }
+
+/// Why a command its block's label shows as an attack is not a step: the start of its `example` reason.
+pub const SHOWN_AS_AN_ATTACK: &str = "an example shown as an attack or as what not to do";
 
 re!(
     /// `python -m unittest` of a test file in the skill's folder (`python3 -m unittest $SKILL_DIR/tests/test_x.py`).

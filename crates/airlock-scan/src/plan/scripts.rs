@@ -241,7 +241,7 @@ re!(
 re!(PY_ARGV, r"sys\.argv\[\s*[1-9]\s*\]");
 re!(
     PY_ARGC,
-    r"len\(\s*sys\.argv\s*\)\s*(?:(?:<|!=|<=)\s*[2-9]|==\s*1\b)|\bnot\s+sys\.argv\[\s*1\s*:\s*\]"
+    r"len\(\s*(?:sys\.)?argv\s*\)\s*(?:(?:<|!=|<=)\s*[2-9]|==\s*1\b)|\bnot\s+sys\.argv\[\s*1\s*:\s*\]"
 );
 // Options checked by hand: `if not args.handles and not args.import_:` then an error or an exit within a few lines.
 re!(
@@ -539,6 +539,10 @@ mod tests {
             ),
             (
                 "import sys\nif len(sys.argv) == 1:\n    print('usage: inspect.py <deck.pptx>')\n    sys.exit(1)\n",
+                "python",
+            ),
+            (
+                "import sys\ndef main(argv):\n    if len(argv) != 2:\n        return 2\nraise SystemExit(main(sys.argv))\n",
                 "python",
             ),
             ("#!/bin/bash\nif [ \"$#\" -eq 0 ]; then\n  echo usage; exit 1\nfi\n", "shell"),

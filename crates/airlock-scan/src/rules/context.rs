@@ -329,9 +329,10 @@ re!(
 );
 
 re!(
-    /// A list item that starts with a plural noun of behaviour (`- Attempts to`, `- Scripts that`).
+    /// A list item that starts with a plural noun of behaviour (`- Attempts to`, `- Scripts that`, `1. **Credential
+    /// access.** Scripts that open`).
     BEHAVIOUR_ITEM,
-    r"(?i)^\s*[-*+]\s+(\*\*)?(attempts|tries|efforts|scripts|skills|commands|calls|programs|requests)\s+(to|that|which)\b"
+    r"(?i)^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*[^*\n]+\*\*\s+)?(\*\*)?(attempts|tries|efforts|scripts|skills|commands|calls|programs|requests)\s+(to|that|which)\b"
 );
 
 re!(CHECKBOX, r"^\s*[-*+]\s+\[[ xX]\]\s");

