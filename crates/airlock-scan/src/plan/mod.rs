@@ -251,7 +251,8 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             Segment::Code { lang, line, text } => (lang, line, text),
             Segment::Prose { text, .. } => {
                 let text = text.trim();
-                if !text.is_empty() {
+                // A fence line an indented block leaves as prose (in a list item) is not a label.
+                if !text.is_empty() && !text.starts_with("```") && !text.starts_with("~~~") {
                     label = text.ends_with(':').then(|| text.to_owned());
                 }
                 continue;

@@ -1009,7 +1009,7 @@ re!(
     /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
     /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
     ATTACK_SHOWN,
-    r#"(?i)^\W*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting))\b['"]?[^:]{0,60}:\s*$"#
+    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$"#
 );
 
 /// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts
@@ -1017,6 +1017,13 @@ re!(
 /// last sentence asks to look for what follows (`Flag any of them and ask the author why:`), and
 /// it is not an idiom that asks for it after all (`Don't forget to run:`).
 pub(super) fn describing_lead_in(label: &str) -> bool {
+    // A label that ends a longer paragraph (`… or browser profiles. A stealer typically does something like:`) is
+    // read by its last sentence too.
+    let last = label.rsplit_terminator(". ").next().unwrap_or(label).trim_start();
+    describing_label_sentence(label) || last != label && describing_label_sentence(last)
+}
+
+fn describing_label_sentence(label: &str) -> bool {
     // What an attacker does is told in the attacker's clause (`Stealers read … and send them out in one go:`); an
     // order to the reader comes after it (`Attackers do this; do the same:`).
     let actor = super::context::starts_with_actor(label) && {

@@ -845,9 +845,12 @@ impl<'a> FileScan<'a> {
                     self.shown_then_asked = asked;
                     self.described_block = lead
                         .last()
-                        .filter(|l| l.ends_with(':'))
-                        .map(|l| visible(l, 80))
-                        .filter(|l| describing_lead_in(l));
+                        .filter(|l| l.ends_with(':') && describing_lead_in(l))
+                        .map(|l| {
+                            // The label's last sentence is what is shown, when the label is long.
+                            let last = l.rsplit_terminator(". ").next().unwrap_or(l).trim_start();
+                            visible(if l.chars().count() > 80 { last } else { l }, 80)
+                        });
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
                     let agent_config = grammar.is_none() && crate::inventory::agent_config_text(&text);
                     let planted = planted::target(&lead, &text)
@@ -900,7 +903,9 @@ impl<'a> FileScan<'a> {
                     inline_code,
                 } => {
                     let trimmed = text.trim().trim_end_matches('*').trim_end();
-                    if !trimmed.is_empty() {
+                    // A fence line an indented block leaves as prose (in a list item) is not a label.
+                    let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+                    if !trimmed.is_empty() && !fence {
                         if lead.len() == 2 {
                             lead.remove(0);
                         }
