@@ -20,7 +20,20 @@ import urllib.request
 _HTTP_CLIENTS = ("requests", "httpx", "urllib3")
 
 
-class _Response:
+class _Closable:
+    """What is opened and closed, and used in a `with` block."""
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        return False
+
+
+class _Response(_Closable):
     def __init__(self, status, body, headers, url):
         self.status_code = self.status = status
         self.content = self.data = body
@@ -49,15 +62,6 @@ class _Response:
 
     def read(self, *_):
         return self.content
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *_):
-        return False
 
 
 class RequestException(IOError):
@@ -132,7 +136,7 @@ def _verb(name):
     return call
 
 
-class Session:
+class Session(_Closable):
     def __init__(self, *_, **kwargs):
         self.headers = dict(kwargs.get("headers") or {})
         for name in ("get", "post", "put", "patch", "delete", "head", "options"):
@@ -147,15 +151,6 @@ class Session:
 
     def request(self, method, url, **kwargs):
         return self._bound(method)(url, **kwargs)
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *_):
-        return False
 
 
 class AsyncClient(Session):
