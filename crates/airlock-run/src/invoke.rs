@@ -832,7 +832,10 @@ pub(crate) fn sandbox_run(
     } else {
         (skill_root.to_path_buf(), target.root.clone(), None)
     };
-    let scaffolded = wants_git && crate::repository::scaffold(&target_dir, owner);
+    // A detonation's project has a remote, as most projects do: a skill that waits for one acts (pushes go to the
+    // sinkhole, as every connection does).
+    let origin = request.detonation.as_ref().map(|_| crate::detonate::DECOY_ORIGIN);
+    let scaffolded = wants_git && crate::repository::scaffold(&target_dir, owner, origin);
     let mut config = Config::new(Vec::new());
     config.mounts.push(Mount::Rw {
         host: target_dir.clone(),

@@ -23,10 +23,11 @@ pub(crate) fn uses_git<T: AsRef<str>>(texts: impl IntoIterator<Item = T>) -> boo
     texts.into_iter().any(|t| re.is_match(t.as_ref()))
 }
 
-/// Makes `dir` a git repository with one commit of its files on `main`, owned by `owner` when given. The host's
-/// git runs with none of the user's or the system's settings and no hooks. `false` when git is not on this machine
-/// or any step fails (the run goes on with a plain folder).
-pub(crate) fn scaffold(dir: &Path, owner: Option<u32>) -> bool {
+/// Makes `dir` a git repository with one commit of its files on `main`, owned by `owner` when given, with `origin`
+/// as its remote when given (a detonation's project looks like one that is pushed somewhere: a skill that acts only
+/// in such a project acts there too). The host's git runs with none of the user's or the system's settings and no
+/// hooks. `false` when git is not on this machine or any step fails (the run goes on with a plain folder).
+pub(crate) fn scaffold(dir: &Path, owner: Option<u32>, origin: Option<&str>) -> bool {
     if dir.join(".git").exists() {
         return false;
     }
@@ -69,7 +70,8 @@ pub(crate) fn scaffold(dir: &Path, owner: Option<u32>) -> bool {
             "--allow-empty",
             "-m",
             "The target as the run started",
-        ]);
+        ])
+        && origin.is_none_or(|url| git(&["remote", "add", "origin", url]));
     if !made {
         let _ = fs_err::remove_dir_all(dir.join(".git"));
         return false;
@@ -147,7 +149,7 @@ mod tests {
     fn a_folder_becomes_a_repository_of_one_commit() {
         let dir = tempfile::tempdir().unwrap();
         fs_err::write(dir.path().join("a.txt"), "a\n").unwrap();
-        assert!(scaffold(dir.path(), None));
+        assert!(scaffold(dir.path(), None, None));
         let log = Command::new("git")
             .args(["log", "--oneline", "main"])
             .current_dir(dir.path())
@@ -156,6 +158,23 @@ mod tests {
             .unwrap();
         assert!(String::from_utf8_lossy(&log.stdout).contains("The target as the run started"));
         // Never over a repository that is there.
-        assert!(!scaffold(dir.path(), None));
+        assert!(!scaffold(dir.path(), None, None));
+        // A detonation's copy has a remote.
+        let other = tempfile::tempdir().unwrap();
+        assert!(scaffold(
+            other.path(),
+            None,
+            Some("https://github.com/acme-labs/webapp.git")
+        ));
+        let url = Command::new("git")
+            .args(["remote", "get-url", "origin"])
+            .current_dir(other.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&url.stdout).trim(),
+            "https://github.com/acme-labs/webapp.git"
+        );
     }
 }

@@ -23,6 +23,9 @@ const STAND_INS_DIR: &str = "/etc/airlock/python-stand-ins";
 /// The stand-ins, loaded at Python's start-up as `sitecustomize`.
 const STAND_INS: &str = include_str!("stand_ins.py");
 
+/// The remote a detonation's project has (a project without one is what a skill checks to find a sandbox).
+pub(crate) const DECOY_ORIGIN: &str = "https://github.com/acme-labs/webapp.git";
+
 /// The time a detonation gets by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most scripts a detonation adds to the plan.
