@@ -145,13 +145,23 @@ pub fn analyze(grammar: Option<Grammar>, text: &str, first_line: u32) -> CodeInf
     let line = |byte: usize| lines.line_of(byte) + first_line - 1;
     let mut code = text.as_bytes().to_vec();
     let mut info = CodeInfo::default();
+    // Docstrings are text unless the code reads them (`exec(__doc__)`): decided once for the whole text.
+    let docstrings_are_text = grammar == Grammar::Python && !text.contains("__doc__");
     // One cursor walks the whole tree in document order (no list of children is built per node).
     let mut cursor = tree.walk();
     let mut descend = true;
     loop {
         if descend {
             let node = cursor.node();
-            descend = visit(grammar, &node, text, &line, &mut code, &mut info);
+            descend = visit(
+                grammar,
+                &node,
+                text,
+                docstrings_are_text,
+                &line,
+                &mut code,
+                &mut info,
+            );
             if descend && cursor.goto_first_child() {
                 continue;
             }
@@ -177,6 +187,7 @@ fn visit(
     grammar: Grammar,
     node: &Node<'_>,
     text: &str,
+    docstrings_are_text: bool,
     line: &dyn Fn(usize) -> u32,
     code: &mut [u8],
     info: &mut CodeInfo,
@@ -184,11 +195,10 @@ fn visit(
     let kind = node.kind();
     // A string standing alone as a Python statement (a docstring) is text, as a comment is, unless the code reads
     // its docstrings (`exec(__doc__)`).
-    let docstring = grammar == Grammar::Python
+    let docstring = docstrings_are_text
         && kind == "expression_statement"
         && node.named_child_count() == 1
-        && node.named_child(0).is_some_and(|c| c.kind() == "string")
-        && !text.contains("__doc__");
+        && node.named_child(0).is_some_and(|c| c.kind() == "string");
     if kind == "comment" || docstring {
         let (s, e) = (node.start_byte(), node.end_byte());
         info.comments.push((line(s), text[s..e].to_owned()));

@@ -77,6 +77,12 @@ pub(super) fn describing_label(label: &str) -> bool {
     DESCRIBING_LABEL.is_match(label) && !NOT_A_NEGATION.is_match(label)
 }
 
+/// The last sentence of a label (`A stealer typically does something like:` of `… or browser profiles. A stealer
+/// typically does something like:`), or the label when it has one sentence.
+pub(super) fn last_sentence(label: &str) -> &str {
+    label.rsplit_terminator(". ").next().unwrap_or(label).trim_start()
+}
+
 /// Whether a label's subject is a threat actor (`Attackers extract credentials via:`).
 pub(super) fn starts_with_actor(label: &str) -> bool {
     ACTOR.is_match(label)

@@ -1019,7 +1019,7 @@ re!(
 pub(super) fn describing_lead_in(label: &str) -> bool {
     // A label that ends a longer paragraph (`… or browser profiles. A stealer typically does something like:`) is
     // read by its last sentence too.
-    let last = label.rsplit_terminator(". ").next().unwrap_or(label).trim_start();
+    let last = super::context::last_sentence(label);
     describing_label_sentence(label) || last != label && describing_label_sentence(last)
 }
 

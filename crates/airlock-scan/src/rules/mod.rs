@@ -848,8 +848,12 @@ impl<'a> FileScan<'a> {
                         .filter(|l| l.ends_with(':') && describing_lead_in(l))
                         .map(|l| {
                             // The label's last sentence is what is shown, when the label is long.
-                            let last = l.rsplit_terminator(". ").next().unwrap_or(l).trim_start();
-                            visible(if l.chars().count() > 80 { last } else { l }, 80)
+                            let shown = if l.chars().count() > 80 {
+                                context::last_sentence(l)
+                            } else {
+                                l
+                            };
+                            visible(shown, 80)
                         });
                     let grammar = Grammar::for_language(&lang).or_else(|| guess_shell(&lang, &text));
                     let agent_config = grammar.is_none() && crate::inventory::agent_config_text(&text);
