@@ -26,17 +26,17 @@ pub(super) fn lesser_class(
             "Loads a .env file into a program's environment (its secrets become the program's).",
         ),
         "secrets/dotenv" => (Severity::Low, "Names a .env file without reading it."),
-        _ if rule.starts_with("secrets/") && quiet() && (c.names_only.is_match(text) || each_command_names_only(text, &c.each[index], &c.names_only)) => (
+        _ if rule.starts_with("secrets/") && quiet() && (c.names_only.is_match(text) || each_command_names_only(text, c.rule(index), &c.names_only)) => (
             Severity::Medium,
             "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
         ),
         // Where the line writes a secret's name into an ignore file, or a registry token into its settings file,
         // every match the rule makes is the file written: nothing is read.
-        _ if rule.starts_with("secrets/") && quiet() && !SENDS_TO.is_match(text) && only_inside(&c.each[index], &IGNORE_WRITE, text) => (
+        _ if rule.starts_with("secrets/") && quiet() && !SENDS_TO.is_match(text) && only_inside(c.rule(index), &IGNORE_WRITE, text) => (
             Severity::Low,
             "Names secret files in an ignore file (keeps them out of a repository or an image), reading none.",
         ),
-        "secrets/token-files" if quiet() && !SENDS_TO.is_match(text) && only_inside(&c.each[index], &TOKEN_FILE_WRITE, text) => (
+        "secrets/token-files" if quiet() && !SENDS_TO.is_match(text) && only_inside(c.rule(index), &TOKEN_FILE_WRITE, text) => (
             Severity::Medium,
             "Writes a registry's settings file (a token put where the tool reads it, as CI does), reading none.",
         ),
@@ -66,18 +66,18 @@ pub(super) fn lesser_class(
         "secrets/cloud-credentials"
             if quiet()
                 && !SENDS_TO.is_match(text)
-                && c.each[index].find_iter(text).all(|m| m.as_str().eq_ignore_ascii_case(".aws/config")) =>
+                && c.rule(index).find_iter(text).all(|m| m.as_str().eq_ignore_ascii_case(".aws/config")) =>
         {
             (
                 Severity::Medium,
                 "Names AWS's settings file (profiles and regions; the keys are kept in ~/.aws/credentials).",
             )
         }
-        "secrets/cloud-credentials" if quiet() && !SENDS_TO.is_match(text) && DOCKER_AUTHFILE_USE.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str().contains(".docker")) => (
+        "secrets/cloud-credentials" if quiet() && !SENDS_TO.is_match(text) && DOCKER_AUTHFILE_USE.is_match(text) && c.rule(index).find_iter(text).all(|m| m.as_str().contains(".docker")) => (
             Severity::Medium,
             "Hands the container registry logins to the tool that uses them (`--authfile ~/.docker/config.json`): the file is used where it lies, not read out.",
         ),
-        "secrets/cloud-credentials" if quiet() && !SENDS_TO.is_match(text) && KUBECONFIG_USE.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str().contains(".kube")) => (
+        "secrets/cloud-credentials" if quiet() && !SENDS_TO.is_match(text) && KUBECONFIG_USE.is_match(text) && c.rule(index).find_iter(text).all(|m| m.as_str().contains(".kube")) => (
             Severity::Medium,
             "Hands a kubeconfig to kubectl or helm (`--kubeconfig`): the file is used where it lies, not read out.",
         ),
@@ -93,11 +93,11 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
         ),
-        "persist/grant-access" if OWN_KEY_ADDED.is_match(text) && !SENDS_TO.is_match(text) && c.each[index].find_iter(text).count() == 1 => (
+        "persist/grant-access" if OWN_KEY_ADDED.is_match(text) && !SENDS_TO.is_match(text) && c.rule(index).find_iter(text).count() == 1 => (
             Severity::Medium,
             "Registers the user's own public key (`~/.ssh/*.pub`) with their own account: how a machine is set up for git over SSH, not access for someone else.",
         ),
-        "net/image-beacon" if c.each[index].find_iter(text).all(|m| m.as_str().contains("://img.shields.io/")) => (
+        "net/image-beacon" if c.rule(index).find_iter(text).all(|m| m.as_str().contains("://img.shields.io/")) => (
             Severity::Low,
             "A badge of shields.io whose address carries what the badge shows (a version, a label): the public badge service, not a collector.",
         ),
@@ -105,7 +105,7 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Creates a new public repository with nothing of this machine's in it (no `--source` or `--push`): what is pushed to it later is public.",
         ),
-        "secrets/system-files" if c.each[index].find_iter(text).all(|m| denied(text, m.start())) => (
+        "secrets/system-files" if c.rule(index).find_iter(text).all(|m| denied(text, m.start())) => (
             Severity::Low,
             "Names a system password file to deny access to it.",
         ),
@@ -135,7 +135,7 @@ pub(super) fn lesser_class(
             "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
         ),
         "campaign/throwaway-host"
-            if c.each[index].find_iter(text).all(|m| {
+            if c.rule(index).find_iter(text).all(|m| {
                 c.local_ip_url
                     .find_at(text, m.start())
                     .is_some_and(|l| l.start() == m.start())
@@ -167,12 +167,12 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Searches the home folder for files or folders of one exact name (not secrets, not a class of files).",
         ),
-        "priv/host-socket" if c.each[index].find_iter(text).all(|m| compared_literal(text, m.start(), m.end())) => (
+        "priv/host-socket" if c.rule(index).find_iter(text).all(|m| compared_literal(text, m.start(), m.end())) => (
             Severity::Medium,
             "Compares a value with a host socket's path (a check for it), without reaching the socket.",
         ),
         "priv/host-socket"
-            if c.each[index].find_iter(text).all(|m| !m.as_str().starts_with("docker")) =>
+            if c.rule(index).find_iter(text).all(|m| !m.as_str().starts_with("docker")) =>
         {
             (
                 Severity::High,
@@ -180,31 +180,31 @@ pub(super) fn lesser_class(
             )
         }
         "net/exfil-endpoint"
-            if !SENDS_TO.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str().to_lowercase().starts_with("ngrok")) =>
+            if !SENDS_TO.is_match(text) && c.rule(index).find_iter(text).all(|m| m.as_str().to_lowercase().starts_with("ngrok")) =>
         {
             (
                 Severity::Medium,
                 "Names a tunnel address (ngrok), where webhooks reach a developer's own machine; nothing is sent to it here.",
             )
         }
-        "net/exfil-endpoint" if c.each[index].find_iter(text).all(|m| compared_literal(text, m.start(), m.end())) => (
+        "net/exfil-endpoint" if c.rule(index).find_iter(text).all(|m| compared_literal(text, m.start(), m.end())) => (
             Severity::Medium,
             "Compares a value with a collection endpoint's address (a check of a URL it is given), sending nothing.",
         ),
         "net/exfil-endpoint"
-            if !SENDS_TO.is_match(text) && c.each[index].find_iter(text).all(|m| !INBOX.is_match(&text[m.end()..]) && !SUBDOMAIN_BEFORE.is_match(&text[..m.start()])) =>
+            if !SENDS_TO.is_match(text) && c.rule(index).find_iter(text).all(|m| !INBOX.is_match(&text[m.end()..]) && !SUBDOMAIN_BEFORE.is_match(&text[..m.start()])) =>
         {
             (
                 Severity::Medium,
                 "Names a request-catching service without an inbox of its own (where developers inspect webhooks); nothing is addressed to it.",
             )
         }
-        "intent/widen-permissions" if c.each[index].find_iter(text).all(|m| NOT_BEFORE.is_match(&text[..m.start()])) => (
+        "intent/widen-permissions" if c.rule(index).find_iter(text).all(|m| NOT_BEFORE.is_match(&text[..m.start()])) => (
             Severity::Low,
             "Names every-command access as what not to grant (`Bash(git:*)` not `Bash(*)`).",
         ),
         "intent/widen-permissions"
-            if c.each[index].find_iter(text).all(|m| DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()])) =>
+            if c.rule(index).find_iter(text).all(|m| DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()])) =>
         {
             (
                 Severity::Medium,
@@ -216,7 +216,7 @@ pub(super) fn lesser_class(
                 && !FOUND_FILES_READ.is_match(text)
                 && !SENDS_TO.is_match(text)
                 && (FIND_AT_START.is_match(text)
-                    || c.each[index].find_iter(text).all(|m| NAME_PATTERN_BEFORE.is_match(&text[..m.start()]))) =>
+                    || c.rule(index).find_iter(text).all(|m| NAME_PATTERN_BEFORE.is_match(&text[..m.start()]))) =>
         {
             (
                 Severity::Medium,
@@ -226,7 +226,7 @@ pub(super) fn lesser_class(
         "secrets/token-files"
             if !SENDS_TO.is_match(text)
                 && !READS_CONTENT.is_match(text)
-                && c.each[index].find_iter(text).all(|m| project_settings_file(text, m.start(), m.as_str())) =>
+                && c.rule(index).find_iter(text).all(|m| project_settings_file(text, m.start(), m.as_str())) =>
         {
             (
                 Severity::Medium,
@@ -242,7 +242,7 @@ pub(super) fn lesser_class(
             "Reads a git setting (`git config --get core.hooksPath`) without changing it.",
         ),
         "intent/widen-permissions"
-            if ALLOWED_TOOLS.is_match(text) && c.each[index].find_iter(text).all(|m| m.as_str() == "Bash(*)") =>
+            if ALLOWED_TOOLS.is_match(text) && c.rule(index).find_iter(text).all(|m| m.as_str() == "Bash(*)") =>
         {
             (
                 Severity::High,
@@ -253,7 +253,7 @@ pub(super) fn lesser_class(
             if OTHER_ACCOUNT_KEYS.is_match(text)
                 && !LITERAL_KEY.is_match(text)
                 && !FETCHES.is_match(text)
-                && c.each[index].find_iter(text).all(|m| OTHER_ACCOUNT_KEYS.find_iter(text).any(|o| o.start() <= m.start() && m.end() <= o.end())) =>
+                && c.rule(index).find_iter(text).all(|m| OTHER_ACCOUNT_KEYS.find_iter(text).any(|o| o.start() <= m.start() && m.end() <= o.end())) =>
         {
             (
                 Severity::High,
@@ -273,7 +273,7 @@ pub(super) fn lesser_class(
             "Adds another skill's folder to Python's import path (`sys.path.insert`) to use its code: a read, not a change to the agent's configuration.",
         ),
         "intent/agent-config"
-            if c.each[index].find_iter(text).all(|m| m.as_str().ends_with("add") && m.as_str().contains("mcp"))
+            if c.rule(index).find_iter(text).all(|m| m.as_str().ends_with("add") && m.as_str().contains("mcp"))
                 && MCP_BY_ADDRESS.is_match(text)
                 && !text.contains(" -- ") =>
         {
@@ -283,7 +283,7 @@ pub(super) fn lesser_class(
             )
         }
         "campaign/download-and-run"
-            if c.each[index]
+            if c.rule(index)
                 .find_iter(text)
                 .all(|m| m.as_str().to_lowercase().ends_with("run it") && LEFT_TO_DECIDE.is_match(&text[..m.end()])) =>
         {
@@ -294,7 +294,7 @@ pub(super) fn lesser_class(
         }
         "campaign/download-and-run"
             if !URL_ANYWHERE.is_match(text)
-                && c.each[index].find_iter(text).all(|m| TOOL_AS_NOUN.is_match(m.as_str())) =>
+                && c.rule(index).find_iter(text).all(|m| TOOL_AS_NOUN.is_match(m.as_str())) =>
         {
             (
                 Severity::Medium,
@@ -302,7 +302,7 @@ pub(super) fn lesser_class(
             )
         }
         "install/pipe-to-shell"
-            if c.each[index].find_iter(text).all(|m| {
+            if c.rule(index).find_iter(text).all(|m| {
                 LOOPBACK_SOURCE.is_match(m.as_str()) || program_given(m.as_str(), &text[m.end()..])
             }) =>
         {
@@ -312,7 +312,7 @@ pub(super) fn lesser_class(
             )
         }
         "intent/widen-permissions"
-            if c.each[index].find_iter(text).all(|m| {
+            if c.rule(index).find_iter(text).all(|m| {
                 m.as_str().to_lowercase().starts_with("never") && SHOWN_FIRST.is_match(&text[m.end()..])
             }) =>
         {
@@ -334,7 +334,7 @@ pub(super) fn lesser_class(
             )
         }
         _ if (rule.starts_with("net/") || rule.starts_with("exec/") || rule.starts_with("install/"))
-            && c.each[index].find_iter(text).all(|m| in_search_pattern(text, m.start(), m.end())) =>
+            && c.rule(index).find_iter(text).all(|m| in_search_pattern(text, m.start(), m.end())) =>
         {
             (
                 Severity::Low,
@@ -346,7 +346,7 @@ pub(super) fn lesser_class(
             "Names the SSH client's connection-sharing socket (`ControlPath ~/.ssh/cm-%r@%h:%p`), not a key.",
         ),
         "secrets/ssh-keys" | "secrets/token-files" | "secrets/cloud-credentials"
-            if c.each[index].find_iter(text).all(|m| in_search_pattern(text, m.start(), m.end()))
+            if c.rule(index).find_iter(text).all(|m| in_search_pattern(text, m.start(), m.end()))
                 && !HOME_PATH_OUTSIDE.is_match(&unquoted(text))
                 && !FOUND_FILES_READ.is_match(text)
                 && !SENDS_TO.is_match(text) =>
@@ -368,16 +368,16 @@ pub(super) fn lesser_class(
             Severity::High,
             "Copies the home folder to a local drive or folder (a backup): everything in it is read, nothing leaves the machine.",
         ),
-        "prompt/conceal" if c.each[index].find_iter(text).all(|m| ON_REQUEST.is_match(&text[m.end()..])) => (
+        "prompt/conceal" if c.rule(index).find_iter(text).all(|m| ON_REQUEST.is_match(&text[m.end()..])) => (
             Severity::Medium,
             "Keeps something out of the reply until the user asks for it (`Do not show it to the user unless they ask`): shown on request, so not hidden.",
         ),
-        "prompt/conceal" if c.each[index].find_iter(text).all(|m| not_hiding(text, m.start(), m.as_str())) => (
+        "prompt/conceal" if c.rule(index).find_iter(text).all(|m| not_hiding(text, m.start(), m.as_str())) => (
             Severity::Low,
             "Says what must not happen unseen, or what an outside step does unseen (`never silently add packages`, `tests were silently skipped`, `keep the key secret`): nothing is hidden from the user.",
         ),
         "prompt/conceal"
-            if c.each[index].find_iter(text).all(|m| {
+            if c.rule(index).find_iter(text).all(|m| {
                 ACTS_WITHOUT_ASKING.is_match(m.as_str()) && !FOR_PERMISSION.is_match(&text[m.end()..])
             }) =>
         {
@@ -386,11 +386,11 @@ pub(super) fn lesser_class(
                 "Tells the agent to go on without asking the user questions (what it does is still shown; nothing is hidden).",
             )
         }
-        "prompt/conceal" if c.each[index].find_iter(text).all(|m| TELL_USER_TO.find_at(text, m.start()).is_some_and(|t| t.start() == m.start())) => (
+        "prompt/conceal" if c.rule(index).find_iter(text).all(|m| TELL_USER_TO.find_at(text, m.start()).is_some_and(|t| t.start() == m.start())) => (
             Severity::Low,
             "Tells the agent not to ask the user to do something by hand (nothing is hidden from the user).",
         ),
-        "prompt/ignore-instructions" if c.each[index].find_iter(text).all(|m| quoted_as_a_thing(text, m.start(), m.end())) => (
+        "prompt/ignore-instructions" if c.rule(index).find_iter(text).all(|m| quoted_as_a_thing(text, m.start(), m.end())) => (
             Severity::Low,
             "Names a prompt-injection phrase in quotes as a kind of attempt (`\"ignore previous instructions\" attempts`), not as an order.",
         ),

@@ -18,7 +18,7 @@ pub use crossflow::{cross_file_flows, Script};
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexSet};
 
@@ -45,7 +45,9 @@ const MAX_PER_RULE_AND_FILE: usize = 10;
 
 struct Compiled {
     set: RegexSet,
-    each: Vec<Regex>,
+    /// Each rule alone (for where it matched), compiled the first time the set says it matched: most rules never
+    /// match in a scan, and compiling all of them again took as long as the set.
+    each: Vec<OnceLock<Regex>>,
     action: Regex,
     /// A destination on this machine.
     local: Regex,
@@ -101,6 +103,16 @@ re!(
     r"(?i)(^|[.!?]\s+)\W*(please\s+)?(assemble|build|create|compose|prepare|construct|make|fill|populate|provide|put\s+together|gather|bundle|run|execute|read|copy|send|upload|post|include|collect|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|zip|archive|attach|paste|submit|pipe|use|call|invoke|start)\b"
 );
 
+impl Compiled {
+    /// Rule `index` of [`RULES`] alone.
+    fn rule(&self, index: usize) -> &Regex {
+        #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
+        self.each[index].get_or_init(|| {
+            Regex::new(&ascii_boundaries(RULES[index].pattern)).expect("rule pattern compiles")
+        })
+    }
+}
+
 #[expect(clippy::expect_used, reason = "the patterns are constants covered by tests")]
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     // The set's lazy DFA needs room for every rule at once: with the default cache it gives up on most lines and
@@ -115,10 +127,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         .dfa_size_limit(64 << 20)
         .build()
         .expect("rule patterns compile");
-    let each = RULES
-        .iter()
-        .map(|r| Regex::new(&ascii_boundaries(r.pattern)).expect("rule pattern compiles"))
-        .collect();
+    let each = RULES.iter().map(|_| OnceLock::new()).collect();
     Compiled {
     set,
     each,
@@ -282,7 +291,7 @@ impl<'a> FileScan<'a> {
             if !self.applies(rule, place) {
                 continue;
             }
-            let Some(m) = compiled.each[index].find(text) else {
+            let Some(m) = compiled.rule(index).find(text) else {
                 continue;
             };
             // What makes the matched text a description rather than an instruction, read only from what governs
