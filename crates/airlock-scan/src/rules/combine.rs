@@ -201,14 +201,14 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
     // it arrives: the published campaigns' download-and-run. An installer piped from its vendor's own site stays
     // `high`; each part lowered by where it stands (a security guide's example) adds up to nothing here.
     let thrown = |r: &Finding| {
-        found.iter().find(|m| {
-            m.line == r.line && m.rule == "campaign/throwaway-host" && m.severity >= Severity::High
-        })
-    };
-    let already = |line: u32| {
         found
             .iter()
-            .any(|f| f.line == line && f.rule == "campaign/download-and-run" && f.severity == Severity::Critical)
+            .find(|m| m.line == r.line && m.rule == "campaign/throwaway-host" && m.severity >= Severity::High)
+    };
+    let already = |line: u32| {
+        found.iter().any(|f| {
+            f.line == line && f.rule == "campaign/download-and-run" && f.severity == Severity::Critical
+        })
     };
     if let Some((r, m)) = found
         .iter()

@@ -46,6 +46,21 @@ pub(super) fn unpacked_and_run(statements: &[(u32, String)], first_line: u32) ->
     made_and_run(statements, first_line, &UNPACK)
 }
 
+re!(
+    /// What a regular expression is called in code: `re`, `rx`, `itemRegex`, `URL_PATTERN`, `name_re`, a literal
+    /// (`/<item>(.*?)<\/item>/g`), `new RegExp(…)`.
+    REGEX_RECEIVER,
+    r"(?i)(?:^|[^\w$])(?:re|rx|regexp?|\w*regexp?|\w*pattern|\w*_re|\w*_rx)$|/[gimsuyd]*$|\bRegExp\([^()]*\)$|\bre\.compile\([^()]*\)$"
+);
+
+/// Whether the call at `at` (`exec(`, `compile(`) is a method of a regular expression (`itemRegex.exec(xml)`,
+/// `re.compile(text)`): it matches text, it runs nothing.
+fn regex_method(line: &str, at: usize) -> bool {
+    line[..at]
+        .strip_suffix('.')
+        .is_some_and(|receiver| REGEX_RECEIVER.is_match(receiver.trim_end()))
+}
+
 /// Where a value that `source` makes reaches what runs code through names (and files they are written to).
 fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::Regex) -> Option<(u32, u32)> {
     let mut fetched: Vec<(String, u32)> = Vec::new();
@@ -74,6 +89,7 @@ fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::R
         }
         let runs = RUNS_NAME
             .captures_iter(line)
+            .filter(|c| c.get(0).is_none_or(|m| !regex_method(line, m.start())))
             .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)))
             .find_map(|name| {
                 fetched
@@ -111,6 +127,23 @@ fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regular_expression_matched_against_fetched_text_runs_nothing() {
+        let js = "const r = await fetch(url);\nconst xml = await r.text();\nwhile ((m = itemRegex.exec(xml)) !== null) {\n";
+        assert_eq!(fetched_and_run(&super::super::flow::statements(js), 1), None);
+        let literal =
+            "const xml = await (await fetch(url)).text();\nconst m = /<title>(.*?)<\\/title>/g.exec(xml);\n";
+        assert_eq!(fetched_and_run(&super::super::flow::statements(literal), 1), None);
+        let py = "pattern = requests.get(url).text\nrx = re.compile(pattern)\n";
+        assert_eq!(fetched_and_run(&super::super::flow::statements(py), 1), None);
+        // The child process's `exec` of the same text runs it.
+        let shell = "const body = await (await fetch(url)).text();\nchild_process.exec(body);\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(shell), 1),
+            Some((1, 2))
+        );
+    }
 
     #[test]
     fn fetched_code_run_through_names_is_found() {

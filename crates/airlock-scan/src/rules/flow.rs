@@ -214,6 +214,16 @@ fn sources_as_credential(line: &str) -> bool {
     reads.peek().is_some() && reads.all(|m| credential::inside(&places, &m.range()))
 }
 
+/// Whether the word at `at` (`conversation`) is a key or a value of an object rather than something read: `mode:
+/// { type: "conversation", conversation: { … } }` in a request to a podcast API names a kind of output.
+fn names_a_kind(line: &str, at: std::ops::Range<usize>) -> bool {
+    let word = &line[at.clone()];
+    !word.contains('.')
+        && !word.contains('/')
+        && (line[at.end..].trim_start().starts_with(':')
+            || line[..at.start].ends_with(['"', '\'']) && line[at.end..].starts_with(['"', '\'']))
+}
+
 /// Where a secret is read, and what it is.
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
@@ -230,7 +240,10 @@ fn source_of(line: &str) -> Option<&'static str> {
         Some("a secret environment variable")
     } else if CLIPBOARD.is_match(line) {
         Some("the clipboard")
-    } else if AGENT_MEMORY.is_match(line) {
+    } else if AGENT_MEMORY
+        .find_iter(line)
+        .any(|m| !names_a_kind(line, m.range()))
+    {
         Some("the agent's memory or conversation")
     } else {
         None
@@ -847,6 +860,9 @@ mod tests {
         let client =
             "const url = strategy.getConversationUrl(conversationId);\nconst res = await fetch(url);\n";
         assert_eq!(secret_flows(client, 1), vec![]);
+        // A kind named in a request's body is not the conversation read.
+        let kind = "const r = await fetch(\"https://api.example.io/v1/podcasts\", { method: \"POST\", body: JSON.stringify({ mode: { type: \"conversation\", conversation: { host: a } } }) });\n";
+        assert_eq!(secret_flows(kind, 1), vec![]);
         // The same address built once and used for every call; a body carrying the token elsewhere still leaves.
         let base = "const TOKEN = process.env.BOT_TOKEN;\nconst BASE = `https://api.telegram.org/bot${TOKEN}`;\nconst res = await fetch(`${BASE}/sendMessage`, { method: 'POST' });\n";
         assert_eq!(secret_flows(base, 1), vec![]);
@@ -898,7 +914,8 @@ mod tests {
         // A cache's key, or a key public by its name, is sent as a matter of course.
         let cache = "k = os.environ[\"CACHE_KEY\"]\nrequests.post(url, json={\"k\": k})\n";
         assert_eq!(secret_flows(cache, 1), vec![]);
-        let public = "k = process.env.NEXT_PUBLIC_MAPS_KEY;\nawait fetch(url, { method: 'POST', body: k });\n";
+        let public =
+            "k = process.env.NEXT_PUBLIC_MAPS_KEY;\nawait fetch(url, { method: 'POST', body: k });\n";
         assert_eq!(secret_flows(public, 1), vec![]);
     }
 

@@ -156,7 +156,7 @@ pub const RULES: &[RuleDef] = &[
         "fs/home-sweep",
         Critical,
         Instruction,
-        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?(['\x22\s)]|$)|(\$HOME|\$\{HOME\})/?(['\x22\s)]|$)|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)\b)",
+        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?(['\x22\s)]|$)|(\$HOME|\$\{HOME\})/?(['\x22\s)]|$)|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)/?(\*|\.\.|['\x22\s)]|$))",
         "Walks or archives the user's home directory.",
     ),
     rule(
@@ -357,7 +357,7 @@ pub const RULES: &[RuleDef] = &[
         "campaign/archive-password",
         High,
         Always,
-        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b(7z|unzip)\s+[^\n]*-[pP]\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b|\b(sealed|locked|protected|encrypted)\s+with\s+(the\s+)?(code|key|pin|passphrase)\b|\b(zip|archive|7z|rar|bundle)\b[^\n]{0,60}\bwith\s+(the\s+)?pin\b|\bpin\b[^\n]{0,40}\b(unzip|unpack|extract)\b",
+        r"(?i)\b(extract|unzip|unpack|decompress|7z|7-zip|unrar|open)\b[^\n]{0,80}\bpass(word|phrase|code)\b|\bpass(word|phrase|code)\b[^\n]{0,60}\b(zip|archive|extract|unzip|7z|rar)\b|\b7z\s+[^\n]*-[pP]\s?\S|\bunzip\s+(?:[^\n]*\s)?(?-i:-[a-zA-Z]*P)\s?\S|\b(archive|zip|7z|rar)\s+pass(word|phrase|code)\b|pass(word|phrase|code)[- ]protected\s+(zip|archive|7z|rar|file|download|package)|extractall\([^\n]*pwd\s*=|\bsetpassword\(|\bunlock\s+(code|key|phrase|pin)\b|\bdecryption\s+(key|password|passphrase)\b|\b(zip|archive|bundle|package|download|installer)\s+is\s+(encrypted|locked|password[- ]protected)\b|\b(sealed|locked|protected|encrypted)\s+with\s+(the\s+)?(code|key|pin|passphrase)\b|\b(zip|archive|7z|rar|bundle)\b[^\n]{0,60}\bwith\s+(the\s+)?pin\b|\bpin\b[^\n]{0,40}\b(unzip|unpack|extract)\b",
         "Has an archive opened with a password, which keeps its content from being scanned.",
     ),
     rule(
