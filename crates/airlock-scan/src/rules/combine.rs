@@ -167,6 +167,7 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                     "install/pipe-to-shell"
                         | "exec/remote-code"
                         | "prompt/conceal"
+                        | "prompt/ignore-instructions"
                         | "campaign/throwaway-host"
                         | "obfusc/encoded-exec"
                         | "obfusc/dynamic-pipe"
@@ -189,6 +190,8 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
                 },
                 if m.rule == "prompt/conceal" {
                     "orders it hidden from the user"
+                } else if m.rule == "prompt/ignore-instructions" {
+                    "puts another source's orders over the user's"
                 } else {
                     "fetches and runs code"
                 },
