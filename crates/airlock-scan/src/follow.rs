@@ -57,7 +57,8 @@ fn language_of_runner(runner: &str) -> &'static str {
     }
 }
 
-/// Every file of the inventory that a command in the skill's instructions or shell scripts runs.
+/// Every file of the inventory that a command in the skill's instructions or shell scripts runs, once for each
+/// command that runs it (by file, then by where the command is).
 pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
     // Files are independent: each read on any core.
     let paths: std::collections::HashSet<&str> = inventory.files.iter().map(|f| f.path.as_str()).collect();
@@ -67,7 +68,7 @@ pub fn executed(inventory: &Inventory, tree_root: &Path) -> Vec<Executed> {
         .flat_map_iter(|entry| executed_by(inventory, &paths, tree_root, entry))
         .collect();
     out.sort_by(|a, b| (&a.file, &a.by, a.line).cmp(&(&b.file, &b.by, b.line)));
-    out.dedup_by(|a, b| a.file == b.file);
+    out.dedup();
     out
 }
 

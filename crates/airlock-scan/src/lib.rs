@@ -87,7 +87,9 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         .enumerate()
         .map(|(i, f)| (f.path.clone(), i))
         .collect();
-    for run in follow::executed(&inventory, input.tree_root) {
+    let runs = follow::executed(&inventory, input.tree_root);
+    let mut seen = std::collections::HashSet::new();
+    for run in runs.iter().filter(|r| seen.insert(r.file.as_str())) {
         let Some(entry) = index.get(&run.file).map(|&i| &mut inventory.files[i]) else {
             continue;
         };
@@ -221,6 +223,8 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         .cloned()
         .unwrap_or_default();
     findings.extend(flows_across_files(scripts, &skill_dirs, &findings));
+    let hidden = rules::hidden_runs(&runs, &findings);
+    findings.extend(hidden);
     let declared = policy::declared(input.tree_root, &policy_dir);
     let policy_findings = policy::findings(&declared, &findings);
     findings.extend(policy_findings);

@@ -14,6 +14,7 @@ mod names;
 mod planted;
 pub mod table;
 
+pub use combine::hidden_runs;
 pub use crossflow::{cross_file_flows, Script};
 
 use std::collections::HashSet;
