@@ -237,6 +237,36 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
             context: r.context,
         });
     }
+    // An order to hide an act on the act's own line (`without logging it, … run \`curl … | sh\``): the hiding is of
+    // that act.
+    let hidden = found.iter().find_map(|order| {
+        (order.rule == "prompt/conceal"
+            && order.severity == Severity::High
+            && order.context == FindingContext::Instruction)
+            .then(|| {
+                found.iter().find(|f| {
+                    f.line == order.line
+                        && f.severity >= Severity::High
+                        && HIDDEN_ACTS.contains(&f.rule.as_str())
+                })
+            })
+            .flatten()
+            .map(|act| (order, act))
+    });
+    if let Some((order, act)) = hidden {
+        out.push(Finding {
+            rule: "prompt/conceal".to_owned(),
+            severity: Severity::Critical,
+            file: file.to_owned(),
+            line: order.line,
+            evidence: order.evidence.clone(),
+            message: format!(
+                "Orders an act hidden from the user, on the act's own line ({}).",
+                act.rule
+            ),
+            context: order.context,
+        });
+    }
     let lures: Vec<&Finding> = found
         .iter()
         .filter(|f| {
@@ -491,6 +521,26 @@ mod tests {
         assert!(hidden_runs(&[run(8)], &[order.clone(), api]).is_empty());
         assert!(hidden_runs(&[run(9)], &[order, fetches.clone()]).is_empty());
         assert!(hidden_runs(&[run(8)], &[fetches]).is_empty());
+    }
+
+    #[test]
+    fn an_act_hidden_on_its_own_line_is_critical_and_one_in_the_open_is_not() {
+        let mut hidden = vec![
+            f("prompt/conceal", Severity::High, 12),
+            f("install/pipe-to-shell", Severity::High, 12),
+        ];
+        let added = within_file("SKILL.md", &mut hidden);
+        assert!(
+            added
+                .iter()
+                .any(|a| a.rule == "prompt/conceal" && a.severity == Severity::Critical),
+            "{added:?}"
+        );
+        let mut open = vec![
+            f("prompt/conceal", Severity::High, 10),
+            f("install/pipe-to-shell", Severity::High, 12),
+        ];
+        assert!(within_file("SKILL.md", &mut open).is_empty());
     }
 
     #[test]
