@@ -93,7 +93,13 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
         })
         .collect();
     scripts.sort_by_key(|(later, _)| *later);
-    let scripts: Vec<&str> = scripts.into_iter().map(|(_, s)| s).collect();
+    // What is offered to run: programs only. A test, pytest's `conftest.py`, a package's `__init__.py`, a library, a
+    // template is not run on its own; such files are counted, not suggested.
+    let (programs, others): (Vec<_>, Vec<_>) = scripts
+        .into_iter()
+        .partition(|(later, rel)| !*later && !test_file(rel));
+    let scripts: Vec<&str> = programs.into_iter().map(|(_, s)| s).collect();
+    let others = others.len();
     let suggest = |out: &mut String| {
         for s in scripts.iter().take(5) {
             out.push_str(&format!(
@@ -104,6 +110,11 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
         if scripts.len() > 5 {
             out.push_str(&format!("\n  ... and {} more scripts", scripts.len() - 5));
         }
+        if others > 0 {
+            out.push_str(&format!(
+                "\n  ({others} more file(s) of code are tests, templates, libraries or modules: not run on their own)"
+            ));
+        }
     };
     if !report
         .inventory
@@ -113,7 +124,7 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
     {
         let mut out =
             format!("{source} is not a skill (it has no SKILL.md), so there is nothing a plain run would do");
-        if scripts.is_empty() {
+        if scripts.is_empty() && others == 0 {
             out.push_str("; `airlock scan` says what it holds");
         } else {
             out.push_str(". Run one of its files:");
@@ -126,7 +137,7 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
         .iter()
         .filter(|s| s.kind != "script" && s.example.is_some())
         .count();
-    if scripts.is_empty() && examples == 0 {
+    if scripts.is_empty() && others == 0 && examples == 0 {
         return (
             Nothing::NoCommand,
             "this is a prompt-only skill: instructions for an agent, with no command of its own. Try it with an \
@@ -134,13 +145,40 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
                 .into(),
         );
     }
-    let mut out = format!(
-        "this skill gives an agent reference material: its {examples} command(s) are examples to adapt (placeholders, \
-         files that exist nowhere), not steps to run. Run one of its scripts with your arguments:"
-    );
+    let mut out = if examples == 0 {
+        "this skill gives an agent reference material: its instructions name no command to run as it stands."
+            .to_owned()
+    } else {
+        format!(
+            "this skill gives an agent reference material: its {examples} command(s) are examples to adapt \
+             (placeholders, files that exist nowhere), not steps to run."
+        )
+    };
+    if scripts.is_empty() {
+        out.push_str(&format!(
+            " Its {others} file(s) of code are tests, templates, libraries or modules, none a program to run on its own."
+        ));
+    } else {
+        out.push_str(" Run one of its scripts with your arguments:");
+    }
     suggest(&mut out);
     out.push_str("\nor try it with an agent (--agent claude), or see every command with --mode dry-run");
     (Nothing::NoCommand, out)
+}
+
+/// Whether a file of code is a test (`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, pytest's
+/// `conftest.py`): a test runner runs it, not a user.
+fn test_file(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let dirs = &rel[..rel.len() - name.len()];
+    name == "conftest.py"
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || dirs
+            .split('/')
+            .any(|d| matches!(d, "tests" | "test" | "__tests__" | "spec"))
 }
 
 /// Data files a command reads, by extension: when one exists in neither the skill nor the target, the command is

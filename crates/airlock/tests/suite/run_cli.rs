@@ -679,6 +679,19 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
             "console.log(1)\n",
         );
     }
+    // A skill whose only code is its tests: nothing to offer, and no `--script tests/conftest.py` suggested.
+    let tests_only = root.join("ideas");
+    write(
+        &tests_only,
+        "SKILL.md",
+        &skill_md("ideas", "Capture ideas into the user's notes.\n"),
+    );
+    write(&tests_only, "tests/conftest.py", "import pytest\n");
+    write(
+        &tests_only,
+        "tests/test_ideas.py",
+        "def test_x():\n    assert True\n",
+    );
     let not_skill = root.join("notes");
     write(&not_skill, "README.md", "# Notes\n");
     write(&not_skill, "tool.sh", "echo hi\n");
@@ -693,7 +706,15 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
                 "2 command(s) are examples",
                 "--script scripts/fill.py -- ARGS",
                 "--script scripts/recalc.py -- ARGS",
-                "... and 3 more scripts",
+                "(6 more file(s) of code are tests, templates, libraries or modules",
+            ],
+        ),
+        (
+            &tests_only,
+            120,
+            vec![
+                "name no command to run as it stands",
+                "Its 2 file(s) of code are tests, templates, libraries or modules",
             ],
         ),
         (&not_skill, 121, vec!["not a skill", "--script tool.sh -- ARGS"]),
@@ -704,6 +725,7 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
         for w in words {
             assert!(r.stderr.contains(w), "{dir:?}: `{w}` not in {}", r.stderr);
         }
+        assert!(!r.stderr.contains("--script tests/"), "{}", r.stderr);
     }
     let rows = airlock(&data, &["runs", "--json"]).json();
     assert!(rows.as_array().unwrap().is_empty(), "{rows}");
