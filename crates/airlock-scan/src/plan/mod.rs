@@ -582,7 +582,7 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
         replaced
     } else {
         let own = format!(
-            r#"(^|[\s'"=(])(?:\./)?(?:(?:skills|plugins/[\w.-]+/skills)/)?{}/((?:scripts|references|assets|bin|lib|tests)/)"#,
+            r#"(^|[\s'"=(])(?:\./)?(?:(?:skills|plugins/[\w.-]+/skills)/)?{}/((?:scripts|references|assets|bin|lib|tests|examples|templates)/)"#,
             regex::escape(skill_name)
         );
         match Regex::new(&own) {
@@ -920,6 +920,14 @@ mod tests {
         assert_eq!(
             skill_dir_placeholders("python3 -m unittest linear/tests/test_linear.py", "linear"),
             "cd \"$SKILL_DIR\" && python3 -m unittest tests/test_linear.py"
+        );
+        // The skill's example or template copied from the collection's root (`off-market/examples/x.yaml`).
+        assert_eq!(
+            skill_dir_placeholders(
+                "cp off-market/examples/allegheny_pa.yaml my-criteria.yaml",
+                "off-market"
+            ),
+            "cp $SKILL_DIR/examples/allegheny_pa.yaml my-criteria.yaml"
         );
         // Another folder of the same name's start, or the project's own `crm/` data, is not the skill's.
         assert_eq!(
