@@ -159,6 +159,23 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         format!("{}/", subpath.trim_end_matches('/'))
     };
     let skill_md = format!("{prefix}SKILL.md");
+    // The name commands give the skill's folder: its declared name, or, where the front matter does not parse (a
+    // description with an unquoted `: `), the folder's own (the subpath's last part, else the folder or
+    // repository given).
+    let folder = if subpath.trim_matches('/').is_empty() {
+        report
+            .source
+            .repo_url
+            .trim_end_matches('/')
+            .trim_end_matches(".git")
+    } else {
+        subpath.trim_end_matches('/')
+    };
+    let own_name = meta
+        .name
+        .clone()
+        .or_else(|| folder.rsplit(['/', '\\']).next().map(str::to_owned))
+        .unwrap_or_default();
     let findings_at = |file: &str, line: u32| -> Vec<String> {
         let mut rules: Vec<String> = report
             .findings
@@ -287,7 +304,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         // The skill's scripts each command of this block starts, to tell variants of one command apart.
         let mut started_here: Vec<(String, u32)> = Vec::new();
         for unit in units {
-            let command = skill_dir_placeholders(&unit.text, meta.name.as_deref().unwrap_or_default());
+            let command = skill_dir_placeholders(&unit.text, &own_name);
             let (command, filled) = target_placeholders(&command);
             let (command, guarded) = shell::guard_tests(&command);
             let (command, searched) = shell::search_may_find_nothing(&command);

@@ -1192,3 +1192,40 @@ fn the_skill_folder_placeholder_is_filled_in() {
         "{record}"
     );
 }
+
+/// A path through the skill's own folder from the collection's root (`off-market/examples/x.yaml`) is the skill's
+/// file, also when the front matter does not parse and the folder's name is the only name the skill has.
+#[test]
+fn a_path_through_the_skills_folder_is_its_file_even_without_a_declared_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("off-market");
+    write(
+        &dir,
+        "SKILL.md",
+        "---\nname: off-market\ndescription: Finds houses. Two stages: discover and outreach.\n---\n\n```bash\ncp off-market/examples/criteria.yaml my-criteria.yaml\npython3 off-market/scripts/discover.py --criteria my-criteria.yaml\n```\n",
+    );
+    write(&dir, "examples/criteria.yaml", "county: allegheny\n");
+    write(
+        &dir,
+        "scripts/discover.py",
+        "import sys\nprint('criteria:', open(sys.argv[2]).read().strip())\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("cp $SKILL_DIR/examples/criteria.yaml my-criteria.yaml  -> exit 0"),
+        "{}",
+        run.stdout
+    );
+    let id = super::util::word_after(&run.stdout, "run ");
+    let record = airlock(&data, &["show", &id, "--json"]).json();
+    assert!(
+        record["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("criteria: county: allegheny"),
+        "{record}"
+    );
+}
