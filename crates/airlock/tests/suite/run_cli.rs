@@ -1174,23 +1174,22 @@ fn the_skill_folder_placeholder_is_filled_in() {
         "{}",
         dry.stdout
     );
-    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    succeeds_showing(
+        &data,
+        &dir,
+        "python3 $SKILL_DIR/scripts/hello.py  -> exit 0",
+        "hello from the skill",
+    );
+}
+
+/// A plain run of `dir` that succeeds, whose summary has `step` and whose recorded output has `output`.
+fn succeeds_showing(data: &Path, dir: &Path, step: &str, output: &str) {
+    let run = airlock(data, &["run", dir.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout
-            .contains("python3 $SKILL_DIR/scripts/hello.py  -> exit 0"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains(step), "{}", run.stdout);
     let id = super::util::word_after(&run.stdout, "run ");
-    let record = airlock(&data, &["show", &id, "--json"]).json();
-    assert!(
-        record["stdout"]
-            .as_str()
-            .unwrap()
-            .contains("hello from the skill"),
-        "{record}"
-    );
+    let record = airlock(data, &["show", &id, "--json"]).json();
+    assert!(record["stdout"].as_str().unwrap().contains(output), "{record}");
 }
 
 /// A path through the skill's own folder from the collection's root (`off-market/examples/x.yaml`) is the skill's
@@ -1211,21 +1210,10 @@ fn a_path_through_the_skills_folder_is_its_file_even_without_a_declared_name() {
         "scripts/discover.py",
         "import sys\nprint('criteria:', open(sys.argv[2]).read().strip())\n",
     );
-    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout
-            .contains("cp $SKILL_DIR/examples/criteria.yaml my-criteria.yaml  -> exit 0"),
-        "{}",
-        run.stdout
-    );
-    let id = super::util::word_after(&run.stdout, "run ");
-    let record = airlock(&data, &["show", &id, "--json"]).json();
-    assert!(
-        record["stdout"]
-            .as_str()
-            .unwrap()
-            .contains("criteria: county: allegheny"),
-        "{record}"
+    succeeds_showing(
+        &data,
+        &dir,
+        "cp $SKILL_DIR/examples/criteria.yaml my-criteria.yaml  -> exit 0",
+        "criteria: county: allegheny",
     );
 }
