@@ -166,8 +166,9 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
     (Nothing::NoCommand, out)
 }
 
-/// Whether a file of code is a test (`tests/…`, `test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, pytest's
-/// `conftest.py`): a test runner runs it, not a user.
+/// Whether a file of code is a test by its name or a test runner's folder (`test_x.py`, `x_test.go`, `x.test.ts`,
+/// `x.spec.js`, pytest's `conftest.py`, `__tests__/`): a test runner runs it, not a user. Files under `tests/` are
+/// already material to [`airlock_scan::plan::material`].
 fn test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let dirs = &rel[..rel.len() - name.len()];
@@ -176,9 +177,7 @@ fn test_file(rel: &str) -> bool {
         || name.contains("_test.")
         || name.contains(".test.")
         || name.contains(".spec.")
-        || dirs
-            .split('/')
-            .any(|d| matches!(d, "tests" | "test" | "__tests__" | "spec"))
+        || dirs.split('/').any(|d| matches!(d, "__tests__" | "spec"))
 }
 
 /// Data files a command reads, by extension: when one exists in neither the skill nor the target, the command is
