@@ -519,9 +519,9 @@ fn answer(
             .is_ok()
     {
         let _ = stream.flush();
-        let reply = read_patiently(stream, started, PROBE_WAIT, |b| {
-            crate::find(b, sink.probe.as_bytes()).is_some()
-        });
+        // An interactive shell without a terminal echoes the line it read before it runs it: the marker in
+        // that echo is no answer yet, the wait goes on for its output.
+        let reply = read_patiently(stream, started, PROBE_WAIT, |b| ran(b, &sink.probe));
         catch.shell = ran(&reply, &sink.probe);
         if catch.shell {
             catch.kind = "shell".into();
@@ -745,6 +745,20 @@ mod tests {
         assert!(credential_only(&s, both.as_bytes(), &all).is_empty());
     }
 
+    /// A reader that hands out one chunk per read, then the end.
+    struct Chunks(Vec<Vec<u8>>);
+
+    impl Read for Chunks {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let chunk = self.0.remove(0);
+            buf[..chunk.len()].copy_from_slice(&chunk);
+            Ok(chunk.len())
+        }
+    }
+
     #[test]
     fn requests_are_read_whole_and_shells_told_from_echoes() {
         assert!(!http_done(b"POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"));
@@ -761,6 +775,13 @@ mod tests {
         );
         assert!(ran(b"$ AIRLOCK01\n$ ", "AIRLOCK01"));
         assert!(!ran(b"echo AIRLOCK01\n", "AIRLOCK01"));
+        // A shell that echoes the probe line in one read and answers in the next is waited for.
+        let mut chunks = Chunks(vec![
+            b"bash-5.2$ echo AIRLOCK01\n".to_vec(),
+            b"AIRLOCK01\nbash-5.2$ ".to_vec(),
+        ]);
+        let reply = read_patiently(&mut chunks, Instant::now(), PROBE_WAIT, |b| ran(b, "AIRLOCK01"));
+        assert!(ran(&reply, "AIRLOCK01"), "{}", String::from_utf8_lossy(&reply));
         assert_eq!(printable(b"a\x1b[31mb\r\n"), "a\\x1b[31mb\n");
         // The served script runs the marker under sh and under Python.
         let reply = served("AIRLOCKTEST");
