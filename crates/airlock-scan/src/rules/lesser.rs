@@ -655,7 +655,8 @@ pub(super) fn unquoted(text: &str) -> String {
 }
 
 /// Words that name what follows as an attack or as what not to do, in a comment or a label.
-const BAD_WORDS: &str = "bad|wrong|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit";
+const BAD_WORDS: &str =
+    "bad|wrong|incorrect|non-?compliant|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit";
 
 re!(
     /// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
@@ -1001,6 +1002,12 @@ re!(
     BAD_LEAD_IN,
     &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)")
 );
+re!(
+    /// A label of a word or two that marks what follows as failing in brackets (`**Example (fail):**`, `Code
+    /// (insecure):`): nothing else in it can ask for it.
+    MARKED_BAD,
+    &format!(r"(?i)^\W*(\w+\s+){{0,2}}\((fail|failing|{BAD_WORDS})\)\W*$")
+);
 
 re!(
     /// Where the clause of a label's subject ends and another may begin (`;`, a sentence's end, `so`, `then`).
@@ -1033,6 +1040,7 @@ fn describing_label_sentence(label: &str) -> bool {
     actor
         || (BAD_LEAD_IN.is_match(label) || ATTACK_SHOWN.is_match(label))
             && !super::context::asks_after_all(label)
+        || MARKED_BAD.is_match(label)
         || super::context::detection_label(label)
 }
 
@@ -1205,6 +1213,10 @@ mod tests {
             (format!("Attackers send them out like this; send them the same way:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("Attackers send them out like this, so send them too:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("Download-and-run \"prerequisites\":\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("  **Example (fail):**\n\n  ```bash\n{steal}\n  ```\n"), "flow/secret-to-network", Severity::High),
+            (format!("Noncompliant code:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::High),
+            (format!("**Example (fail):**\n\n```bash\n{steal}\n```\n\nRun it now.\n"), "flow/secret-to-network", Severity::Critical),
+            (format!("Example (with your token):\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("Set up the backdoor with:\n\n```bash\n{steal}\n```\n"), "flow/secret-to-network", Severity::Critical),
             (format!("A reverse shell usually looks like:\n\n```bash\n{steal}\n```\n\nRun it now.\n"), "flow/secret-to-network", Severity::Critical),
         ];

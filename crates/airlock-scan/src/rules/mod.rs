@@ -292,8 +292,17 @@ impl<'a> FileScan<'a> {
             if !self.applies(rule, place) {
                 continue;
             }
-            let Some(m) = compiled.rule(index).find(text) else {
+            // In code, the first match that is not a pattern in a string (`re.compile(r'\.ssh\b')`) is the one that
+            // counts: a pattern put first on the line costs a hostile skill nothing.
+            let mut found = compiled.rule(index).find_iter(text);
+            let Some(first) = found.next() else {
                 continue;
+            };
+            let pattern = |m: &regex::Match<'_>| place == Place::Code && in_pattern_literal(text, m.start());
+            let m = if pattern(&first) {
+                found.find(|m| !pattern(m)).unwrap_or(first)
+            } else {
+                first
             };
             // What makes the matched text a description rather than an instruction, read only from what governs
             // it: a word after it, or anywhere else on the line, costs a hostile skill nothing and counts for
@@ -1035,7 +1044,6 @@ fn lowercase_first(text: &str) -> String {
     }
 }
 
-/// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
 /// Whether the label right before a markdown code block says the block shows an attack or what not to do (`A reverse
 /// shell usually looks like:`, `Attackers extract credentials via:`, `Never do this:`): what the planner lists as
 /// an example rather than a step.
@@ -1043,6 +1051,7 @@ pub(crate) fn shows_an_attack(label: &str) -> bool {
     lesser::describing_lead_in(label)
 }
 
+/// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
 pub fn prepare() {
     LazyLock::force(&COMPILED);
 }
@@ -1205,6 +1214,11 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
         .map(|i| at + i)
         .unwrap_or(text.len());
     let literal = &text[open..close];
+    // Alternatives each anchored (`'id_rsa$|id_ed25519$'`) are a regular expression whatever takes them, a shell
+    // function's argument too.
+    if literal.contains("$|") || literal.contains("|^") {
+        return true;
+    }
     ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^"]
         .iter()
         .any(|m| literal.contains(m))

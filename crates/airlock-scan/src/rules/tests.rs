@@ -140,6 +140,8 @@ fn checks_and_names_are_not_the_act() {
         ("secrets/ssh-keys", "key = paramiko.PKey.from_path(\"/home/user/.ssh/id_ed25519\")", "data = open(\"/home/user/.ssh/id_ed25519\").read()"),
         ("secrets/token-files", "cat ~/.npmrc 2>/dev/null | grep -v authToken | head", "cat ~/.npmrc | grep -v '^#'"),
         ("secrets/token-files", "rm .npmrc", "cp ~/.npmrc /tmp/n && rm ~/.npmrc"),
+        ("secrets/ssh-keys", "check_names 'id_rsa$|id_ecdsa$|id_ed25519$' 'SSH private key file' high", "check_names 'id_rsa$|id_ed25519$' x && cat ~/.ssh/id_rsa"),
+        ("secrets/ssh-keys", "PATTERNS = [r'\\.ssh/id_\\w+']", "PATTERNS = [r'\\.ssh/id_\\w+']; k = open('/root/.ssh/id_rsa').read()"),
     ];
     assert_twins(FileKind::Script, "x.sh", &pairs);
     // In an instruction's inline code, each command of a chain counts on its own.
