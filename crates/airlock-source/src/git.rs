@@ -171,16 +171,23 @@ fn finish(
     subpath: String,
     options: &ImportOptions,
 ) -> Result<StagedSource, SourceError> {
+    // A skill imported by its folder is staged alone (its links into the rest of the commit copied in): the limits
+    // count the skill, not the collection around it.
+    let folder = if subpath.is_empty() {
+        String::new()
+    } else {
+        format!("-{}", short_hash(&subpath))
+    };
     let dest = options
         .data_dir
         .join("sources")
         .join("git")
-        .join(format!("{}-{commit}", short_hash(url)));
+        .join(format!("{}-{commit}{folder}", short_hash(url)));
     let mut skipped = Vec::new();
     if !dest.join(".airlock-complete").exists() {
         let tmp = staging_dir(options)?;
         let stage_root = tmp.path().join("tree");
-        write_commit_tree(repo, url, &commit, &stage_root, options, &mut skipped)?;
+        write_commit_tree(repo, url, &commit, &subpath, &stage_root, options, &mut skipped)?;
         fs_err::write(
             tmp.path().join("skipped.json"),
             serde_json::to_vec(&skipped).unwrap_or_default(),
@@ -477,10 +484,12 @@ fn in_repository(
 }
 
 /// Writes the whole tree of `commit` under `root`, reading objects directly.
+/// Writes the commit's tree, or only its folder `subpath` (at the same path) when that is a folder of the commit.
 fn write_commit_tree(
     repo: &gix::Repository,
     url: &str,
     commit: &CommitSha,
+    subpath: &str,
     root: &Path,
     options: &ImportOptions,
     skipped: &mut Vec<(String, String)>,
@@ -492,7 +501,30 @@ fn write_commit_tree(
         .map_err(|e| fetch_err(url, e))?;
     let mut out = SafeTree::new(root.to_path_buf(), redact(url), options.limits)?;
     let root_tree = repo.find_tree(tree_id).map_err(|e| fetch_err(url, e))?;
-    let mut stack = vec![(tree_id, String::new())];
+    let folder = if subpath.is_empty() {
+        None
+    } else {
+        root_tree
+            .lookup_entry_by_path(subpath)
+            .ok()
+            .flatten()
+            .filter(|e| e.mode().is_tree())
+            .map(|e| e.object_id())
+    };
+    let mut stack = match folder {
+        Some(folder) => {
+            let mut at = String::new();
+            for part in subpath.split('/') {
+                if !at.is_empty() {
+                    at.push('/');
+                }
+                at.push_str(part);
+                out.dir(&at)?;
+            }
+            vec![(folder, subpath.to_owned())]
+        }
+        None => vec![(tree_id, String::new())],
+    };
     while let Some((tid, prefix)) = stack.pop() {
         let tree = repo.find_tree(tid).map_err(|e| fetch_err(url, e))?;
         let decoded = tree.decode().map_err(|e| fetch_err(url, e))?;

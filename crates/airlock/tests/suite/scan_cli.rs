@@ -505,6 +505,22 @@ fn hostile_repositories_get_clear_errors_or_findings() {
     assert_eq!(run.code, 125, "{}", run.stderr);
     assert!(run.stderr.contains("too large"), "{}", run.stderr);
 
+    // A skill imported by its folder is held to the limits alone: the rest of its collection is not staged.
+    let mono = init_repo(&tmp.path().join("mono"));
+    write(&mono, "skills/small/SKILL.md", &skill_md("small", "x"));
+    fs_err::create_dir_all(mono.join("media")).unwrap();
+    fs_err::write(mono.join("media/blob.bin"), vec![7u8; 3 * 1024 * 1024]).unwrap();
+    let commit = commit_all(&mono, "mono");
+    let limited = |url: &str| airlock(&data, &["scan", url, "--json", "--max-bytes", "1000000"]);
+    let whole = limited(&format!("file://{}#{commit}", mono.display()));
+    assert_eq!(whole.code, 125, "{}", whole.stderr);
+    let folder = limited(&format!("file://{}#{commit}:skills/small", mono.display()));
+    assert_eq!(folder.code, 0, "{}", folder.stderr);
+    assert_eq!(folder.json()["skills"][0]["name"], "small");
+    assert!(!walk(&data.join("sources"))
+        .iter()
+        .any(|p| p.ends_with("media/blob.bin")));
+
     // Symlinks out of the tree, invalid UTF-8 content and broken frontmatter.
     let odd = init_repo(&tmp.path().join("odd"));
     write(
