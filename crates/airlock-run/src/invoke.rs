@@ -889,8 +889,18 @@ pub(crate) fn sandbox_run(
     config.env.push(("SKILL_DIR".into(), SKILL_DIR.into()));
     if let Some(layer) = env_layer {
         // The skill's installed packages, read-only, first on Python's path.
+        let env_host = crate::environment::mountable(layer, scratch.path())?;
+        // Node's `import` of a package does not read `NODE_PATH`: it looks in `node_modules` of the script's folder
+        // and of each folder above it, up to `/`. The packages are at `/node_modules` too, for an ES module.
+        let node_modules = env_host.join("node/node_modules");
+        if node_modules.is_dir() {
+            config.mounts.push(Mount::Ro {
+                host: node_modules,
+                sandbox: "/node_modules".into(),
+            });
+        }
         config.mounts.push(Mount::Ro {
-            host: crate::environment::mountable(layer, scratch.path())?,
+            host: env_host,
             sandbox: crate::environment::ENV_DIR.into(),
         });
         let env_dir = crate::environment::ENV_DIR;

@@ -110,7 +110,8 @@ fn judged(f: &FileAccess) -> &str {
 /// Whether an access reached a secret of the user's. The skill's own files and the environment the install phase
 /// made hold none (a package's `credentials` module is code); a link is judged by the file it reached.
 fn secret_access(f: &FileAccess) -> bool {
-    let provided = |p: &str| p.starts_with("/skill/") || p.starts_with("/env/");
+    let provided =
+        |p: &str| p.starts_with("/skill/") || p.starts_with("/env/") || p.starts_with("/node_modules/");
     let secret = |p: &str| credential_like(p) && !provided(p);
     secret(judged(f)) || secret(&f.path) && !provided(judged(f))
 }

@@ -424,6 +424,34 @@ fn a_skills_npm_dependencies_are_installed_and_node_runs_under_the_memory_limit(
         rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
         "{rec:#}"
     );
+    // An ES module's `import` finds the same packages (it does not read NODE_PATH).
+    write(
+        &skill,
+        "scripts/hello.mjs",
+        "import greet from 'greet-node';\nconsole.log(greet());\n",
+    );
+    let r = airlock(
+        &data,
+        &[
+            "run",
+            "--json",
+            skill.to_str().unwrap(),
+            "--script",
+            "scripts/hello.mjs",
+            "--allow-net",
+            "npm.test:80",
+            "--connect-to",
+            &connect,
+            "--npm-registry",
+            "http://npm.test/",
+        ],
+    );
+    let rec = r.json();
+    assert_eq!(rec["status"], "succeeded", "{rec:#}");
+    assert!(
+        rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
+        "{rec:#}"
+    );
 }
 
 /// A PEP 517 build backend that lives in the skill (`backend-path`), so the skill's own package builds with no
