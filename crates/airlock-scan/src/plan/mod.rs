@@ -482,9 +482,25 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             step.example = scripts::not_standalone(rel, &text, language.as_deref(), code);
         }
     }
-    shell.append(&mut plan.steps);
-    plan.steps = shell;
+    // A script that sets the skill up (`scripts/setup.sh`, `install.sh`) runs before the commands that need it.
+    let (mut setup, mut scripts): (Vec<_>, Vec<_>) = std::mem::take(&mut plan.steps)
+        .into_iter()
+        .partition(|s| s.example.is_none() && sets_up(&s.file));
+    setup.append(&mut shell);
+    setup.append(&mut scripts);
+    plan.steps = setup;
     Ok(plan)
+}
+
+re!(
+    /// A script named for setting its skill up: `setup.sh`, `install-deps.sh`, `bootstrap.py`.
+    SETUP_SCRIPT,
+    r"(?i)(?:^|/)(?:setup|install|bootstrap)(?:[-_][\w-]*)?\.(?:sh|bash|py|js|mjs|cjs)$"
+);
+
+/// Whether a script of the skill is named for setting it up.
+fn sets_up(path: &str) -> bool {
+    SETUP_SCRIPT.is_match(path)
 }
 
 re!(
@@ -589,6 +605,20 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     let replaced = SKILL_DIR_PLACEHOLDERS
         .iter()
         .fold(command.to_owned(), |c, p| c.replace(p, "$SKILL_DIR"));
+    // The folder that holds the skills, then the skill's own name (`{skillsRoot}/NAME/scripts/x.cjs`), is the
+    // skill's folder.
+    let replaced = if skill_name.is_empty() {
+        replaced
+    } else {
+        let root = format!(
+            r#"(?i)(?:<[\w-]*skill[\w-]*>|\{{[\w-]*skill[\w-]*\}})/{}(/|$|[\s'"`;&|)])"#,
+            regex::escape(skill_name)
+        );
+        match Regex::new(&root) {
+            Ok(re) => re.replace_all(&replaced, "$$SKILL_DIR$1").into_owned(),
+            Err(_) => replaced,
+        }
+    };
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
         .into_owned();
@@ -983,6 +1013,27 @@ mod tests {
 
     #[test]
     fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
+        // The folder of the skills, then this skill's name, is this skill's folder; another skill's stays as it is
+        // named.
+        assert_eq!(
+            skill_dir_placeholders(
+                "node {skillsRoot}/ws-learn/scripts/learn.cjs --compile",
+                "ws-learn"
+            ),
+            "node $SKILL_DIR/scripts/learn.cjs --compile"
+        );
+        assert_eq!(
+            skill_dir_placeholders("node <skills-root>/ws-learn", "ws-learn"),
+            "node $SKILL_DIR"
+        );
+        assert_ne!(
+            skill_dir_placeholders("node {skillsRoot}/ws-learner/x.cjs", "ws-learn"),
+            "node $SKILL_DIR/x.cjs"
+        );
+        assert!(
+            sets_up("kanban/scripts/setup.sh") && sets_up("install-deps.sh") && sets_up("a/bootstrap.py")
+        );
+        assert!(!sets_up("scripts/setup_test_data.txt") && !sets_up("scripts/uninstall.sh"));
         assert_eq!(
             skill_dir_placeholders("python3 {baseDir}/scripts/x.py a.pdf", "x"),
             "python3 $SKILL_DIR/scripts/x.py a.pdf"

@@ -376,6 +376,35 @@ fn a_skill_finds_itself_where_an_agent_installs_it() {
     assert!(run.stdout.contains("hello world"), "{}", run.stdout);
 }
 
+/// A skill's setup script, named in its prerequisites, runs before the commands that need what it makes; a path
+/// through the folder of the skills (`{skillsRoot}/NAME/…`) is the skill's own file.
+#[test]
+fn a_setup_script_runs_first_and_the_skills_root_holds_the_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("kanban");
+    let body = "## Prerequisites\n\n- Run `${CLAUDE_SKILL_DIR}/scripts/setup.sh` once to make the board\n\n## Commands\n\n```bash\nnode ${CLAUDE_SKILL_DIR}/scripts/board.mjs\n```\n\nCompile it:\n\n```bash\nnode {skillsRoot}/kanban/scripts/compile.cjs --all\n```\n";
+    write(&dir, "SKILL.md", &skill_md("kanban", body));
+    write(&dir, "scripts/setup.sh", "#!/bin/sh\necho made > /tmp/board\n");
+    write(
+        &dir,
+        "scripts/board.mjs",
+        "import { readFileSync } from 'node:fs';\nconsole.log('board ' + readFileSync('/tmp/board', 'utf8').trim());\n",
+    );
+    write(
+        &dir,
+        "scripts/compile.cjs",
+        "console.log('compiled ' + process.argv[2]);\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out}\n{}", run.stderr);
+    assert!(out.contains("board made"), "{out}");
+    assert!(out.contains("compiled --all"), "{out}");
+    let setup = out.find("scripts/setup.sh").unwrap();
+    assert!(setup < out.find("scripts/board.mjs").unwrap(), "{out}");
+}
+
 /// A placeholder that stands for the project (`<path-to-repo>`) is the target, as an agent fills it in with the
 /// user's project: the step runs on it, and says so.
 #[test]
