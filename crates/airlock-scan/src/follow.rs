@@ -26,7 +26,7 @@ static RUNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
           | (?P<prog>python(?:3(?:\.\d+)?)?|bash|sh|zsh|dash|ksh|source|\.|node|bun|deno\s+run|tsx|npx\s+tsx|perl|ruby)
             (?:\s+-[a-zA-Z-]+)*\s+
         )
-        ["']?(?P<path>[^\s"';|&)`<>]+)
+        (?:<\s*)?["']?(?P<path>[^\s"';|&)`<>]+)
         "#,
     )
     .ok()
@@ -109,6 +109,7 @@ fn executed_by(
         }
         return out;
     }
+    let mut by_order = Vec::new();
     for segment in segments(&text, 1) {
         match segment {
             Segment::Code { line, text, .. } => {
@@ -121,17 +122,52 @@ fn executed_by(
                 text,
                 inline_code,
             } => {
-                for (start, end) in inline_code {
+                for &(start, end) in &inline_code {
                     if let Some(code) = text.get(start..end) {
                         found(line, code.trim_matches('`'));
+                    }
+                }
+                // An order to run what a file of no code kind holds (`Run the commands in \`setup.txt\``, `Run the
+                // \`setup\` command from \`assets/profile.json\``): the file is read as the commands it holds.
+                for &(start, end) in &inline_code {
+                    let (Some(before), Some(code)) = (text.get(..start), text.get(start..end)) else {
+                        continue;
+                    };
+                    let path = code.trim_matches('`');
+                    let ordered = RUN_WHAT_IS_IN.as_ref().is_some_and(|re| re.is_match(before));
+                    if path.contains(char::is_whitespace) || !ordered {
+                        continue;
+                    }
+                    let Some(file) = resolve(inventory, paths, &entry.path, path) else {
+                        continue;
+                    };
+                    let data = inventory
+                        .files
+                        .iter()
+                        .any(|f| f.path == file && matches!(f.kind, FileKind::Other | FileKind::Asset));
+                    if data && file != entry.path {
+                        by_order.push(Executed {
+                            language: "shell",
+                            file,
+                            by: entry.path.clone(),
+                            line,
+                            runner: "the instructions".to_owned(),
+                        });
                     }
                 }
             }
             Segment::HtmlComment { .. } => {}
         }
     }
+    out.extend(by_order);
     out
 }
+
+/// Prose that orders run what a file holds, up to the file's name: `Run the commands in `, `Run the \`setup\` command
+/// from `, `paste the lines of `.
+static RUN_WHAT_IS_IN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:run|execute|paste|source)\b[^.;:]{0,60}\b(?:in|from|of|inside|within)\s*$").ok()
+});
 
 static RUNS_SOMETHING: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
@@ -352,6 +388,11 @@ mod tests {
         assert_eq!(got(". notes/rc.txt")[0], (".".into(), "notes/rc.txt".into()));
         assert_eq!(got("npx tsx tools/a.data")[0].0, "npx tsx");
         assert!(got("Remember to use make for this.").is_empty());
+        // A shell reading the file on its standard input runs it as well.
+        assert_eq!(
+            got("bash < references/profile.txt")[0].1,
+            "references/profile.txt"
+        );
     }
 
     #[test]
