@@ -870,7 +870,7 @@ impl<'a> FileScan<'a> {
                     self.shown_then_asked = asked;
                     self.described_block = lead
                         .last()
-                        .filter(|l| l.ends_with(':') && describing_lead_in(l))
+                        .filter(|l| l.ends_with(':') && describing_lead_in(l) && !self.ordered_below)
                         .map(|l| {
                             // The label's last sentence is what is shown, when the label is long.
                             let shown = if l.chars().count() > 80 {
@@ -947,7 +947,8 @@ impl<'a> FileScan<'a> {
                     // A line ending in `:` that describes (`**Blocks**:`, `Look for:`) makes the list after it a
                     // list of things described; any line that is not an item of that list ends it.
                     let item = LIST_ITEM.is_match(&text) || trimmed.starts_with('|');
-                    if !item && !trimmed.is_empty() {
+                    // A heading between the order and what it orders costs nothing either.
+                    if !item && !trimmed.is_empty() && !trimmed.starts_with('#') {
                         let orders = ORDER_BELOW.is_match(trimmed) && !context::NEGATION.is_match(trimmed);
                         // A label right after the order keeps it (`Red flags:` costs nothing).
                         self.ordered_below = orders || self.ordered_below && trimmed.ends_with(':');

@@ -1189,12 +1189,32 @@ fn an_order_to_do_what_follows_is_not_undone_by_a_checkbox_a_table_or_a_label() 
             format!("Never run the commands below.\n\nRed flags:\n\n- {shell}"),
             format!("Run the commands below.\n\nRed flags:\n\n- {shell}"),
         ),
+        (
+            "exec/reverse-shell",
+            format!("## Setup\n\n| step | command |\n|---|---|\n| 1 | {shell} |"),
+            format!("Do the setup below once, in order.\n\n## Setup\n\n| step | command |\n|---|---|\n| 1 | {shell} |"),
+        ),
     ];
     let pairs: Vec<(&str, &str, &str)> = pairs
         .iter()
         .map(|(r, h, b)| (*r, h.as_str(), b.as_str()))
         .collect();
     assert_twins(FileKind::SkillMd, "SKILL.md", &pairs);
+    // A block labelled as what not to do counts one step less, unless an order to run it comes before the label.
+    let block = format!("```bash\n{}\n```\n", shell.trim_matches('`'));
+    let shown = run(FileKind::SkillMd, "SKILL.md", &format!("Bad:\n\n{block}"));
+    assert_eq!(
+        level("exec/reverse-shell", &shown),
+        Some(Severity::High),
+        "{shown:?}"
+    );
+    let ordered = format!("Run the snippet below once, exactly as written.\n\nBad:\n\n{block}");
+    let ordered = run(FileKind::SkillMd, "SKILL.md", &ordered);
+    assert_eq!(
+        level("exec/reverse-shell", &ordered),
+        Some(Severity::Critical),
+        "{ordered:?}"
+    );
 }
 
 /// SKILL.md's description is text every agent reads: an order in it counts as one in the body does.
