@@ -149,6 +149,10 @@ impl EgressConfig {
                 s.var(k, &bundle_path);
             }
             s.var("NODE_EXTRA_CA_CERTS", &extra_path);
+        } else if Path::new(HOST_BUNDLE).is_file() {
+            // Node trusts only the roots it ships, where pip, curl and git trust the system's store (with a CA the
+            // user's network adds to it): npm is given the same store.
+            s.var("NODE_EXTRA_CA_CERTS", HOST_BUNDLE);
         }
         Ok(s)
     }
@@ -254,6 +258,20 @@ mod tests {
         fs_err::write(&ca, "not a certificate").unwrap();
         assert!(config.sandbox_setup(Path::new("/home/sandbox")).is_err());
         let _ = fs_err::remove_dir_all(tmp);
+    }
+
+    /// Without an extra CA, node is pointed at the system's store, as the other programs use it.
+    #[test]
+    fn node_trusts_the_systems_store() {
+        let s = EgressConfig::default()
+            .sandbox_setup(Path::new("/home/sandbox"))
+            .unwrap();
+        let node = s.env.iter().find(|(k, _)| k == "NODE_EXTRA_CA_CERTS");
+        if Path::new(HOST_BUNDLE).is_file() {
+            assert_eq!(node.map(|(_, v)| v.as_str()), Some(HOST_BUNDLE));
+        } else {
+            assert!(node.is_none(), "{node:?}");
+        }
     }
 
     fn tempfile_dir() -> PathBuf {
