@@ -397,32 +397,33 @@ fn a_skills_npm_dependencies_are_installed_and_node_runs_under_the_memory_limit(
         "console.log(require('greet-node')())\n",
     );
     let connect = format!("npm.test:80=127.0.0.1:{}", reg.port);
-    let r = airlock(
-        &data,
-        &[
+    let run_script = |script: &str| {
+        let args = [
             "run",
             "--json",
             skill.to_str().unwrap(),
             "--script",
-            "scripts/hello.js",
+            script,
             "--allow-net",
             "npm.test:80",
             "--connect-to",
             &connect,
             "--npm-registry",
             "http://npm.test/",
-        ],
-    );
-    let rec = r.json();
+        ];
+        let rec = airlock(&data, &args).json();
+        assert_eq!(rec["status"], "succeeded", "{rec:#}");
+        assert!(
+            rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
+            "{rec:#}"
+        );
+        rec
+    };
+    let rec = run_script("scripts/hello.js");
     assert_eq!(
         rec["environment"]["status"], "installed",
         "{:#}",
         rec["environment"]
-    );
-    assert_eq!(rec["status"], "succeeded", "{rec:#}");
-    assert!(
-        rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
-        "{rec:#}"
     );
     // An ES module's `import` finds the same packages (it does not read NODE_PATH).
     write(
@@ -430,28 +431,7 @@ fn a_skills_npm_dependencies_are_installed_and_node_runs_under_the_memory_limit(
         "scripts/hello.mjs",
         "import greet from 'greet-node';\nconsole.log(greet());\n",
     );
-    let r = airlock(
-        &data,
-        &[
-            "run",
-            "--json",
-            skill.to_str().unwrap(),
-            "--script",
-            "scripts/hello.mjs",
-            "--allow-net",
-            "npm.test:80",
-            "--connect-to",
-            &connect,
-            "--npm-registry",
-            "http://npm.test/",
-        ],
-    );
-    let rec = r.json();
-    assert_eq!(rec["status"], "succeeded", "{rec:#}");
-    assert!(
-        rec["stdout"].as_str().unwrap().contains("hello from greet-node"),
-        "{rec:#}"
-    );
+    run_script("scripts/hello.mjs");
 }
 
 /// A PEP 517 build backend that lives in the skill (`backend-path`), so the skill's own package builds with no
