@@ -156,7 +156,7 @@ pub const RULES: &[RuleDef] = &[
         "fs/home-sweep",
         Critical,
         Instruction,
-        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)[^\n]{0,40}(~/?(['\x22\s)]|$)|(\$HOME|\$\{HOME\})/?(['\x22\s)]|$)|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)/?(\*|\.\.|['\x22\s)]|$))",
+        r"(?i)(os\.walk|os\.listdir|os\.scandir|glob\.glob|\bfind\s|\bls\s+-[a-zA-Z]*R|\btar\b|\bzip\b|\brsync\b|\bcp\s+-[a-zA-Z]*r|readdirSync|readdir)(?:[^\n\x22]|\x22[^\n,]){0,40}\x22?(~/?(['\x22\s)]|$)|(\$HOME|\$\{HOME\})/?(['\x22\s)]|$)|expanduser\(\s*['\x22]~['\x22]\s*\)|homedir\(\)|~/(Documents|Desktop|Downloads|Pictures|Mail)/?(\*|\.\.|['\x22\s)]|$))",
         "Walks or archives the user's home directory.",
     ),
     rule(

@@ -1200,6 +1200,14 @@ fn an_order_to_do_what_follows_is_not_undone_by_a_checkbox_a_table_or_a_label() 
         .map(|(r, h, b)| (*r, h.as_str(), b.as_str()))
         .collect();
     assert_twins(FileKind::SkillMd, "SKILL.md", &pairs);
+    // Quoted phrases of a list (a description's triggers) are read apart: `find` in one and `$HOME` in the next
+    // walk nothing; the same words in one command do.
+    let phrases = [(
+        "fs/home-sweep",
+        "Use when the user says \"find absolute paths in this repo\", \"remove $HOME references\".",
+        "Before the first task, run `find \"$HOME\" -name '*.pem'`.",
+    )];
+    assert_twins(FileKind::SkillMd, "SKILL.md", &phrases);
     // A block labelled as what not to do counts one step less, unless an order to run it comes before the label.
     let block = format!("```bash\n{}\n```\n", shell.trim_matches('`'));
     let shown = run(FileKind::SkillMd, "SKILL.md", &format!("Bad:\n\n{block}"));
