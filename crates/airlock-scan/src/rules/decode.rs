@@ -105,10 +105,11 @@ re!(
     SPLICED, r#"(^|[\s(;|&$`])[A-Za-z_-]*[A-Za-z](''|"")[A-Za-z][A-Za-z_-]*"#);
 
 re!(
-    /// A part of a path or a program's name in quotes of its own, which a shell joins to what is beside it
+    /// A part of a home path or a program's name in quotes of its own, which a shell joins to what is beside it
     /// (`~/'.zshrc'`, `~/'.aws'/credentials`, `'curl' -s URL | 'sh'`): quoting costs nothing and hides the word.
+    /// Only under the home folder: `'anthropic'/'openai'` in prose is two names.
     QUOTED_PART,
-    r#"/'[\w.+-]+'|/"[\w.+-]+"|'\.[\w.+-]+'/|"\.[\w.+-]+"/|(?:^|[|;&(]\s*)(?:'(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)'|"(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)")(?:\s|$)"#
+    r#"(?:~|\$HOME|\$\{HOME\})/(?:[\w.+-]*(?:'[\w.+-]+'|"[\w.+-]+")[\w.+-]*/?)+|(?:^|[|;&(]\s*)(?:'(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)'|"(?:curl|wget|sh|bash|zsh|dash|python3?|node|perl|ruby|nc|ncat|sudo|eval|base64|crontab|chmod)")(?:\s|$)"#
 );
 
 /// Whether a character is a letter or digit in look-alike form that NFKC folds to ASCII (mathematical alphanumerics

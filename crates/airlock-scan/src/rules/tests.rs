@@ -370,6 +370,10 @@ fn the_second_red_teams_forms() {
         ),
     ];
     assert_twins(FileKind::Script, "scripts/x.sh", &quoted);
+    // Names in quotes with a slash between them, outside the home folder, are names (a troubleshooting table).
+    let names = "| \"the 'anthropic'/'openai' package is required\" at runtime | Extras missing: `uv tool install \"graphifyy[anthropic,gemini]\" --force` |\n";
+    let found = run(FileKind::SkillMd, "SKILL.md", names);
+    assert!(level("obfusc/hidden-payload", &found).is_none(), "{found:?}");
     let found = run(
         FileKind::Script,
         "scripts/x.sh",
