@@ -364,6 +364,33 @@ mod tests {
         }
     }
 
+    /// Text cut at odd places, with characters of several bytes where the reading steps byte by byte, is read
+    /// without a panic, and the code keeps every byte's place.
+    #[test]
+    fn python_tokens_keep_char_boundaries() {
+        for text in [
+            "é{ü(",
+            "f'{é(x)}'",
+            "f\"{{é}} {ü.é(1)}\"",
+            "'\\é'",
+            "x = 'a\\",
+            "#é",
+            "é.é(",
+            "1é",
+            ".é",
+            "f'{",
+            "\"\"\"é",
+            "r'é\\",
+            "def é(): 'ü'",
+            "os.system(é)",
+            "\\\né",
+            "b'\\\u{e9}'",
+        ] {
+            let info = python::analyze(text, 1);
+            assert_eq!(info.code.len(), text.len(), "{text:?}");
+        }
+    }
+
     /// An f-string standing alone is code: what its braces call is found, and its text stays code.
     #[test]
     fn a_lone_f_string_is_no_docstring() {
