@@ -32,6 +32,20 @@ static RUNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// A shell that runs a file's lines one by one, or the file on its standard input through a pipe:
+/// `xargs -I{} sh -c {} < FILE`, `while read l; do eval "$l"; done < FILE`, `cat FILE | bash`,
+/// `cat FILE | xargs -L1 sh -c`.
+static RUNS_LINES: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?x)
+        \b(?:xargs|parallel|while\s+(?:IFS=\S*\s+)?read)\b[^\n]*?\b(?P<a>sh|bash|zsh|dash|eval)\b[^\n]*?<\s*["']?(?P<p>[^\s"';|&)`<>]+)
+      | \bcat\s+["']?(?P<q>[^\s"';|&)`<>]+)["']?\s*\|\s*
+        (?:(?:xargs|parallel)\b[^|\n]*?\b(?P<b>sh|bash|zsh|dash)\b|(?:sudo\s+)?(?P<c>sh|bash|zsh|dash)\b(?:\s+-s)?\s*(?:$|[;&|)]))
+        "#,
+    )
+    .ok()
+});
+
 /// One file that a command of the skill runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executed {
@@ -305,13 +319,29 @@ fn commands(line: &str) -> Vec<(String, String)> {
     let Some(re) = RUNS.as_ref() else {
         return Vec::new();
     };
-    re.captures_iter(line)
+    let mut found: Vec<(String, String)> = re
+        .captures_iter(line)
         .filter_map(|c| {
             let runner = c.name("make").or_else(|| c.name("prog"))?.as_str();
             let runner = runner.split_whitespace().collect::<Vec<_>>().join(" ");
             Some((runner, c.name("path")?.as_str().to_owned()))
         })
-        .collect()
+        .collect();
+    if let Some(lines) = RUNS_LINES.as_ref() {
+        for c in lines.captures_iter(line) {
+            let runner = ["a", "b", "c"].iter().find_map(|n| c.name(n));
+            let path = c.name("p").or_else(|| c.name("q"));
+            if let (Some(runner), Some(path)) = (runner, path) {
+                let runner = if runner.as_str() == "eval" {
+                    "sh"
+                } else {
+                    runner.as_str()
+                };
+                found.push((runner.to_owned(), path.as_str().to_owned()));
+            }
+        }
+    }
+    found
 }
 
 /// The inventory path a command's path argument names, looked up from the commanding file's folder first, then as
@@ -393,6 +423,24 @@ mod tests {
             got("bash < references/profile.txt")[0].1,
             "references/profile.txt"
         );
+        // A shell that runs the file's lines one by one, or reads it from a pipe.
+        for line in [
+            "xargs -I{} sh -c {} < references/profile.txt",
+            "while read -r l; do eval \"$l\"; done < references/profile.txt",
+            "while IFS= read -r l; do bash -c \"$l\"; done <references/profile.txt",
+            "cat references/profile.txt | bash",
+            "cat 'references/profile.txt' | sudo sh -s",
+            "cat references/profile.txt | xargs -L1 sh -c",
+        ] {
+            assert_eq!(
+                got(line).last().map(|(_, p)| p.as_str()),
+                Some("references/profile.txt"),
+                "{line}"
+            );
+        }
+        // Reading a file through a pipe into something that is not a shell runs nothing.
+        assert!(got("cat references/profile.txt | grep curl").is_empty());
+        assert!(got("xargs -I{} echo {} < references/list.txt").is_empty());
     }
 
     #[test]
