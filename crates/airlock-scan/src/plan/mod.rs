@@ -279,10 +279,13 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         // A block its label shows as an attack or as what not to do (`A stealer typically does something like:`)
         // is an example of it, not a step; the scan counts it, and a detonation runs it.
         let shown_attack = std::mem::take(&mut label).filter(|l| crate::rules::shows_an_attack(l));
+        // A block of no language is shell when each of its commands runs one of the skill's scripts
+        // (`python3 "$SKILL_DIR/scripts/x.py" init --root "$REPO"`).
         if !matches!(
             lang.as_str(),
             "sh" | "bash" | "shell" | "console" | "zsh" | "terminal"
-        ) {
+        ) && !(lang.is_empty() && runs_the_skills_scripts(&skill_dir_placeholders(&text, &own_name)))
+        {
             continue;
         }
         let prompts = matches!(lang.as_str(), "console" | "terminal")
@@ -503,6 +506,35 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
 }
 
 re!(
+    /// A command that runs a script of the skill by its path: `python3 "$SKILL_DIR/scripts/x.py" …`,
+    /// `bash scripts/check.sh`, `./scripts/x.sh`.
+    SKILL_SCRIPT_COMMAND,
+    r#"^(?:\$\s+)?(?:(?:python3?|bash|sh|node|bun|uv\s+run|npx\s+tsx|deno\s+run(?:\s+-\S+)*)\s+)?["']?(?:\$\{?SKILL_DIR\}?/|\./)?(?:scripts|bin)/[\w./-]+\.(?:py|sh|js|mjs|cjs|ts)\b"#
+);
+
+/// Whether every command of a block (comments, blank lines and continued lines aside) runs one of the skill's
+/// scripts by its path.
+fn runs_the_skills_scripts(text: &str) -> bool {
+    let mut any = false;
+    let mut continued = false;
+    for line in text.lines().map(str::trim) {
+        if continued {
+            continued = line.ends_with('\\');
+            continue;
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if !SKILL_SCRIPT_COMMAND.is_match(line) {
+            return false;
+        }
+        any = true;
+        continued = line.ends_with('\\');
+    }
+    any
+}
+
+re!(
     /// A script named for setting its skill up: `setup.sh`, `install-deps.sh`, `bootstrap.py`.
     SETUP_SCRIPT,
     r"(?i)(?:^|/)(?:setup|install|bootstrap)(?:[-_][\w-]*)?\.(?:sh|bash|py|js|mjs|cjs)$"
@@ -607,7 +639,38 @@ pub fn target_placeholders(command: &str) -> (String, Option<String>) {
         first.get_or_insert_with(|| c[1].to_owned());
         format!("{TARGET_DIR}{}", &c[2])
     });
-    (filled.into_owned(), first)
+    // A variable named for the project (`"$REPO"`, `${PROJECT_ROOT}`) that the command does not set itself.
+    let mut out = String::with_capacity(filled.len());
+    let mut last = 0;
+    for c in PROJECT_VARIABLE.captures_iter(&filled) {
+        let (Some(whole), Some(name)) = (c.get(0), c.get(1).or_else(|| c.get(2))) else {
+            continue;
+        };
+        if sets_variable(&filled, name.as_str()) {
+            continue;
+        }
+        first.get_or_insert_with(|| whole.as_str().to_owned());
+        out.push_str(&filled[last..whole.start()]);
+        out.push_str(TARGET_DIR);
+        last = whole.end();
+    }
+    out.push_str(&filled[last..]);
+    (out, first)
+}
+
+re!(
+    /// A shell variable named for the project a skill works on: `$REPO`, `${REPO_ROOT}`, `$PROJECT_DIR`.
+    PROJECT_VARIABLE,
+    r"\$(?:\{((?:REPO|PROJECT|WORKSPACE|GIT)_(?:ROOT|DIR|PATH)|REPO|PROJECTROOT|WORKSPACE)\}|((?:REPO|PROJECT|WORKSPACE|GIT)_(?:ROOT|DIR|PATH)|REPO|PROJECTROOT|WORKSPACE)(?-u:\b))"
+);
+
+/// Whether a command sets a variable itself (`NAME=…`, `export NAME=…`, `read NAME`, `for NAME in`).
+fn sets_variable(command: &str, name: &str) -> bool {
+    let e = regex::escape(name);
+    Regex::new(&format!(
+        r"(?:^|[\s;&|(]){e}=|\bread\b[^\n;&|]*\s{e}\b|\bfor\s+{e}\s+in\b|\b(?:local|declare|typeset)\s+(?:-\w+\s+)*{e}\b"
+    ))
+    .is_ok_and(|re| re.is_match(command))
 }
 
 /// A command with the skill-folder placeholders agents fill in replaced by `$SKILL_DIR`.
@@ -632,14 +695,13 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
         .into_owned();
-    // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli` or
-    // `skills/crm/scripts/crm-cli` in the skill `crm`)
-    // is the skill's file.
+    // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli`,
+    // `skills/crm/scripts/crm-cli` or `.agent-skills/crm/scripts/crm-cli` in the skill `crm`) is the skill's file.
     let replaced = if skill_name.is_empty() {
         replaced
     } else {
         let own = format!(
-            r#"(^|[\s'"=(])(?:\./)?(?:(?:skills|plugins/[\w.-]+/skills)/)?{}/((?:scripts|references|assets|bin|lib|tests|examples|templates)/)"#,
+            r#"(^|[\s'"=(])(?:\./)?(?:[\w.-]+/){{0,3}}?{}/((?:scripts|references|assets|bin|lib|tests|examples|templates)/)"#,
             regex::escape(skill_name)
         );
         match Regex::new(&own) {
@@ -995,6 +1057,34 @@ mod tests {
             skill_dir_placeholders("crm-tools/scripts/x", "crm"),
             "crm-tools/scripts/x"
         );
+        // The collection keeps its skills in a folder of its own name (`.agent-skills/`, `.claude/skills/`).
+        assert_eq!(
+            skill_dir_placeholders("bash .agent-skills/agentation/scripts/verify-loop.sh", "agentation"),
+            "bash $SKILL_DIR/scripts/verify-loop.sh"
+        );
+        assert_eq!(
+            skill_dir_placeholders("python3 .claude/skills/crm/scripts/x.py", "crm"),
+            "python3 $SKILL_DIR/scripts/x.py"
+        );
+        assert_eq!(
+            skill_dir_placeholders("python3 .claude/skills/crm-x/scripts/x.py", "crm"),
+            "python3 .claude/skills/crm-x/scripts/x.py"
+        );
+    }
+
+    #[test]
+    fn a_block_of_no_language_that_runs_the_skills_scripts_is_shell() {
+        assert!(runs_the_skills_scripts(
+            "python3 \"$SKILL_DIR/scripts/sad_scaffold.py\" init --root \"$REPO\"\n"
+        ));
+        assert!(runs_the_skills_scripts(
+            "# first\npython scripts/parse.py in.xml \\\n    --out x/\n\nbash ./scripts/check.sh\n"
+        ));
+        // Output, a tree, or another program's command is not.
+        assert!(!runs_the_skills_scripts("scripts/\n  x.py\n  y.sh\n"));
+        assert!(!runs_the_skills_scripts("python3 scripts/x.py\nrm -rf build\n"));
+        assert!(!runs_the_skills_scripts("OK: 3 files checked\n"));
+        assert!(!runs_the_skills_scripts(""));
     }
 
     #[test]
@@ -1016,6 +1106,16 @@ mod tests {
             target_placeholders("x --root {repo_path}").0,
             "x --root /workspace"
         );
+        // A variable named for the project, unless the command sets it.
+        let (c, p) = target_placeholders("python3 \"$SKILL_DIR/scripts/s.py\" init --root \"$REPO\"");
+        assert_eq!(
+            (c.as_str(), p.as_deref()),
+            ("python3 \"$SKILL_DIR/scripts/s.py\" init --root \"/workspace\"", Some("$REPO"))
+        );
+        assert_eq!(target_placeholders("cd ${PROJECT_ROOT}/src").0, "cd /workspace/src");
+        let own = "REPO=$(git rev-parse --show-toplevel)\ncd \"$REPO\"";
+        assert_eq!(target_placeholders(own).0, own);
+        assert_eq!(target_placeholders("echo $REPOSITORY $REPO_NAME").1, None);
         // A file named after the project, or another placeholder, is not the project.
         assert_eq!(target_placeholders("deploy /path/to/project.tgz").1, None);
         assert_eq!(target_placeholders("x <file> <project-name>").1, None);
