@@ -142,6 +142,7 @@ pub fn parse(command: &str, skill_root: &Path) -> Option<Declared> {
 /// before the run (or as not run, with `--no-install`) and not run in the sandbox; `uv run x.py` becomes the
 /// `python3` command it amounts to, said in the step's note. Returns the packages `uv run --with` names.
 pub fn apply(plan: &mut Plan, skill_root: &Path, install: bool) -> Vec<String> {
+    split_installs(plan, skill_root);
     let mut with = Vec::new();
     for step in plan.steps.iter_mut().filter(|s| s.example.is_none()) {
         if step.kind == "install" && parse(&step.command, skill_root).is_some() {
@@ -156,6 +157,37 @@ pub fn apply(plan: &mut Plan, skill_root: &Path, install: bool) -> Vec<String> {
         }
     }
     with
+}
+
+/// An install the install phase honours joined to what follows it (`pip install graphifyy && graphify --version`)
+/// becomes two steps at the same line: the install, and the rest, which runs as a step of its own.
+fn split_installs(plan: &mut Plan, skill_root: &Path) {
+    let steps = std::mem::take(&mut plan.steps);
+    for step in steps {
+        let split =
+            (step.kind == "install" && step.example.is_none() && parse(&step.command, skill_root).is_none())
+                .then(|| step.command.split_once(" && "))
+                .flatten()
+                .filter(|(head, rest)| !rest.trim().is_empty() && parse(head, skill_root).is_some());
+        let Some((head, rest)) = split else {
+            plan.steps.push(step);
+            continue;
+        };
+        let (head, rest) = (head.trim().to_owned(), rest.trim().to_owned());
+        let mut then = step.clone();
+        then.kind = if airlock_scan::plan::install_manager(&rest).is_some() {
+            "install"
+        } else {
+            "shell"
+        }
+        .into();
+        then.note = Some(format!("what follows `{head}`, which is a step of its own"));
+        then.command = rest;
+        let mut first = step;
+        first.command = head;
+        plan.steps.push(first);
+        plan.steps.push(then);
+    }
 }
 
 /// Everything the plan's honoured install commands declare.
@@ -429,6 +461,47 @@ mod tests {
         ] {
             assert_eq!(p(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn an_install_joined_to_what_follows_is_two_steps() {
+        let root = tempfile::tempdir().unwrap();
+        let step = |command: &str| airlock_types::PlanStep {
+            kind: "install".into(),
+            command: command.into(),
+            interpreter: None,
+            file: "SKILL.md".into(),
+            line: 7,
+            findings: Vec::new(),
+            example: None,
+            note: None,
+        };
+        let mut plan = Plan {
+            steps: vec![
+                step("pip install graphifyy && graphify --version"),
+                step("pip install x && rm -rf y && pip install z"),
+                step("apt-get install -y jq && jq --version"),
+            ],
+            ..Plan::default()
+        };
+        apply(&mut plan, root.path(), true);
+        let got: Vec<(&str, &str, Option<&str>)> = plan
+            .steps
+            .iter()
+            .map(|s| (s.kind.as_str(), s.command.as_str(), s.example.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("install", "pip install graphifyy", Some(INSTALLED_BEFORE)),
+                ("shell", "graphify --version", None),
+                ("install", "pip install x", Some(INSTALLED_BEFORE)),
+                ("install", "rm -rf y && pip install z", None),
+                ("install", "apt-get install -y jq && jq --version", None),
+            ]
+        );
+        assert_eq!(from_plan(&plan, root.path()).python, ["graphifyy", "x"]);
+        assert!(plan.steps.iter().all(|s| s.line == 7));
     }
 
     #[test]

@@ -281,11 +281,12 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
         let shown_attack = std::mem::take(&mut label).filter(|l| crate::rules::shows_an_attack(l));
         // A block of no language is shell when each of its commands runs one of the skill's scripts
         // (`python3 "$SKILL_DIR/scripts/x.py" init --root "$REPO"`).
-        if !matches!(
+        let shell_block = matches!(
             lang.as_str(),
             "sh" | "bash" | "shell" | "console" | "zsh" | "terminal"
-        ) && !(lang.is_empty() && runs_the_skills_scripts(&skill_dir_placeholders(&text, &own_name)))
-        {
+        ) || (lang.is_empty()
+            && runs_the_skills_scripts(&skill_dir_placeholders(&text, &own_name)));
+        if !shell_block {
             continue;
         }
         let prompts = matches!(lang.as_str(), "console" | "terminal")
@@ -1059,7 +1060,10 @@ mod tests {
         );
         // The collection keeps its skills in a folder of its own name (`.agent-skills/`, `.claude/skills/`).
         assert_eq!(
-            skill_dir_placeholders("bash .agent-skills/agentation/scripts/verify-loop.sh", "agentation"),
+            skill_dir_placeholders(
+                "bash .agent-skills/agentation/scripts/verify-loop.sh",
+                "agentation"
+            ),
             "bash $SKILL_DIR/scripts/verify-loop.sh"
         );
         assert_eq!(
@@ -1110,9 +1114,15 @@ mod tests {
         let (c, p) = target_placeholders("python3 \"$SKILL_DIR/scripts/s.py\" init --root \"$REPO\"");
         assert_eq!(
             (c.as_str(), p.as_deref()),
-            ("python3 \"$SKILL_DIR/scripts/s.py\" init --root \"/workspace\"", Some("$REPO"))
+            (
+                "python3 \"$SKILL_DIR/scripts/s.py\" init --root \"/workspace\"",
+                Some("$REPO")
+            )
         );
-        assert_eq!(target_placeholders("cd ${PROJECT_ROOT}/src").0, "cd /workspace/src");
+        assert_eq!(
+            target_placeholders("cd ${PROJECT_ROOT}/src").0,
+            "cd /workspace/src"
+        );
         let own = "REPO=$(git rev-parse --show-toplevel)\ncd \"$REPO\"";
         assert_eq!(target_placeholders(own).0, own);
         assert_eq!(target_placeholders("echo $REPOSITORY $REPO_NAME").1, None);
