@@ -32,15 +32,20 @@ static RUNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// A shell that runs a file's lines one by one, or the file on its standard input through a pipe:
-/// `xargs -I{} sh -c {} < FILE`, `while read l; do eval "$l"; done < FILE`, `cat FILE | bash`,
-/// `cat FILE | xargs -L1 sh -c`.
+/// A program that runs a file it is not given as its argument: a shell running the file's lines one by one, the
+/// file on standard input through a pipe or a redirection, a process substitution, or the file's text as `-c`'s
+/// code: `xargs -I{} sh -c {} < FILE`, `while read l; do eval "$l"; done < FILE`, `cat FILE | bash`,
+/// `cat FILE | python3`, `python3 - < FILE`, `bash <(cat FILE)`, `bash -c "$(cat FILE)"`, `eval "$(cat FILE)"`.
 static RUNS_LINES: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r#"(?x)
         \b(?:xargs|parallel|while\s+(?:IFS=\S*\s+)?read)\b[^\n]*?\b(?P<a>sh|bash|zsh|dash|eval)\b[^\n]*?<\s*["']?(?P<p>[^\s"';|&)`<>]+)
       | \bcat\s+["']?(?P<q>[^\s"';|&)`<>]+)["']?\s*\|\s*
-        (?:(?:xargs|parallel)\b[^|\n]*?\b(?P<b>sh|bash|zsh|dash)\b|(?:sudo\s+)?(?P<c>sh|bash|zsh|dash)\b(?:\s+-s)?\s*(?:$|[;&|)]))
+        (?:(?:xargs|parallel)\b[^|\n]*?\b(?P<b>sh|bash|zsh|dash)\b
+          |(?:sudo\s+)?(?P<c>sh|bash|zsh|dash|python3?(?:\.\d+)?|node|perl|ruby)\b(?:\s+-s?)?\s*(?:$|[;&|)]))
+      | \b(?P<d>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash)\s+-\s*<\s*["']?(?P<r>[^\s"';|&)`<>]+)
+      | (?:^|[\s;&|(])(?P<e>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash|source|\.)\s+<\(\s*cat\s+["']?(?P<s>[^\s"';|&)`<>]+)
+      | \b(?:(?P<f>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash)\s+-[ce]|(?P<g>eval))\s+["']?\$\(\s*(?:cat\s+|<\s*)["']?(?P<t>[^\s"';|&)`<>]+)
         "#,
     )
     .ok()
@@ -329,13 +334,12 @@ fn commands(line: &str) -> Vec<(String, String)> {
         .collect();
     if let Some(lines) = RUNS_LINES.as_ref() {
         for c in lines.captures_iter(line) {
-            let runner = ["a", "b", "c"].iter().find_map(|n| c.name(n));
-            let path = c.name("p").or_else(|| c.name("q"));
+            let runner = ["a", "b", "c", "d", "e", "f", "g"].iter().find_map(|n| c.name(n));
+            let path = ["p", "q", "r", "s", "t"].iter().find_map(|n| c.name(n));
             if let (Some(runner), Some(path)) = (runner, path) {
-                let runner = if runner.as_str() == "eval" {
-                    "sh"
-                } else {
-                    runner.as_str()
+                let runner = match runner.as_str() {
+                    "eval" | "source" | "." => "sh",
+                    r => r,
                 };
                 found.push((runner.to_owned(), path.as_str().to_owned()));
             }
@@ -431,6 +435,11 @@ mod tests {
             "cat references/profile.txt | bash",
             "cat 'references/profile.txt' | sudo sh -s",
             "cat references/profile.txt | xargs -L1 sh -c",
+            "python3 - < references/profile.txt",
+            "bash -c \"$(cat references/profile.txt)\"",
+            "eval \"$(cat references/profile.txt)\"",
+            "source <(cat references/profile.txt)",
+            "python3 -c \"$(< references/profile.txt)\"",
         ] {
             assert_eq!(
                 got(line).last().map(|(_, p)| p.as_str()),
@@ -438,6 +447,16 @@ mod tests {
                 "{line}"
             );
         }
+        assert_eq!(
+            got("cat assets/notes.txt | python3")
+                .last()
+                .map(|(r, _)| r.as_str()),
+            Some("python3")
+        );
+        assert_eq!(
+            got("eval \"$(cat x.txt)\"").last().map(|(r, _)| r.as_str()),
+            Some("sh")
+        );
         // Reading a file through a pipe into something that is not a shell runs nothing.
         assert!(got("cat references/profile.txt | grep curl").is_empty());
         assert!(got("xargs -I{} echo {} < references/list.txt").is_empty());
