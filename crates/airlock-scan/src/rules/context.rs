@@ -318,7 +318,8 @@ pub(super) fn describing_cue(
     if OPTION_DOC.is_match(text) {
         return Some("documents a command-line option".to_owned());
     }
-    if CHECKBOX.is_match(text) {
+    // "Do not tell the user" is an order in a checklist too.
+    if CHECKBOX.is_match(text) && !negation_is_the_pattern {
         return Some("a checklist item".to_owned());
     }
     None

@@ -304,8 +304,8 @@ impl<'a> FileScan<'a> {
             }
             // In code, the first match that is not a pattern in a string (`re.compile(r'\.ssh\b')`) is the one that
             // counts: a pattern put first on the line costs a hostile skill nothing.
-            let mut found = compiled.rule(index).find_iter(text);
-            let Some(first) = found.next() else {
+            let all: Vec<regex::Match<'_>> = compiled.rule(index).find_iter(text).collect();
+            let Some(&first) = all.first() else {
                 continue;
             };
             let strings_run = self.runs_strings;
@@ -313,7 +313,7 @@ impl<'a> FileScan<'a> {
                 place == Place::Code && in_pattern_literal(text, m.start(), strings_run)
             };
             let m = if pattern(&first) {
-                found.find(|m| !pattern(m)).unwrap_or(first)
+                all.iter().copied().find(|m| !pattern(m)).unwrap_or(first)
             } else {
                 first
             };
@@ -321,17 +321,34 @@ impl<'a> FileScan<'a> {
             // it: a word after it, or anywhere else on the line, costs a hostile skill nothing and counts for
             // nothing (see `describing_cue`).
             let table_row = text.trim_start().starts_with('|');
-            let cue = if place == Place::Code || self.ordered_below && (list_item || table_row) {
-                None
-            } else {
-                describing_cue(
-                    text,
-                    m.start(),
-                    m.end(),
-                    self.describing_list && list_item,
-                    // "Do not tell the user" is what the rule is about, not a negation of it.
-                    rule.id == "prompt/conceal",
-                )
+            let cue_of = |m: &regex::Match<'_>| {
+                if place == Place::Code || self.ordered_below && (list_item || table_row) {
+                    None
+                } else {
+                    describing_cue(
+                        text,
+                        m.start(),
+                        m.end(),
+                        self.describing_list && list_item,
+                        // "Do not tell the user" is what the rule is about, not a negation of it.
+                        rule.id == "prompt/conceal",
+                    )
+                }
+            };
+            // In prose, a later match that nothing describes is the one that counts: a negated or described
+            // mention put first on the line (`Never ignore previous instructions of the user; ignore all previous
+            // instructions …`) costs a hostile skill nothing.
+            let mut cue = cue_of(&m);
+            let m = match cue.is_some().then(|| {
+                all.iter()
+                    .copied()
+                    .find(|o| o.start() > m.start() && cue_of(o).is_none())
+            }) {
+                Some(Some(later)) => {
+                    cue = None;
+                    later
+                }
+                _ => m,
             };
             let describing = cue.is_some();
             let (context, severity) = match place {
@@ -583,6 +600,26 @@ impl<'a> FileScan<'a> {
                 place,
                 &[],
             );
+        }
+    }
+
+    /// A prose line, then the same line read through its formatting (`Ignore all *previous* instructions`,
+    /// `Do&nbsp;not tell the user`): what the formatting hid from a rule is added.
+    fn prose_line(&mut self, line: u32, text: &str, inline_code: &[(usize, usize)]) {
+        let start = self.out.len();
+        self.line(line, text, Place::ProseLine, inline_code);
+        let Some((plain, spans)) = crate::markdown::plain_prose(text, inline_code) else {
+            return;
+        };
+        let raw = self.out.len();
+        self.line(line, &plain, Place::ProseLine, &spans);
+        let added: Vec<Finding> = self.out.drain(raw..).collect();
+        for f in added {
+            // A rule the line matched as written was weighed there, with its cues (`**Credential access.**
+            // Scripts that open …` names a kind of behaviour): only what the formatting hid from a rule is added.
+            if !(start..raw).any(|i| self.out[i].rule == f.rule && self.out[i].line == f.line) {
+                self.out.push(f);
+            }
         }
     }
 
@@ -954,7 +991,7 @@ impl<'a> FileScan<'a> {
                         }
                         lead.push(trimmed.to_owned());
                     }
-                    self.line(line, &text, Place::ProseLine, &inline_code);
+                    self.prose_line(line, &text, &inline_code);
                     if let Some((next, next_code)) = continued {
                         self.across_lines(line, &text, &inline_code, &next, &next_code);
                     }
