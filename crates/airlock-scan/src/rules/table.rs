@@ -134,7 +134,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/env-dump",
         High,
         Instruction,
-        r"(?i)\b(every|all)\s+(the\s+)?(\w+\s+)?variables?\s+(of|in|from)\s+(the\s+)?(current\s+|user'?s\s+)?(shell\s+|process\s+)?environment\b|\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ",
+        r"(?i)\b(every|all)\s+(the\s+)?(\w+\s+)?variables?\s+(of|in|from)\s+(the\s+)?(current\s+|user'?s\s+)?(shell\s+|process\s+)?environment\b|\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ|\$\(\s*(env|printenv|set|export\s+-p)\s*\)|(^|[;&|]\s*)set\s*\|",
         "Dumps the whole environment, which carries tokens and keys.",
     ),
     rule(
@@ -206,7 +206,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/scheduled-fetch",
         Critical,
         Instruction,
-        r"(?i)(\bcrontab\b|LaunchAgents|LaunchDaemons|ProgramArguments|ExecStart=|systemd/user|\bschtasks\b|\.config/autostart|(^|[\s'\x22])(\*|\d+)(/\d+)?\s+\*\s+\*\s+\*\s+\*\s)[^\n]*\b(curl|wget|iwr|Invoke-WebRequest|nc|ncat|/dev/tcp)\b|\b(curl|wget)\b[^\n]*\|\s*crontab\b",
+        r"(?i)(\bcrontab\b|LaunchAgents|LaunchDaemons|ProgramArguments|ExecStart=|systemd/user|\bsystemd-run\b[^\n]*--on-[\w-]+|\bschtasks\b|\.config/autostart|(^|[\s'\x22])(\*|\d+)(/\d+)?\s+\*\s+\*\s+\*\s+\*\s)[^\n]*\b(curl|wget|iwr|Invoke-WebRequest|nc|ncat|/dev/tcp)\b|\b(curl|wget)\b[^\n]*\|\s*crontab\b|\b(curl|wget)\b[^\n]*\|\s*(at|batch)\s+(now|midnight|noon|teatime|tomorrow|\d)",
         "Schedules a job that fetches from the network (a cron line, launch agent or service that downloads what it runs).",
     ),
     rule(
@@ -234,7 +234,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|\bgit\s+config\s+(?:--\w+\s+)*include(?:If\.[^\s]+)?\.path\s+['\x22]?[~/$]|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
+        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|\bgit\s+config\s+(?:--\w+\s+)*include(?:If\.[^\s]+)?\.path\s+['\x22]?[~/$]|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper|diff\.external|gpg\.(?:ssh\.|x509\.)?program|sequence\.editor)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
         "Installs git hooks or commands that run on later git commands (a hook, a filter or diff driver, a pager).",
     ),
     // Installs.
@@ -242,7 +242,7 @@ pub const RULES: &[RuleDef] = &[
         "install/pipe-to-shell",
         High,
         Instruction,
-        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\b(ba|z)?sh\s+-c\s+['\x22]?\$\([^\n]*https?://|\biex\s*\(|Invoke-Expression|\|\s*iex\b|\bdeno\s+(run|eval)\b[^\n]*\shttps?://|\bbun\s+(run\s+)?https?://|\bmshta(\.exe)?\s+['\x22]?(https?|javascript|vbscript):",
+        r"(?i)\b(curl|wget|iwr|fetch)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b|\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(python3?|node|perl|ruby)\b|\b(ba|z)?sh\s+(-c\s+)?['\x22]?(<\(|\$\()\s*(curl|wget)|\b(ba|z)?sh\s+-c\s+['\x22]?\$\([^\n]*https?://|\biex\s*\(|Invoke-Expression|\|\s*iex\b|\bdeno\s+(run|eval)\b[^\n]*\shttps?://|\bbun\s+(run\s+)?https?://|\bmshta(\.exe)?\s+['\x22]?(https?|javascript|vbscript):|\b(pipx\s+run|uvx|uv\s+run|npx|bunx|pnpm\s+dlx)\s+(--?[\w-]+(=\S+)?\s+)*['\x22]?https?://\S+\.(py|js|mjs|cjs|ts|sh)\b|\b(python3?|node|perl|ruby|(ba|z)?sh|source)\s+<\(\s*(curl|wget)\b",
         "Downloads a script and pipes it straight into a shell or interpreter.",
     ),
     rule(
@@ -451,7 +451,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/reverse-shell",
         Critical,
         Instruction,
-        r"(?i)/dev/(tcp|udp)/[\w.-]+/\d+|\b(nc|ncat|netcat)\b[^\n|;]*\s-[ec]\s+\S*(sh|cmd|cmd\.exe)\b|\bncat\b[^\n]*\s-e\s|mkfifo[^\n]*\|\s*(/bin/)?(ba)?sh\s+-i|os\.dup2\(\s*\w+\.fileno\(\)|pty\.spawn\(\s*['\x22]/bin/(ba)?sh|\bsocat\b[^\n]*\bexec:|\.pipe\(\s*\w+\.stdin\s*\)|spawn\(\s*['\x22](/bin/)?(ba)?sh['\x22]\s*,\s*\[\s*['\x22]?-?i?['\x22]?\s*\]|subprocess\.(call|Popen|run)\(\s*\[\s*['\x22]/bin/(ba)?sh['\x22]\s*,\s*['\x22]-i['\x22]|New-Object\s+System\.Net\.Sockets\.TCPClient",
+        r"(?i)/dev/(tcp|udp)/[\w.-]+/\d+|\b(nc|ncat|netcat)\b[^\n|;]*\s-[ec]\s+\S*(sh|cmd|cmd\.exe)\b|\bncat\b[^\n]*\s-e\s|mkfifo[^\n]*\|\s*(/bin/)?(ba)?sh\s+-i|os\.dup2\(\s*\w+\.fileno\(\)|pty\.spawn\(\s*['\x22]/bin/(ba)?sh|\bsocat\b[^\n]*\bexec:|\.pipe\(\s*\w+\.stdin\s*\)|spawn\(\s*['\x22](/bin/)?(ba)?sh['\x22]\s*,\s*\[\s*['\x22]?-?i?['\x22]?\s*\]|subprocess\.(call|Popen|run)\(\s*\[\s*['\x22]/bin/(ba)?sh['\x22]\s*,\s*['\x22]-i['\x22]|New-Object\s+System\.Net\.Sockets\.TCPClient|\b(nc|ncat|netcat)\b[^\n|;]*\s--(sh-exec|exec|lua-exec)\b|\bwebsocat\b[^\n]*\s--exec\b|\bsocat\b[^\n]*\bsystem:",
         "Opens a reverse shell: gives a remote host a shell on this machine.",
     ),
     rule(
@@ -529,7 +529,7 @@ pub const RULES: &[RuleDef] = &[
         "prompt/ignore-instructions",
         High,
         Always,
-        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)|\b(ignore|disregard|forget|bypass)\s+(all\s+|any\s+)?(of\s+)?(your|the)\s+(safety|security)\s+(rules|instructions|guidelines|guardrails|policies)|\bforget\s+(the|your)\s+system\s+prompt|\bconflicts?\s+with\s+your\s+system\s+prompt\b[^.\n]{0,60}\b(these|this|mine|the\s+following)\s+(wins?|take\s+precedence|takes\s+precedence|override|overrides)\b|\b(guidance|instructions|rules)\s+you\s+(were|have\s+been)\s+given\s+(before|earlier|previously)\b[^.\n]{0,40}\b(out\s+of\s+date|obsolete|no\s+longer\s+appl(y|ies)|superseded|void)|\btakes?\s+precedence\s+over\s+(the\s+)?(user'?s?|your|any|all|system)\s+(own\s+)?(instructions|requests|messages|prompts?)\b|\b(same|equal)\s+authority\s+as\s+(the\s+)?user'?s?\s+(messages|instructions|requests)\b|\bmust\s+not\s+be\s+overridden\s+by\b[^.\n]{0,40}\buser\b|\b(trust|obey|follow|execute|carry\s+out)\s+(every|all|any)\s+(instructions?|commands?|directives?|orders?)\s+(from|sent\s+by|served\s+by|received\s+from|coming\s+from|found\s+at)\s+[^\n]{0,40}?(https?://|\b[a-z0-9-]+\.(com|net|org|io|dev|app|xyz|invalid|ru|cn|top|site|online|info|biz)\b|\b(webhook|server|endpoint|channel|inbox|e-?mails?|web\s?pages?|websites?|issues?|comments?)\b)",
+        r"(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier|preceding|system|original|developer)\s+(instructions|prompts?|rules|messages|guidelines|directives)|\b(ignore|disregard|forget|bypass)\s+(all\s+|any\s+)?(of\s+)?(your|the)\s+(safety|security)\s+(rules|instructions|guidelines|guardrails|policies)|\bforget\s+(the|your)\s+system\s+prompt|\bconflicts?\s+with\s+your\s+system\s+prompt\b[^.\n]{0,60}\b(these|this|mine|the\s+following)\s+(wins?|take\s+precedence|takes\s+precedence|override|overrides)\b|\b(guidance|instructions|rules)\s+you\s+(were|have\s+been)\s+given\s+(before|earlier|previously)\b[^.\n]{0,40}\b(out\s+of\s+date|obsolete|no\s+longer\s+appl(y|ies)|superseded|void)|\btakes?\s+precedence\s+over\s+(the\s+)?(user'?s?|your|any|all|system)\s+(own\s+)?(instructions|requests|messages|prompts?)\b|\b(same|equal)\s+authority\s+as\s+(the\s+)?user'?s?\s+(messages|instructions|requests)\b|\bmust\s+not\s+be\s+overridden\s+by\b[^.\n]{0,40}\buser\b|\b(trust|obey|follow|execute|carry\s+out)\s+(every|all|any)\s+(instructions?|commands?|directives?|orders?)\s+(from|sent\s+by|served\s+by|received\s+from|coming\s+from|found\s+at)\s+[^\n]{0,40}?(https?://|\b[a-z0-9-]+\.(com|net|org|io|dev|app|xyz|invalid|ru|cn|top|site|online|info|biz)\b|\b(webhook|server|endpoint|channel|inbox|e-?mails?|web\s?pages?|websites?|issues?|comments?)\b)|\b(fetch|read|open|load|download|visit|curl)\s+[^\n]{0,60}?https?://\S+[^\n.]{0,40}?\b(and|then)\s+(follow|obey|execute|carry\s+out|do)\s+(what(ever)?\s+(it|they|the\s+page|the\s+file)\s+says|everything\s+(it|they)\s+says?|its\s+instructions|the\s+instructions\s+(in\s+it|there))",
         "Tells the agent to ignore its earlier instructions: a prompt-injection pattern.",
     ),
     rule(
