@@ -518,6 +518,16 @@ impl<'a> FileScan<'a> {
                 });
             }
         }
+        if place == Place::Code && text.contains("cd ") {
+            if let Some(text) = names::through_cd(text) {
+                // A loop over what the folder holds (`for f in */SKILL.md; do … >> "$f"`) names those paths too.
+                let text = names::Names::of(&text).written_out(&text).unwrap_or(text);
+                hiddens.push(decode::Hidden {
+                    how: decode::THROUGH_NAMES,
+                    text,
+                });
+            }
+        }
         for hidden in hiddens {
             let runs = EXEC_SINK.is_match(text)
                 || hidden.is_the_line() && EXEC_SINK.is_match(&hidden.text)
@@ -641,6 +651,29 @@ impl<'a> FileScan<'a> {
         self.runs_code = outer_runs;
         self.runs_strings = outer_strings;
         self.flows(&info.code, first_line, text);
+        // The same flows with the names relative to a home folder the code changes into written from the home
+        // (`cd ~/.claude/skills && for f in */SKILL.md; do … >> "$f"`): only what that reading adds.
+        if grammar == Some(Grammar::Shell) && info.code.contains("cd ") {
+            let through: Vec<String> = info
+                .code
+                .lines()
+                .map(|l| names::through_cd(l).unwrap_or_else(|| l.to_owned()))
+                .collect();
+            let through = through.join("\n");
+            if through.trim_end() != info.code.trim_end() {
+                let before = self.out.len();
+                self.flows(&through, first_line, text);
+                let added: Vec<Finding> = self.out.drain(before..).collect();
+                for f in added {
+                    if !self.out[start..]
+                        .iter()
+                        .any(|o| o.rule == f.rule && o.line == f.line)
+                    {
+                        self.out.push(f);
+                    }
+                }
+            }
+        }
         // The lines after a comment that marks them as what not to do (`# ❌ Bad: hardcoded secret`, `# VULNERABLE:
         // mounting host paths`), up to a blank line or the next comment, are shown as bad examples, not run; so is
         // a whole block whose lead-in says it shows an attack. Only in documentation (a skill's scripts run whatever
