@@ -160,13 +160,14 @@ fn executed_by(
                     let Some(file) = resolve(inventory, paths, &entry.path, path) else {
                         continue;
                     };
-                    let data = inventory
-                        .files
-                        .iter()
-                        .any(|f| f.path == file && matches!(f.kind, FileKind::Other | FileKind::Asset));
-                    if data && file != entry.path {
+                    let kind = inventory.files.iter().find(|f| f.path == file).map(|f| f.kind);
+                    let data = matches!(kind, Some(FileKind::Other | FileKind::Asset));
+                    // A markdown file whose commands the instructions order run: its code blocks are steps, as
+                    // SKILL.md's are, not reference material.
+                    let ordered_doc = kind == Some(FileKind::Markdown);
+                    if (data || ordered_doc) && file != entry.path {
                         by_order.push(Executed {
-                            language: "shell",
+                            language: if ordered_doc { ORDERED_DOC } else { "shell" },
                             file,
                             by: entry.path.clone(),
                             line,
@@ -181,6 +182,10 @@ fn executed_by(
     out.extend(by_order);
     out
 }
+
+/// The language given a markdown file whose commands the instructions order run: it stays markdown, and its code
+/// blocks count as the instructions' own.
+pub const ORDERED_DOC: &str = "instructions to run";
 
 /// Prose that orders run what a file holds, up to the file's name: `Run the commands in `, `Run the \`setup\` command
 /// from `, `paste the lines of `.

@@ -89,7 +89,10 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
         .collect();
     let runs = follow::executed(&inventory, input.tree_root);
     let mut seen = std::collections::HashSet::new();
-    for run in runs.iter().filter(|r| seen.insert(r.file.as_str())) {
+    for run in runs
+        .iter()
+        .filter(|r| r.language != follow::ORDERED_DOC && seen.insert(r.file.as_str()))
+    {
         let Some(entry) = index.get(&run.file).map(|&i| &mut inventory.files[i]) else {
             continue;
         };
@@ -125,6 +128,15 @@ pub fn scan(input: &ScanInput<'_>) -> Result<ScanReport, ScanError> {
             });
             entry.kind = airlock_types::FileKind::Script;
             entry.language = Some(run.language.to_owned());
+        }
+    }
+    // A markdown file whose commands the instructions order run (and that no command runs as a script): its code
+    // blocks count as the instructions' own.
+    for run in runs.iter().filter(|r| r.language == follow::ORDERED_DOC) {
+        if let Some(entry) = index.get(&run.file).map(|&i| &mut inventory.files[i]) {
+            if entry.kind == airlock_types::FileKind::Markdown {
+                entry.language = Some(follow::ORDERED_DOC.to_owned());
+            }
         }
     }
     // Data a script loads and runs commands beside is read as the commands it may hold.

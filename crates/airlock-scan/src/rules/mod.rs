@@ -227,6 +227,9 @@ struct FileScan<'a> {
     shown_then_asked: bool,
     /// The code being scanned starts programs or evaluates code somewhere (a decoded payload may be run).
     runs_code: bool,
+    /// The markdown being scanned is a file whose commands the instructions order run (`Run the commands in
+    /// \`references/setup.md\``): its code blocks are steps, not reference material.
+    ordered_doc: bool,
     /// The code being scanned runs a string a name holds (`subprocess.run(cmd, shell=True)`, `os.system(cmd)`,
     /// `eval "$line"`), or the prose before it orders its rows run (`Run the second field of each row:`): a line
     /// that is only strings may be what runs, not a table of patterns.
@@ -256,6 +259,7 @@ impl<'a> FileScan<'a> {
             shown_then_asked: false,
             runs_code: false,
             runs_strings: false,
+            ordered_doc: false,
             depth: 0,
             planted: None,
             names: names::Names::default(),
@@ -411,7 +415,7 @@ impl<'a> FileScan<'a> {
             // Code blocks of reference material (markdown beside SKILL.md) show how things are done; they count one
             // step less than SKILL.md's own commands and the skill's code. Imperative prose counts in full anywhere,
             // except network use, which reference material describes as a matter of course (how an API is called).
-            let reference = (self.kind == FileKind::Markdown || self.example)
+            let reference = (self.kind == FileKind::Markdown && !self.ordered_doc || self.example)
                 && rule.severity < Severity::Critical
                 && (context == FindingContext::Code
                     || context == FindingContext::Instruction && rule.id.starts_with("net/"));
@@ -1192,6 +1196,8 @@ pub fn scan_file(
             "templates" | "template" | "examples" | "example" | "boilerplate"
         )
     }) || is_example_name(&entry.path);
+    scan.ordered_doc =
+        entry.kind == FileKind::Markdown && entry.language.as_deref() == Some(crate::follow::ORDERED_DOC);
     scan.hidden_characters(&text);
     match entry.kind {
         // Data a script of the skill loads and runs commands beside: its values as the commands they may be.
