@@ -178,7 +178,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)\b|(~|\$HOME|\$\{HOME\})/\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)(?:$|[^\w.-])|(~|\$HOME|\$\{HOME\})/\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
