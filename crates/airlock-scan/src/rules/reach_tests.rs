@@ -1,6 +1,7 @@
 //! How far the rules reach: the less common ways to the network, to start-up files, to the agent's own files and to
 //! run a decoded payload, each with the honest line that looks like it.
 
+use super::file::hooks_run_own_files;
 use super::tests::{level, run};
 use super::*;
 

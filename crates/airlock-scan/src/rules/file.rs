@@ -1,0 +1,140 @@
+//! One inventory entry's scan: its text read by its kind (SKILL.md with its front matter, markdown, code, data a
+//! script loads, an agent's hooks file), adding findings and facts.
+
+use super::*;
+
+/// Scans one inventory entry's content, adding findings and facts.
+pub fn scan_file(
+    entry: &InventoryEntry,
+    abs: &Path,
+    findings: &mut Vec<Finding>,
+    facts: &mut Facts,
+) -> Result<Option<Script>, ScanError> {
+    let mut script = None;
+    if matches!(entry.kind, FileKind::Binary | FileKind::Symlink) {
+        return Ok(None);
+    }
+    if entry.kind == FileKind::Script {
+        facts.script(&entry.path);
+    }
+    let mut file = fs_err::File::open(abs)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut file, MAX_ANALYSED_BYTES),
+        &mut bytes,
+    )?;
+    if entry.kind == FileKind::Asset && bytes.contains(&0) {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let start = findings.len();
+    let grammar = entry.language.as_deref().and_then(Grammar::for_language);
+    let mut scan = FileScan::new(&entry.path, entry.kind, findings);
+    scan.grammar_exec = entry.kind == FileKind::Script && grammar.is_some();
+    // Templates and examples are code to copy into a project, not programs the skill runs.
+    scan.example = entry.path.split('/').any(|c| {
+        matches!(
+            c,
+            "templates" | "template" | "examples" | "example" | "boilerplate"
+        )
+    }) || is_example_name(&entry.path);
+    scan.ordered_doc =
+        entry.kind == FileKind::Markdown && entry.language.as_deref() == Some(crate::follow::ORDERED_DOC);
+    scan.hidden_characters(&text);
+    match entry.kind {
+        // Data a script of the skill loads and runs commands beside: its values as the commands they may be.
+        FileKind::Other if entry.language.as_deref() == Some(LOADED_DATA) => {
+            scan.code(None, &crate::follow::values_as_commands(&text), 1, facts);
+        }
+        FileKind::SkillMd => match split_frontmatter(&text) {
+            Some((yaml, body, body_line)) => {
+                scan.lines(2, yaml, Place::Comment);
+                // The description is text every agent reads before the skill's body: read as its prose is.
+                if let Some((line, description)) = description_of(yaml) {
+                    scan.markdown(&description, line, facts);
+                }
+                // What the runtime metadata has the agent's runtime install is run as surely as a script.
+                let installs = crate::skillmd::install_commands(yaml);
+                if !installs.trim().is_empty() {
+                    let before = scan.out.len();
+                    scan.code(None, &installs, 2, facts);
+                    for f in &mut scan.out[before..] {
+                        f.message = format!(
+                            "{} (an install entry of the OpenClaw metadata, which the agent's runtime runs before the skill: shown as the command it amounts to)",
+                            f.message.trim_end_matches('.')
+                        );
+                    }
+                }
+                scan.markdown(body, body_line, facts);
+            }
+            None => scan.markdown(&text, 1, facts),
+        },
+        FileKind::Markdown => scan.markdown(&text, 1, facts),
+        FileKind::Script => {
+            let code = scan.code(grammar, &text, 1, facts);
+            if let Some(g) = grammar {
+                script = Some(Script {
+                    path: entry.path.clone(),
+                    grammar: g,
+                    code,
+                });
+            }
+        }
+        FileKind::PackageManifest => {
+            let g = if entry.path.ends_with("setup.py") {
+                Some(Grammar::Python)
+            } else {
+                None
+            };
+            scan.code(g, &text, 1, facts);
+        }
+        FileKind::Workflow | FileKind::AgentHookConfig => {
+            let before = scan.out.len();
+            scan.code(None, &text, 1, facts);
+            // A plugin's hooks that run only its own shipped files run what is reviewed with it, in plain sight
+            // (as a service file the skill ships, copied into place): `high`, not the hidden command `critical` is
+            // for. A hook that fetches or pipes anything stays `critical`.
+            if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
+                for f in scan.out[before..]
+                    .iter_mut()
+                    .filter(|f| f.rule == "hooks/auto-command")
+                {
+                    f.severity = f.severity.min(Severity::High);
+                    f.message = "Registers commands the agent runs automatically, each a file of the plugin's own (`${CLAUDE_PLUGIN_ROOT}/…`): reviewed with it, run on every matching event.".to_owned();
+                }
+            }
+        }
+        // A text file of no known kind (`prewarm.cfg`, `default.conf`, `hook.tpl`, a file with no extension) is read
+        // as code: what it holds is what a script that sources, copies or loads it runs, and its name is free.
+        FileKind::Other => {
+            scan.code(None, &text, 1, facts);
+        }
+        FileKind::Asset => scan.lines(1, &text, Place::Comment),
+        FileKind::Binary | FileKind::Symlink => {}
+    }
+    combine::within_file(&entry.path, &mut findings[start..])
+        .into_iter()
+        .for_each(|f| findings.push(f));
+    Ok(script)
+}
+
+/// Whether every command a hooks file registers runs a file of the plugin's own (`python3
+/// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) and nothing fetched, piped or evaluated.
+pub(super) fn hooks_run_own_files(text: &str) -> bool {
+    let mut commands = HOOK_COMMAND
+        .captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .peekable();
+    commands.peek().is_some()
+        && commands.all(|c| {
+            (c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT"))
+                && !HOOK_RISKY.is_match(&c)
+        })
+}
+
+re!(
+    /// A hooks file's command value (`"command": "python3 \"${CLAUDE_PLUGIN_ROOT}/t.py\""`).
+    HOOK_COMMAND, r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#);
+re!(
+    /// What in a hook's command fetches, evaluates, pipes or chains.
+    HOOK_RISKY, r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(");
