@@ -33,7 +33,7 @@ fn plain_download(evidence: &str) -> bool {
         && !CARRIES.is_match(evidence)
         && SHELL_VAR
             .find_iter(evidence)
-            .all(|v| !super::lesser::SECRET_WORD.is_match(v.as_str()))
+            .all(|v| !super::signs::SECRET_WORD.is_match(v.as_str()))
 }
 
 re!(

@@ -240,8 +240,7 @@ fn names_a_kind(line: &str, at: std::ops::Range<usize>) -> bool {
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
-    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::lesser::KEY_USE.replace_all(line, " "), " "))
-    {
+    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::signs::KEY_USE.replace_all(line, " "), " ")) {
         // A web address's path (`curl -I https://site/.env`, a check that the site does not serve it) is the
         // site's, not a file of this machine.
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.
@@ -603,9 +602,9 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
         let source = if here { Some(n) } else { through };
         let Some(source) = source else { continue };
         // A setting written to a start-up file (`echo 'export PATH=…' >> "$RC"`) is the rc rule's lesser class.
-        let setting_only = super::lesser::SETTING_ONLY.is_match(raw)
-            && !super::lesser::RUNS_AT_PROMPT.is_match(raw)
-            && !super::lesser::FETCHES.is_match(raw);
+        let setting_only = super::signs::SETTING_ONLY.is_match(raw)
+            && !super::signs::RUNS_AT_PROMPT.is_match(raw)
+            && !super::signs::FETCHES.is_match(raw);
         // A copy into it (`cp qol.py "$dest/00-qol.py"`): the start-up file or folder is the last word.
         let copied_into = COPY.is_match(raw)
             && raw.split_whitespace().last().is_some_and(|last| {

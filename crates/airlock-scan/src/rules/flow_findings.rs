@@ -84,7 +84,7 @@ impl FileScan<'_> {
             // ~/Library/LaunchAgents/`): what runs later is in plain sight, reviewed with the skill.
             let scheduled = (flow::scheduled(&line_text(named))
                 || flow::copies_own_service(&line_text(written)))
-                && !lesser::FETCHES.is_match(&line_text(written));
+                && !signs::FETCHES.is_match(&line_text(written));
             self.out.push(Finding {
                 rule: "persist/startup-write".to_owned(),
                 severity: if scheduled { Severity::High } else { Severity::Critical },

@@ -16,6 +16,7 @@ mod literals;
 mod names;
 mod planted;
 mod prose;
+mod signs;
 pub mod table;
 
 pub use combine::hidden_runs;
@@ -44,6 +45,7 @@ use context::{
 use lesser::*;
 use literals::{in_pattern_literal, RUNS_A_NAME};
 use prose::{description_of, LIST_ITEM};
+use signs::*;
 use table::{Prose, RuleDef, Scope, RULES};
 
 /// Bytes of a file that are analysed; the rest is ignored (and said so).
@@ -770,7 +772,7 @@ fn lowercase_first(text: &str) -> String {
 /// shell usually looks like:`, `Attackers extract credentials via:`, `Never do this:`): what the planner lists as
 /// an example rather than a step.
 pub(crate) fn shows_an_attack(label: &str) -> bool {
-    lesser::describing_lead_in(label)
+    signs::describing_lead_in(label)
 }
 
 /// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
@@ -838,6 +840,8 @@ pub fn finish(findings: &mut Vec<Finding>) {
     });
 }
 
+#[cfg(test)]
+mod lesser_tests;
 #[cfg(test)]
 mod reach_tests;
 #[cfg(test)]

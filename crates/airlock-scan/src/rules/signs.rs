@@ -1,0 +1,811 @@
+//! The small readings of a line that [`super::lesser`] rests on: what is quoted, what only lists or names, what a
+//! key or a path is used for, each a regular expression or a predicate over one line.
+
+use super::*;
+
+re!(
+    /// An installed tool's completion script added to a shell start-up file: `gh completion -s bash >> ~/.bashrc`,
+    /// `echo 'eval "$(uv generate-shell-completion zsh)"' >> ~/.zshrc`, `echo 'source <(kubectl completion bash)'
+    /// >> ~/.bashrc`. The tool is named bare (not a path a skill could have planted).
+    pub(super) COMPLETION,
+    r#"(?i)^\s*(?:\$\s+)?(?:(?P<a>[\w.-]+)(?:\s+[\w-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^|;&`$]*>>|(?:echo|printf)\s+['"]\s*(?:eval\s+\\?"?\$\(|source\s+<\(|\.\s+<\()\s*(?P<b>[\w.-]+)(?:\s+[\w-]+)?\s+(?:completions?|generate-shell-completion|shell-completions?)\b[^)$`;|&]*\)\s*\\?"?\s*['"]\s*>>)"#
+);
+re!(
+    /// Encoded text or a decoder: what a completion line must not carry.
+    pub(super) ENCODED, r"(?i)base64|\\x[0-9a-f]{2}|xxd|openssl\s+enc");
+re!(
+    /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
+    /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
+    pub(super) KEY_USE,
+    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\bidentity_?file['"]?\s*[:=]\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|(?:[A-Za-z]:)?/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
+);
+re!(
+    /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
+    pub(super) TOKENS_FILTERED_OUT, r#"(?i)\|\s*grep\s+(?:-\w*v\w*|--invert-match)\s+['"]?[^|'"]*(?:token|_auth|password|secret)"#);
+re!(
+    /// A deletion of a file.
+    pub(super) REMOVES, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:rm|unlink|shred|trash)\s+(?:-\w+\s+)*[^|;&<>]+$");
+
+/// Whether every command of a line that names the secret (the commands of its inline code, or of the line, split at
+/// `&&`, `||` and `;`) only names it (`3. Fix permissions: \`chmod 700 ~/.ssh && chmod 600 ~/.ssh/id_ed25519\``):
+/// one command that does more (`&& cat ~/.ssh/id_ed25519`) keeps the finding.
+pub(super) fn each_command_names_only(text: &str, secret: &Regex, names_only: &Regex) -> bool {
+    let spans: Vec<&str> = if text.contains('`') {
+        text.split('`').skip(1).step_by(2).collect()
+    } else {
+        vec![text]
+    };
+    let mut uses = spans
+        .iter()
+        .flat_map(|s| {
+            s.split("&&")
+                .flat_map(|p| p.split("||"))
+                .flat_map(|p| p.split(';'))
+        })
+        .filter(|command| secret.is_match(command))
+        .peekable();
+    uses.peek().is_some() && uses.all(|command| names_only.is_match(command))
+}
+
+/// Whether a line adds an installed tool's completion to a start-up file ([`COMPLETION`]), the tool being a program
+/// of its own: an interpreter given a file (`python3 payload.py completion`) runs whatever that file is.
+pub(super) fn tool_completion(text: &str) -> bool {
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "zsh", "dash", "fish", "python", "python3", "node", "deno", "bun", "perl", "ruby",
+        "php", "env", "eval", "exec", "source",
+    ];
+    COMPLETION.captures(text).is_some_and(|c| {
+        c.name("a")
+            .or_else(|| c.name("b"))
+            .is_some_and(|tool| !INTERPRETERS.contains(&tool.as_str().to_ascii_lowercase().as_str()))
+    })
+}
+
+/// Whether every SSH path of a line is a key handed to a program as its identity (`ssh -i ~/.ssh/deploy`,
+/// `curl --key ~/.ssh/id_rsa sftp://…`): with those taken out, no SSH path is left.
+pub(super) fn key_used_only(text: &str) -> bool {
+    KEY_USE.is_match(text) && !SSH_PATH.is_match(&KEY_USE.replace_all(text, " "))
+}
+
+re!(
+    /// A deny rule of an AppArmor profile (`deny /etc/shadow r,`, `audit deny /root/** rw,`): a path and the access
+    /// it is refused.
+    pub(super) APPARMOR_DENY,
+    r"^\s*(?:audit\s+)?deny\s+\S+\s+[rwaxmlkiuxPUC]+\s*,\s*(?:#.*)?$"
+);
+
+re!(
+    /// `gh repo create … --public`: a repository made on the host, empty unless it is given local files.
+    pub(super) EMPTY_PUBLIC_REPO, r"\bgh\s+repo\s+create\b");
+re!(
+    /// What puts local files in it: a source folder, a push, a gist of files, a repository made public, a later push.
+    pub(super) PUBLISHES_FILES, r"(?i)\s(--source|-s|--push)\b|\bgist\b|--visibility|\bgit\s+push\b");
+
+/// Whether the match at `start` is the value of an option or call that denies access (`--deny-read=/etc/shadow`,
+/// `permission.deny('fs', '/etc/shadow')`, an AppArmor `deny` rule).
+pub(super) fn denied(text: &str, start: usize) -> bool {
+    if APPARMOR_DENY.is_match(text) {
+        return true;
+    }
+    let before = text[..start].trim_end_matches(['\'', '"']);
+    let word = before
+        .rsplit(|c: char| c.is_whitespace())
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    word.starts_with("--deny")
+        || word.starts_with("--no-read")
+        || before.trim_end().to_lowercase().ends_with("deny('fs',")
+        || before.trim_end().to_lowercase().ends_with("deny(\"fs\",")
+}
+
+re!(
+    /// `ssh-keygen` making a key (its `-f` path is the new key's, not one read).
+    pub(super) SSH_KEYGEN, r"\bssh-keygen\b");
+re!(pub(super) SSH_KEYGEN_PATH, r"-f\s+\S+");
+re!(
+    /// A word that names a secret (a variable filtered out of the environment by it is one).
+    pub(super) SECRET_WORD, r"(?i)token|secret|passw|key|auth|cred|session|cookie|aws|gh_|github|openai|anthropic|npm|pypi|private");
+re!(
+    /// A line that only prints names into an ignore file (`printf '%s\n' id_rsa .pypirc >> .gitignore`, `for p in
+    /// id_rsa .pypirc; do echo "$p" >> .gitignore; done`): the whole line.
+    pub(super) IGNORE_WRITE,
+    r#"^\s*(for\s[^;|<]*;\s*do\s+)?(echo|printf)\s[^|<]*(>>?|\btee\s+(-a\s+)?)\s*['"]?[\w./$~{}-]*\.(git|docker|npm|prettier|eslint)ignore\b['"]?[^|<]*$"#
+);
+re!(
+    /// The file a line writes when it is a registry's settings file (`> ~/.npmrc`, `cat > .npmrc << 'EOF'`,
+    /// `tee -a ~/.pypirc`).
+    pub(super) TOKEN_FILE_WRITE,
+    r#"(>>?|\btee\s+(-a\s+)?)\s*['"]?[\w./$~{}-]*\.(npmrc|pypirc|netrc)\b['"]?"#
+);
+
+/// Whether every match of `rule` in `text` lies inside a match of `inside`.
+pub(super) fn only_inside(rule: &Regex, inside: &Regex, text: &str) -> bool {
+    let spans: Vec<_> = inside.find_iter(text).map(|m| m.range()).collect();
+    !spans.is_empty()
+        && rule
+            .find_iter(text)
+            .all(|m| spans.iter().any(|s| s.start <= m.start() && m.end() <= s.end))
+}
+
+re!(
+    /// `gh ssh-key add` of a public key in the user's own `~/.ssh` (the onboarding GitHub documents).
+    pub(super) OWN_KEY_ADDED,
+    r#"\bgh\s+ssh-key\s+add\s+['"]?(~|\$HOME|\$\{HOME\})/\.ssh/[\w.-]+\.pub\b"#
+);
+re!(
+    /// A command or call that sends something somewhere.
+    pub(super) SENDS_TO, r"(?i)\b(curl|wget|nc|ncat|scp|rsync|requests\.\w+|httpx\.\w+|fetch|axios|urlopen|post|put|send|upload|submit|exfiltrate)\b");
+re!(
+    /// `find HOME -name X` (or `-iname`), with every name it looks for.
+    pub(super) FIND_NAMES, r#"-i?name\s+(?:"([^"]*)"|'([^']*)'|(\S+))"#);
+re!(
+    /// A name that holds or leads to secrets, data or keys.
+    pub(super) SECRET_NAME, r"(?i)ssh|id_|key|pem|p12|pfx|env|cred|secret|token|pass|wallet|cookie|login|keychain|gnupg|aws|kube|docker|npmrc|pypirc|netrc|history|mail|\.db$|sqlite|\.json$");
+
+re!(
+    /// A program that packs, copies or prints what a search finds.
+    pub(super) PACKS, r"\b(tar|zip|cat|xargs|base64|cp|rsync|exec)\b");
+
+/// Whether a search of the home folder looks only for exact names (`find ~ -name node_modules`), none of them a
+/// pattern (`*.pdf`) or a name that holds secrets or data, and hands what it finds to nothing that sends or packs it.
+pub(super) fn named_search_only(text: &str) -> bool {
+    let names: Vec<String> = FIND_NAMES
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)).map(|m| m.as_str().to_owned()))
+        .collect();
+    !names.is_empty()
+        && text.trim_start().starts_with("find ")
+        && names
+            .iter()
+            .all(|n| !n.is_empty() && !n.contains(['*', '?', '[']) && !SECRET_NAME.is_match(n))
+        && !SENDS_TO.is_match(text)
+        && !PACKS.is_match(&text[text.find(" -").unwrap_or(0)..])
+}
+
+/// Whether the match `start..end` is (inside) a string literal compared with something (`"/var/run/docker.sock" in
+/// v`, `x == '/run/docker.sock'`, `.includes("/var/run/docker.sock")`): a check for the thing, not a use of it.
+pub(super) fn compared_literal(text: &str, start: usize, end: usize) -> bool {
+    let before = &text[..start];
+    let after = &text[end..];
+    let Some(open) = before.rfind(['\'', '"']) else {
+        return false;
+    };
+    let quote = text.as_bytes()[open] as char;
+    let Some(close) = after.find(quote) else {
+        return false;
+    };
+    let lead = before[..open].trim_end();
+    let trail = after[close + 1..].trim_start();
+    lead.ends_with("==")
+        || lead.ends_with("!=")
+        || lead.ends_with(" in")
+        || lead.ends_with(".includes(")
+        || lead.ends_with(".contains(")
+        || lead.ends_with(".startswith(")
+        || lead.ends_with(".endswith(")
+        || trail.starts_with("in ")
+        || trail.starts_with("not in ")
+        || trail.starts_with("==")
+        || trail.starts_with("!=")
+}
+re!(pub(super) SSH_PATH, r"\.ssh\b/?(\S*)|\bid_(?:rsa|dsa|ecdsa|ed25519)(\S*)");
+re!(
+    /// A command that only shows (lists, prints, searches) what it names.
+    pub(super) READ_ONLY, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:cat|ls|less|more|head|tail|grep|rg|wc|stat|file|crontab\s+-l|systemctl\s+(?:--user\s+)?(?:list-units|list-timers|status|cat)|launchctl\s+list|ssh-keygen\s+-[a-zA-Z]*l)\b");
+re!(
+    pub(super) WRITES,
+    r">|\btee\b|\b(?:cp|mv|install|ln|rm|chmod|chown|sed\s+-i)\b|\|"
+);
+
+/// Whether every SSH path a line names is public (`~/.ssh/id_ed25519.pub`, `~/.ssh/*.pub`, `authorized_keys`,
+/// `known_hosts`): vacuously so when it names none.
+pub(super) fn no_private_key(text: &str) -> bool {
+    SSH_PATH.captures_iter(text).all(|c| {
+        let rest = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        let rest = rest.trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '.']);
+        rest.ends_with(".pub")
+            || rest == "authorized_keys"
+            || rest == "known_hosts"
+            || rest == "config"
+            || rest.starts_with("control")
+            || rest.starts_with("sockets/")
+    })
+}
+
+/// Whether a line names SSH paths and every one of them is public.
+pub(super) fn public_keys_only(text: &str) -> bool {
+    SSH_PATH.is_match(text) && no_private_key(text)
+}
+
+/// Whether a line only reads or lists (no write, no pipe into another program).
+pub(super) fn read_only_listing(text: &str) -> bool {
+    let code = unquoted(text)
+        .replace("2>/dev/null", "")
+        .replace(">/dev/null", "");
+    READ_ONLY.is_match(text) && !WRITES.is_match(&code)
+}
+
+re!(
+    /// A line that prints a message (`echo "…"`, `error "…"`, `console.log('…')`).
+    pub(super) PRINTED, r#"^\s*(echo(\s+-[neE]+)?|printf|error|warn|warning|die|fail|info|log|print|console\.(log|error|warn|info)|logger\.\w+)\s*\(?\s*f?["']"#);
+
+/// Whether byte `at` of a line is inside a quoted string (by counting the quotes before it).
+pub(super) fn inside_quotes(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1
+}
+
+/// The line with the inside of each quoted string blanked, so what is left is what the shell would do.
+pub(super) fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some(_) => out.push(' '),
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Words that name what follows as an attack or as what not to do, in a comment or a label.
+const BAD_WORDS: &str =
+    "bad|wrong|incorrect|non-?compliant|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit";
+
+re!(
+    /// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
+    pub(super) BAD_EXAMPLE,
+    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-pattern)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])")
+);
+
+/// The environment file a toolchain's installer has shells source (`. "$HOME/.cargo/env"`): a known tool's
+/// folder, not any file named `env`.
+const TOOL_ENV: &str = r#"['"]?\S*?/\.(cargo|deno|bun|elan|ghcup|nix-profile|sdkman|volta|rye|pixi|wasmtime|fly|local/bin)/env\b(?:['"\\]|\s|$|;)"#;
+
+/// Version managers and prompts whose start-up line a shell file gets (`eval "$(mise activate bash)"`).
+const VERSION_MANAGERS: &str =
+    "brew|pyenv|rbenv|direnv|zoxide|starship|fnm|mise|conda|nodenv|goenv|asdf|nvm|sdkman|rvm|volta";
+
+re!(
+    /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
+
+re!(
+    /// A command substitution that only asks who or where: the user's name or address from git, the date, the host,
+    /// the folder.
+    pub(super) ASKS_ONLY,
+    r"\$\(\s*(?:git\s+config\s+(?:--global\s+|--get\s+)*user\.(?:email|name)|date(?:\s+[+\w%:-]+)*|whoami|hostname(?:\s+-\w+)?|uname(?:\s+-\w+)*|id\s+-un?|pwd|basename\s+[^()$`;|&]*|dirname\s+[^()$`;|&]*)\s*\)"
+);
+re!(
+    /// Words that read or show a file's content.
+    pub(super) READS_CONTENT,
+    r"(?i)\b(cat|reads?|open|print|show|dump|copy|cp|include|contents?|base64|grep|paste|extract)\b"
+);
+
+/// Whether the match at `start` names a project's package-manager settings file (`.npmrc`, `.yarnrc.yml`) by itself:
+/// no folder before it (the user's `~/.npmrc` is where tokens live).
+pub(super) fn project_settings_file(text: &str, start: usize, found: &str) -> bool {
+    let name = found.trim_start_matches(|c: char| !c.is_ascii_alphanumeric() && c != '.');
+    matches!(name, ".npmrc" | ".yarnrc" | ".yarnrc.yml" | ".pnpmrc")
+        && !text[..start].ends_with(['/', '~', '\\', '$', '}'])
+        && !text.contains("~/.npmrc")
+        && !text.contains("HOME/.npmrc")
+}
+
+re!(
+    /// The crontab read, an entry filtered out and the rest written back, nothing added:
+    /// `crontab -l | grep -v 'report.sh' | crontab -`.
+    pub(super) CRON_REMOVAL,
+    r"^[\s>*\x60$-]*(?:\d+\.\s+)?(?:[\w\s:]*?`)?crontab\s+-l(?:\s+2>\s*/dev/null)?\s*\|\s*(?:grep\s+-v|sed\s+['\x22]?/[^/]*/d)\b[^|;&]*\|\s*crontab\s+-\s*`?\s*$"
+);
+
+/// Whether a line defines an alias that takes over a command people trust (`alias sudo=…`, `alias ssh=…`).
+pub(super) fn hijacking_alias(text: &str) -> bool {
+    const TRUSTED: &[&str] = &[
+        "sudo", "su", "ssh", "scp", "git", "cd", "ls", "cat", "curl", "wget", "python", "python3", "pip",
+        "pip3", "npm", "npx", "node", "bash", "sh", "zsh", "login", "passwd", "gpg", "security", "op", "aws",
+        "gh", "docker", "kubectl",
+    ];
+    text.split("alias ").skip(1).any(|rest| {
+        let name = rest.split('=').next().unwrap_or_default().trim();
+        TRUSTED.contains(&name)
+    })
+}
+
+re!(
+    pub(super) PLACEHOLDER_PATH,
+    r"(?i)https?://[^\s'\x22]*/(YOUR[/_-]|<[^>\s]*>|\{[^}\s]*\}|X{3,}|\.\.\.)"
+);
+
+re!(
+    /// Something that fetches from the network.
+    pub(super) FETCHES, r"(?i)\b(curl|wget|nc|ncat|iwr|fetch)\b|https?://|/dev/tcp");
+
+re!(
+    pub(super) KEYCHAIN_HOUSEKEEPING,
+    r"(?i)\bsecurity\s+(unlock-keychain|list-keychains|default-keychain|set-keychain-settings|lock-keychain|show-keychain-info)\b"
+);
+
+re!(
+    pub(super) KEYCHAIN_READ,
+    r"(?i)find-(generic|internet)-password|dump-keychain|export\s+-k"
+);
+
+re!(
+    /// An order not to ask the user to do something (`Never tell users to add <script> tags`): what the user is told
+    /// to do, not what is kept from them.
+    pub(super) TELL_USER_TO,
+    r"(?i)\b(?:do\s+not|don't|never)\s+(?:tell|ask|instruct)\s+(?:the\s+)?users?\s+to\s+\w+"
+);
+re!(
+    /// `run it` under a choice or a refusal right before it: `whether to run it`, `don't run it`, `never run it`.
+    pub(super) LEFT_TO_DECIDE,
+    r"(?i)\b(whether\s+(or\s+not\s+)?to|don't|do\s+not|never|not\s+to)\s+run\s+it$"
+);
+
+re!(
+    /// A relative clause right before a match: what it says is said of something (`actions that skip approval
+    /// prompts`), not asked of the reader.
+    pub(super) DESCRIBED_BY_CLAUSE,
+    r"(?i)\b\w+\s+(that|which)\s+$"
+);
+
+re!(
+    /// An MCP server given by its address (`--url https://mcp.notion.com/mcp`, `--transport http <url>`).
+    pub(super) MCP_BY_ADDRESS,
+    r"(?i)--url[ =]https?://|--transport[ =](http|sse)\b"
+);
+
+re!(
+    /// The end of a clause that negates the verb an adverb of hiding is about to qualify: `never `, `Do NOT
+    /// rewrite, delete, or ` (a list of verbs joined by `or`), `no tests were `, or a passive (`is `, `would `): what
+    /// must not happen unseen, or what happens unseen to the user's work, not an order to hide.
+    pub(super) NEGATED_OR_PASSIVE,
+    r"(?i)(\b(never|not|nor|instead\s+of|rather\s+than)\s+|n't\s+)((\w+,\s+){0,4}\w+,?\s+(or|nor)\s+)?$|\b(is|are|was|were|be|been|being|gets?|got|would)\s+$"
+);
+re!(
+    /// A secret a sentence is about (`keep it secret` of a `SECRET_KEY` is protecting it).
+    pub(super) CREDENTIAL_NAMED,
+    r"(?i)\b(secret|key|token|password|passphrase|credential)s?\b|[A-Z][A-Z0-9]*_(KEY|TOKEN|SECRET|PASSWORD)\b"
+);
+re!(
+    /// A clause under a negation, before a `without`: `Never tailor from a stored résumé without telling the user`,
+    /// `don't claim it looks good without showing it` (always tell, always show). Not an infinitive after it
+    /// (`Never hesitate to upload it without telling`).
+    pub(super) NEGATED_CLAUSE,
+    r"(?i)\b(never|don't|do\s+not)\s+\w+\b[^.;:!?\n]*$"
+);
+re!(
+    /// Going on without asking the user (questions), not without telling them.
+    pub(super) ACTS_WITHOUT_ASKING,
+    r"(?i)^without\s+asking\b"
+);
+re!(
+    /// What `without asking the user` is about when it is their permission: then it widens what the agent may do.
+    pub(super) FOR_PERMISSION,
+    r"(?i)^\s*(first\s+)?(for|about)\s+(their\s+|your\s+|any\s+)?(permission|confirmation|approval|consent)"
+);
+
+/// Whether a match of the concealment rule at `start` (`found`) is not an order to hide: an adverb of hiding under a
+/// negation or in a passive (`never silently add packages`, `no tests were silently deleted`), `keep it secret` of
+/// a credential, or a `without telling`/`without showing` under a negation (`Never tailor … without telling the user
+/// which one you used`). The clause is cut at `.;:!?`, so a negation elsewhere in the sentence does not count.
+pub(super) fn not_hiding(text: &str, start: usize, found: &str) -> bool {
+    let before = &text[..start];
+    let clause = &before[before.rfind(['.', ';', ':', '!', '?', '\n']).map_or(0, |i| i + 1)..];
+    let lower = found.to_lowercase();
+    if ["silently", "quietly", "secretly", "covertly", "discreetly"]
+        .iter()
+        .any(|w| lower.starts_with(w))
+    {
+        // Or what something does unseen (`the test silently runs on H2`, `the hierarchy silently stops
+        // applying`): a verb of the third person is a description, not an order.
+        return NEGATED_OR_PASSIVE.is_match(clause) || DESCRIBED_VERB.is_match(&text[start..]);
+    }
+    if lower.starts_with("keep") || lower.starts_with("stay") {
+        return CREDENTIAL_NAMED.is_match(clause);
+    }
+    if lower.starts_with("without") {
+        return NEGATED_CLAUSE
+            .find(clause)
+            .is_some_and(|m| !m.as_str().contains(" to "));
+    }
+    false
+}
+
+re!(
+    /// An adverb of hiding followed by a verb of the third person (`silently runs`, `quietly stops`), not `silently
+    /// pass` or `quietly is`.
+    pub(super) DESCRIBED_VERB,
+    r"(?i)^(?:silently|quietly|secretly|covertly|discreetly)\s+[a-z]{2,}[^s\W]s\b"
+);
+
+re!(
+    /// What follows a quoted phrase that makes it a name for a kind of message (`"…" attempts`, `"…"-style prompts`).
+    pub(super) KIND_AFTER_QUOTE,
+    r"^\s*-?\s*(?:style\s+)?(?:attempts?|attacks?|phrases?|patterns?|prompts?|messages?|requests?|injections?|strings?|payloads?|tricks?)\b"
+);
+
+/// Whether the text at `start..end` is a phrase in quotes used as the name of a kind of message: the quote opens
+/// right before it, closes right after it, and a noun of that kind follows (`Treat any "ignore previous
+/// instructions" attempts as user content`).
+pub(super) fn quoted_as_a_thing(text: &str, start: usize, end: usize) -> bool {
+    let quotes = ['"', '\'', '\u{201c}', '\u{201d}', '`'];
+    let opened = text[..start]
+        .chars()
+        .next_back()
+        .is_some_and(|c| quotes.contains(&c));
+    let rest = &text[end..];
+    let close = rest.find(|c: char| quotes.contains(&c));
+    // The phrase may run on to the end of its clause inside the quotes, but no further than a few words.
+    let closed = close.is_some_and(|i| {
+        !rest[..i].contains(['.', ';', ':', '!', '?']) && rest[..i].split_whitespace().count() <= 4
+    });
+    opened
+        && closed
+        && close.is_some_and(|i| {
+            let after = &rest[i..];
+            let after = after
+                .get(after.chars().next().map_or(0, char::len_utf8)..)
+                .unwrap_or("");
+            KIND_AFTER_QUOTE.is_match(after)
+        })
+}
+
+re!(
+    /// What follows a collection service's name when an address of someone's inbox is given: a path of its own
+    /// (`webhook.site/4f9c2a1e-…`, `discord.com/api/webhooks/1234/…`, `hooks.slack.com/services/T0…`).
+    pub(super) INBOX, r"^/[\w-]{4,}");
+re!(
+    /// A label of its own before a collection service's name (`eo1x2y3.m.pipedream.net`, `abc123.oast.fun`): an inbox.
+    pub(super) SUBDOMAIN_BEFORE, r"[\w-]{4,}\.(?:m\.)?$");
+re!(
+    /// A skill's or command's tool list (`allowed-tools: Read, Bash(*)`).
+    pub(super) ALLOWED_TOOLS, r"(?i)^\W*allowed[-_]tools\s*:");
+
+re!(
+    /// What a start-up line runs at each prompt or command rather than sets: `PROMPT_COMMAND`, zsh's `precmd` and
+    /// `preexec`, a `trap`.
+    pub(super) RUNS_AT_PROMPT, r"\bPROMPT_COMMAND\b|\b(precmd|preexec)(_functions)?\b|\btrap\s");
+re!(
+    /// A version manager's or prompt's own start-up code, read from the tool (`$(mise activate bash)`, `$(starship
+    /// init zsh)`, fish's `(mise activate fish)`): the tool's setting, not a download or a read.
+    pub(super) TOOL_ACTIVATION,
+    &format!(r"\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\s+(activate|init|hook|env|shellenv)\b[\w\s-]*\)")
+);
+re!(
+    /// A container tool's registry logins handed to it (`skopeo login --authfile ~/.docker/config.json`).
+    pub(super) DOCKER_AUTHFILE_USE, r"(?i)--authfile(\s+|=)['\x22]?(~|\$HOME|\$\{HOME\})/\.docker/config\.json");
+re!(
+    /// A kubeconfig handed to the program that uses it.
+    pub(super) KUBECONFIG_USE, r"(?i)(--kubeconfig(\s+|=)|\bKUBECONFIG=)['\x22]?(~|\$HOME|\$\{HOME\})/\.kube/[\w.-]+");
+re!(
+    /// A `grep` and its quoted pattern.
+    pub(super) GREP_PATTERN, r#"\bgrep\s+(-[A-Za-z]+\s+)*(?:'([^']*)'|"([^"]*)")"#);
+re!(
+    /// One alternative of a pattern that picks only section headers or registry lines (`^\[`, `^registry=`,
+    /// `^@[^:]+:registry=`, `^\[profile`).
+    pub(super) NAMES_ONLY_ALTERNATIVE, r"^\^\s*(\\\[|\[\\\[|\[profile|registry\b|@[^|]*:registry\b|region\b|Host\b|current-context\b|(cluster|context|namespace|server|name|user(name)?)s?:)[^|]*$");
+
+re!(
+    /// `sed -i` with only line deletions (`'/NVM_DIR/d'`), on the files after it.
+    pub(super) RC_LINES_DELETED,
+    r#"\bsed\s+-i(?:\.\w+|\s+(?:''|"")|\S*)?\s+(?:(?:-e\s+)?['"]/[^/'"\n]*/d['"]\s+)+(?:['"]?[~$][^\s;&|]*\s*)+"#
+);
+re!(
+    /// Any other way a line writes a file: a redirection, `tee`, a copy, a move, a link, another `sed -i`.
+    pub(super) RC_WRITE_OTHER,
+    r"(>>?|\btee\b|\b(cp|mv|ln|install)\s|\bsed\s+-i)"
+);
+re!(
+    /// A path under `~/.ssh/` and the file it names.
+    pub(super) SSH_FILE, r"\.ssh/([\w.-]*)");
+
+/// Whether every SSH path of a line is the client's settings file (`~/.ssh/config`: host names, not keys).
+pub(super) fn only_ssh_config(text: &str) -> bool {
+    let mut files = SSH_FILE.captures_iter(text).map(|c| c[1].to_owned()).peekable();
+    files.peek().is_some()
+        && files.all(|f| {
+            f == "config"
+                || f.strip_prefix("config.")
+                    .is_some_and(|e| matches!(e, "bak" | "orig" | "backup" | "old"))
+        })
+        && !text.contains("id_")
+}
+
+re!(
+    /// Another account's `authorized_keys`, named by its home (`~deploy/.ssh/authorized_keys`).
+    pub(super) OTHER_ACCOUNT_KEYS,
+    r"~[a-z_][\w-]*/\.ssh/authorized_keys\b"
+);
+re!(
+    /// A public key written out in full (`ssh-ed25519 AAAA…`).
+    pub(super) LITERAL_KEY,
+    r"\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2-\S+)\s+AAAA"
+);
+re!(
+    /// Python's import path changed to reach a folder (`sys.path.insert(0, …)`).
+    pub(super) IMPORT_PATH,
+    r"\bsys\.path\.(insert|append)\("
+);
+re!(
+    /// A write to a file on the same line (`open(p, 'w')`, `>>`, `write_text`).
+    pub(super) WRITES_FILE,
+    r#"['"][aw]\+?['"]|>>|\bwrite(_text|_bytes|File(Sync)?)?\(|\btee\b"#
+);
+re!(
+    /// Approval as a condition that the user's own instructions must meet, right before `standing approval`:
+    /// `only when trusted workspace instructions document`, `if the user has granted`.
+    pub(super) APPROVAL_GRANTED_IF,
+    r"(?i)\b(only\s+(when|if)|unless)\b[^.;:!?]{0,80}\b(user|owner|operator|trusted|workspace)\b[^.;:!?]{0,40}\b(grants?|granted|documents?|documented|gives?|gave|given|provides?|provided|records?|recorded)\s+$"
+);
+re!(
+    /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
+    pub(super) NOT_BEFORE,
+    r"(?i)\bnot(\s+[a-z]+){0,2}[\s(`]*$"
+);
+re!(
+    /// A `find` command, on its own or whose output a name holds (`KEYS=$(find …)`).
+    pub(super) FIND_CMD,
+    r"(?:^|[;&|(]\s*)(?:\$\s+)?(?:sudo\s+)?find\s"
+);
+re!(
+    /// A line that is a `find` and nothing before it.
+    pub(super) FIND_AT_START,
+    r"^\s*(?:\$\s+)?(?:sudo\s+)?find\s"
+);
+re!(
+    /// Reading a git setting: `git config --get core.hooksPath`, `git config --global --get-all …`, `--list`.
+    pub(super) GIT_CONFIG_GET,
+    r"^\s*(?:\$\s+)?git\s+config\s+(?:--(?:global|local|system|show-origin)\s+)*(?:--get(?:-all|-regexp)?|--list|-l)\b[^;&|]*$"
+);
+
+/// Whether every SSH path of a line names a public key (`~/.ssh/id_ed25519.pub`).
+pub(super) fn only_public_keys(text: &str) -> bool {
+    let mut paths = SSH_PATH.captures_iter(text).peekable();
+    paths.peek().is_some()
+        && paths.all(|c| {
+            c.get(1).or_else(|| c.get(2)).is_some_and(|rest| {
+                rest.as_str()
+                    .trim_end_matches(['"', '\'', '`', ')', ',', '.', ';'])
+                    .ends_with(".pub")
+            })
+        })
+}
+re!(
+    /// A secret's name as the pattern of a `-name` test: `-name "id_rsa*"`, `-iname '*.pem'`.
+    pub(super) NAME_PATTERN_BEFORE,
+    r#"-i?name\s+['"]?\*?$"#
+);
+re!(
+    /// What reads or moves the files found: `-exec`, `xargs`, a pipe into a reader, an archive or a sender.
+    pub(super) FOUND_FILES_READ,
+    r"-exec|-ok\b|\bxargs\b|\|\s*(while|cat|tar|zip|base64|curl|nc|scp|python3?|node)\b|-print0"
+);
+re!(
+    /// One keychain item read by the service name it was stored under (`security find-generic-password -s
+    /// "xai-api" -w`).
+    pub(super) KEYCHAIN_ONE_ITEM,
+    r#"(?i)\bsecurity['"]?\s*,?\s*['"]?find-generic-password\b[^\n|;]*?['"]?-s['"]?\s*,?\s*['"]?[\w${]|\bsecret-tool['"]?\s*,?\s*['"]?lookup['"]?\s*,?\s*['"]?\w+['"]?\s*,?\s*['"]?[\w${]"#
+);
+re!(
+    /// What makes a keychain read someone else's passwords: a browser's or a wallet's storage, the login keychain, a
+    /// dump.
+    pub(super) OTHERS_PASSWORDS,
+    r"(?i)safe\s+storage|chrom|brave|\bedge\b|opera|vivaldi|firefox|safari|login\.keychain|wallet|metamask|exodus|electrum|icloud|dump-keychain|find-internet-password"
+);
+
+/// Whether a line only greps a credential file for section names or registry lines, every alternative of the
+/// pattern being one, with nothing secret in it (`grep '^\[' ~/.aws/credentials`, `grep -E '^registry=' ~/.npmrc`).
+pub(super) fn names_only_grep(text: &str) -> bool {
+    GREP_PATTERN.captures(text).is_some_and(|c| {
+        let pattern = c.get(2).or_else(|| c.get(3)).map_or("", |m| m.as_str());
+        !pattern.is_empty()
+            && !super::SECRET_WORD.is_match(pattern)
+            && !pattern.contains("_auth")
+            && pattern.split('|').all(|alt| NAMES_ONLY_ALTERNATIVE.is_match(alt))
+    })
+}
+
+re!(
+    /// Prose after a code block that asks to run what it shows (`Run the command above`, `Paste these lines`).
+    pub(super) RUN_SHOWN,
+    r"(?i)\b(run|execute|paste|exec)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b"
+);
+re!(
+    /// A label that starts by naming what it introduces as an attack or what not to do (`Vulnerable code:`,
+    /// `**Attack filename:**`, `Never do this:`).
+    pub(super) BAD_LEAD_IN,
+    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)")
+);
+re!(
+    /// A label of a word or two that marks what follows as failing in brackets (`**Example (fail):**`, `Code
+    /// (insecure):`): nothing else in it can ask for it.
+    pub(super) MARKED_BAD,
+    &format!(r"(?i)^\W*(\w+\s+){{0,2}}\((fail|failing|{BAD_WORDS})\)\W*$")
+);
+
+re!(
+    /// Where the clause of a label's subject ends and another may begin (`;`, a sentence's end, `so`, `then`).
+    pub(super) CLAUSE_END, r"(?i)[;.!?]|,?\s+(?:so|then|now)\s+");
+re!(
+    /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
+    /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
+    pub(super) ATTACK_SHOWN,
+    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$"#
+);
+
+/// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts
+/// so (`Vulnerable:`, `Never do this:`), its subject is an attacker (`Attackers extract credentials via:`), or its
+/// last sentence asks to look for what follows (`Flag any of them and ask the author why:`), and
+/// it is not an idiom that asks for it after all (`Don't forget to run:`).
+pub(super) fn describing_lead_in(label: &str) -> bool {
+    // A label that ends a longer paragraph (`… or browser profiles. A stealer typically does something like:`) is
+    // read by its last sentence too.
+    let last = super::context::last_sentence(label);
+    describing_label_sentence(label) || last != label && describing_label_sentence(last)
+}
+
+pub(super) fn describing_label_sentence(label: &str) -> bool {
+    // What an attacker does is told in the attacker's clause (`Stealers read … and send them out in one go:`); an
+    // order to the reader comes after it (`Attackers do this; do the same:`).
+    let actor = super::context::starts_with_actor(label) && {
+        let after = CLAUSE_END.find(label).map_or("", |m| &label[m.start()..]);
+        !super::context::asks_after_all(after)
+    };
+    actor
+        || (BAD_LEAD_IN.is_match(label) || ATTACK_SHOWN.is_match(label))
+            && !super::context::asks_after_all(label)
+        || MARKED_BAD.is_match(label)
+        || super::context::detection_label(label)
+}
+
+/// The lines of a code block (numbered from `first_line`) that follow a comment marking them as what not to do
+/// (`# ❌ Bad: hardcoded secret`, `# VULNERABLE: mounting host paths`), up to a blank line or the next comment.
+pub(super) fn bad_example_lines(text: &str, first_line: u32, comments: &[(u32, String)]) -> HashSet<u32> {
+    if !comments.iter().any(|(_, c)| BAD_EXAMPLE.is_match(c)) {
+        return HashSet::new();
+    }
+    let commented: HashSet<u32> = comments
+        .iter()
+        .flat_map(|(line, c)| {
+            (0..u32::try_from(c.lines().count().max(1)).unwrap_or(1)).map(move |i| line + i)
+        })
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut bad = HashSet::new();
+    for (line, comment) in comments.iter().filter(|(_, c)| BAD_EXAMPLE.is_match(c)) {
+        let mut n = line + u32::try_from(comment.lines().count().max(1)).unwrap_or(1);
+        while let Some(l) = lines.get(n.saturating_sub(first_line) as usize) {
+            if l.trim().is_empty()
+                || commented.contains(&n) && !l.trim_start().starts_with(|c: char| c.is_alphanumeric())
+            {
+                break;
+            }
+            bad.insert(n);
+            n += 1;
+        }
+    }
+    bad
+}
+
+re!(
+    /// A downloader named as a kind of command (`a curl command`, `the fetch call`), not used.
+    pub(super) TOOL_AS_NOUN,
+    r"(?i)^(download|curl|wget|fetch)\s+(commands?|requests?|calls?|examples?|snippets?|invocations?|lines?)\b"
+);
+re!(pub(super) URL_ANYWHERE, r"(?i)\b(https?|ftp)://|\bwww\.|`[^`]+`");
+re!(
+    /// A download from this machine (`curl -s http://127.0.0.1:3456/v1/models | …`).
+    pub(super) LOOPBACK_SOURCE,
+    r"(?i)^(curl|wget)\b[^|]*\b(https?://)?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(/|\s|['\x22]|$)"
+);
+re!(
+    /// An interpreter after a pipe given its program on the command line or a module to run.
+    pub(super) PROGRAM_GIVEN,
+    r"(?i)\|\s*(python3?|node|perl|ruby)\s+(-c|-e|-m\s+json\.tool|-m\s+json\b)"
+);
+re!(
+    /// What runs what it reads: a program given on the command line may still run its input.
+    pub(super) RUNS_INPUT,
+    r"(?i)\b(exec|eval|compile|Function|runpy|subprocess|system)\b|\bimport\s*\("
+);
+
+/// Whether the pipe of a download at `matched` hands it to an interpreter given its own program on the line
+/// (`| python3 -c "import json,sys; …"`, `| python3 -m json.tool`) that does not run what it reads; a program
+/// whose quote is not closed on the line is not seen whole, so it does not count.
+pub(super) fn program_given(matched: &str, after: &str) -> bool {
+    let whole = format!("{matched}{after}");
+    PROGRAM_GIVEN.find(&whole).is_some_and(|p| {
+        let program = &whole[p.end()..];
+        // A program in quotes of its own ends where they close (`python3 -c '…')/healthz"` inside an address).
+        let rest = program.trim_start();
+        let quoted = rest
+            .chars()
+            .next()
+            .filter(|q| matches!(q, '\'' | '"'))
+            .and_then(|q| rest[1..].find(q).map(|i| &rest[..i + 2]));
+        let balanced = quoted.is_some()
+            || program.matches('"').count() % 2 == 0 && program.matches('\'').count() % 2 == 0;
+        (balanced || p.as_str().contains("json")) && !RUNS_INPUT.is_match(quoted.unwrap_or(program))
+    })
+}
+
+re!(
+    /// What is shown before approval is asked: the changes, a diff, a plan.
+    pub(super) SHOWN_FIRST,
+    r"(?i)^[^.;!?\n]{0,20}?\bbefore\s+(showing|presenting|displaying|listing|explaining|describing|summari[sz]ing)\s+(\w+\s+){0,3}(changes?|diffs?|plans?|proposals?|previews?|summary|edits?|fixes|findings)\b"
+);
+re!(
+    /// What a password opens: an archive, a download, a file.
+    pub(super) ARCHIVE_WORD,
+    r"(?i)\b(zip|rar|7z|7-zip|archives?|tar|gz|tgz|unzip|unrar|unpack|decompress|extractall|(?-i:setpassword)|packages?|download(s|ed)?|installers?|bundles?|files?|folders?|attachments?|payloads?)\b|\s-[pP]\s?\S"
+);
+re!(
+    /// A line that runs a script of another installed skill (`~/.claude/skills/x/scripts/y.sh --flag`).
+    pub(super) RUNS_SKILL_SCRIPT,
+    r"^\s*(\$\s+)?(bash\s+|sh\s+|python3?\s+|node\s+)?(~|\$HOME|\$\{HOME\})/\.(claude|codex|cursor|gemini)/skills/[\w.-]+/[\w./-]+\s"
+);
+re!(
+    /// A redirect into the agent's folders, or a copy through `tee`.
+    pub(super) REDIRECT_TO_AGENT,
+    r"(?i)>\s*['\x22]?(~|\$HOME|\$\{HOME\})?/?[\w./-]*\.(claude|codex|cursor|gemini)/|\btee\b"
+);
+
+re!(
+    /// A search program up to the opening quote of its pattern: `grep -rn "`, `rg -e '`, `git grep "`.
+    pub(super) SEARCH_OPEN,
+    r#"\b(?:grep|egrep|fgrep|rg|ag|git\s+grep)\b(?:\s+-{1,2}[\w-]+(?:=\S+)?)*\s+(?:-e\s+)?(["'])$"#
+);
+
+/// Whether bytes `start..end` of a line lie inside the quoted pattern of a search (`grep -r "requests.get" src/`).
+pub(super) fn in_search_pattern(text: &str, start: usize, end: usize) -> bool {
+    let Some(open) = text[..start].rfind(['"', '\'']) else {
+        return false;
+    };
+    let Some(c) = SEARCH_OPEN.captures(&text[..=open]) else {
+        return false;
+    };
+    let quote = c[1].chars().next().unwrap_or('"');
+    !text[open + 1..start].contains(quote) && text[end..].contains(quote)
+}
+
+re!(
+    /// An SSH connection-sharing socket's path (`ControlPath ~/.ssh/cm-%r@%h:%p`, `-o ControlPath=~/.ssh/sockets/%C`).
+    pub(super) CONTROL_PATH, r"(?i)\bControlPath\s*[=\s]\s*['\x22]?(~|\$HOME)/\.ssh/[\w.%@:/-]*");
+re!(
+    /// A home path left once quoted text is taken out: what a command reads or writes, not what it searches for.
+    pub(super) HOME_PATH_OUTSIDE, r"(~|\$HOME|\$\{HOME\}|/home/|/Users/|/root)/|\.ssh/|\.aws/|\.kube/");
+re!(
+    /// A public key piped to the user's server and appended to its `authorized_keys` (`cat ~/.ssh/id_ed25519.pub |
+    /// ssh "$HOST" 'cat >> ~/.ssh/authorized_keys'`), or `ssh-copy-id -i KEY.pub`.
+    pub(super) COPY_ID, r#"\.pub['"]?\s*\|\s*ssh\s+[^|]*>>\s*['"]?~?/?\.ssh/authorized_keys|\bssh-copy-id\b"#);
+/// Whether a line sends the user's public key to their server's `authorized_keys` and names no other file under
+/// `.ssh` (a private key piped the same way stays what it is).
+pub(super) fn copies_public_key(text: &str) -> bool {
+    COPY_ID.is_match(text)
+        && !SENDS_TO.is_match(text)
+        && SSH_FILE.captures_iter(text).all(|c| {
+            let name = c[1].trim_end_matches(['"', '\'', '`', ')', ',', ';']);
+            name.is_empty() || name.ends_with(".pub") || name == "authorized_keys"
+        })
+}
+
+re!(
+    /// A copy of the home folder to a local drive or folder (`rsync -a ~/ /Volumes/Backup/home/`, `tar czf
+    /// /mnt/backup/home.tgz ~`): a destination under a mount point, no host.
+    pub(super) LOCAL_MIRROR, r#"^\s*(rsync|cp|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s:'"]*['"]?\s*$|^\s*(rsync|cp)\b[^|;&@]*\s(~/?|\$HOME/?)\s+['"]?(/Volumes/|/mnt/|/media/|/backup)"#);
+
+re!(
+    /// What is held back only until asked: `… unless they ask`, `… unless the user asks for it`.
+    pub(super) ON_REQUEST, r"(?i)^\W{0,3}(\w+\W+){0,3}?unless\s+(they|the\s+user|you\s+are|asked|requested)\b");
