@@ -841,6 +841,8 @@ pub fn finish(findings: &mut Vec<Finding>) {
 }
 
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
 mod lesser_tests;
 #[cfg(test)]
 mod reach_tests;
