@@ -11,7 +11,7 @@ use super::credential;
 
 re!(
     ENVIRONMENT,
-    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&|(]\s*)set\s*\|"
+    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\|"
 );
 re!(
     SECRET_VAR,

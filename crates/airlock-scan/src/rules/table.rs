@@ -134,7 +134,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/env-dump",
         High,
         Instruction,
-        r"(?i)\b(every|all)\s+(the\s+)?(\w+\s+)?variables?\s+(of|in|from)\s+(the\s+)?(current\s+|user'?s\s+)?(shell\s+|process\s+)?environment\b|\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ|\$\(\s*(env|printenv|set|export\s+-p)\s*\)|(^|[;&|]\s*)set\s*\|",
+        r"(?i)\b(every|all)\s+(the\s+)?(\w+\s+)?variables?\s+(of|in|from)\s+(the\s+)?(current\s+|user'?s\s+)?(shell\s+|process\s+)?environment\b|\bprintenv\b|(^|[;&|]\s*)env\s*($|[|>;])|(print|pprint|dumps?|write|send|post|put|log)\s*\([^)\n]*\bos\.environ\b\s*[,)]|(print|dumps?|write|send|post)\s*\(\s*dict\(\s*os\.environ\s*\)|JSON\.stringify\(\s*process\.env\s*[,)]|console\.log\(\s*process\.env\s*\)|\bexport\s+-p\b|\bdeclare\s+-x\b|/proc/self/environ|\$\(\s*(env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\|\s*(curl|wget|nc|ncat|base64|gzip|xxd)\b",
         "Dumps the whole environment, which carries tokens and keys.",
     ),
     rule(
