@@ -209,6 +209,18 @@ pub struct Loaded {
     pub by: String,
 }
 
+/// A script that opens paths under the home folder (`os.path.expanduser(p)`, `Path.home()`, `os.homedir()`) and
+/// sends over the network: both must hold.
+static SENDS_HOME_FILES: LazyLock<[Option<Regex>; 2]> = LazyLock::new(|| {
+    [
+        Regex::new(r"\bexpanduser\(|\bPath\.home\(\)|\bos\.homedir\(\)|\bhomedir\(\)").ok(),
+        Regex::new(
+            r"\burlopen\(|\brequests\.(?:post|put|patch)\(|\bhttpx\.(?:post|put|patch)\(|\bfetch\(|\bsmtplib\b|\bhttp\.client\b|\b(?:https?|net)\.request\(",
+        )
+        .ok(),
+    ]
+});
+
 /// Every data file of the skill (JSON, YAML, TOML, text) that a script of the skill names and that script runs
 /// commands or code (`cfg = json.loads(Path("config.json").read_text())` … `subprocess.run(cfg["report"])`): what
 /// such a file holds is what the script may run, so it is read as commands, not as data.
@@ -245,7 +257,12 @@ pub fn loaded_and_run(inventory: &Inventory, tree_root: &Path) -> Vec<Loaded> {
             let Some(text) = read_head(tree_root, &entry.path) else {
                 return found;
             };
-            if !runs.is_match(&text) {
+            // A script that opens paths in the home folder and sends over the network takes what it opens and
+            // where it sends from the data as surely as a command it runs.
+            let sends_home_files = SENDS_HOME_FILES
+                .iter()
+                .all(|re| re.as_ref().is_some_and(|re| re.is_match(&text)));
+            if !runs.is_match(&text) && !sends_home_files {
                 return found;
             }
             let own = owner(&skills, &entry.path);
