@@ -545,9 +545,10 @@ re!(
 );
 re!(
     /// Approval as a condition that the user's own instructions must meet, right before `standing approval`:
-    /// `only when trusted workspace instructions document`, `if the user has granted`.
+    /// `only when trusted workspace instructions document`, `if the user has granted`; or approval right after a
+    /// condition (`if standing approval … is unavailable, do not send`).
     pub(super) APPROVAL_GRANTED_IF,
-    r"(?i)\b(only\s+(when|if)|unless)\b[^.;:!?]{0,80}\b(user|owner|operator|trusted|workspace)\b[^.;:!?]{0,40}\b(grants?|granted|documents?|documented|gives?|gave|given|provides?|provided|records?|recorded)\s+$"
+    r"(?i)\b(only\s+(when|if)|unless)\b[^.;:!?]{0,80}\b(user|owner|operator|trusted|workspace)\b[^.;:!?]{0,40}\b(grants?|granted|documents?|documented|gives?|gave|given|provides?|provided|records?|recorded)\s+$|(?:^|[:;,.]\s*|\b)(if|when|unless|whether)\s+(the\s+|a\s+|no\s+|there\s+is\s+(no\s+)?)?$"
 );
 re!(
     /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
