@@ -136,12 +136,17 @@ pub fn interpreter(path: &str, text: &str) -> Option<String> {
     if let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) {
         let mut parts = first.split_whitespace();
         let prog = parts.next()?;
-        let name = if prog.ends_with("/env") {
-            parts.next()?
-        } else {
-            prog.rsplit('/').next()?
-        };
-        return Some(name.to_owned());
+        if !prog.ends_with("/env") {
+            return Some(prog.rsplit('/').next()?.to_owned());
+        }
+        // `env -S deno run --allow-read` splits the rest into the command with its options.
+        let mut rest = parts.skip_while(|w| w.starts_with('-') && !matches!(*w, "-S" | "--split-string"));
+        let word = rest.next()?;
+        if matches!(word, "-S" | "--split-string") {
+            let command: Vec<&str> = rest.collect();
+            return (!command.is_empty()).then(|| command.join(" "));
+        }
+        return Some(word.to_owned());
     }
     // Without a `#!` line, by the language the inventory gives the extension.
     let program = match crate::inventory::language_of(path)? {

@@ -431,3 +431,20 @@ fn recognises_installs_and_interpreters() {
         assert_eq!(placeholder(real), None, "{real}");
     }
 }
+
+#[test]
+fn a_split_env_line_gives_the_whole_command() {
+    assert_eq!(
+        interpreter("s.ts", "#!/usr/bin/env -S deno run --allow-read\n").as_deref(),
+        Some("deno run --allow-read")
+    );
+    assert_eq!(
+        interpreter("s.py", "#!/usr/bin/env python3\n").as_deref(),
+        Some("python3")
+    );
+    assert_eq!(interpreter("s.sh", "#!/bin/bash -e\n").as_deref(), Some("bash"));
+    assert_eq!(
+        interpreter("s.py", "#!/usr/bin/env -i python3\n").as_deref(),
+        Some("python3")
+    );
+}
