@@ -93,10 +93,7 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
             r#"(?i)(?:<[\w-]*skill[\w-]*>|\{{[\w-]*skill[\w-]*\}})/{}(/|$|[\s'"`;&|)])"#,
             regex::escape(skill_name)
         );
-        match Regex::new(&root) {
-            Ok(re) => re.replace_all(&replaced, "$$SKILL_DIR$1").into_owned(),
-            Err(_) => replaced,
-        }
+        replace_pattern(replaced, &root, "$$SKILL_DIR$1")
     };
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
@@ -110,10 +107,7 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
             r#"(^|[\s'"=(])(?:\./)?(?:[\w.-]+/){{0,3}}?{}/((?:scripts|references|assets|bin|lib|tests|examples|templates)/)"#,
             regex::escape(skill_name)
         );
-        match Regex::new(&own) {
-            Ok(re) => re.replace_all(&replaced, "$1$$SKILL_DIR/$2").into_owned(),
-            Err(_) => replaced,
-        }
+        replace_pattern(replaced, &own, "$1$$SKILL_DIR/$2")
     };
     // `python -m unittest` takes a test file's path only relative to where it runs: from the skill's folder.
     let replaced = UNITTEST_IN_SKILL
@@ -127,32 +121,35 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     // The skill may sit in a folder of its collection there (`~/.agent/skills/health/NAME`).
     let installed = format!(
         r#"(?:~|\$HOME|\$\{{HOME\}})/(?:{})/skills/(?:[\w.-]+/){{0,2}}?{}(/|$|[\s'";&|)])"#,
-        AGENT_DIRS
-            .iter()
-            .map(|a| regex::escape(a))
-            .collect::<Vec<_>>()
-            .join("|"),
+        agent_dirs(),
         regex::escape(skill_name)
     );
-    let replaced = match Regex::new(&installed) {
-        Ok(re) => re.replace_all(&replaced, "$$SKILL_DIR$1").into_owned(),
-        Err(_) => replaced,
-    };
+    let replaced = replace_pattern(replaced, &installed, "$$SKILL_DIR$1");
     // The same folder in the project (`cd .pi/skills/NAME`, `.claude/skills/NAME/run.sh`), where an agent installs
     // a project's skills: the name must end there (`NAME-other` is another skill).
     let relative = format!(
         r#"(^|[\s'"=(]|\./)(?:{})/skills/{}(/|$|[\s'";&|)])"#,
-        AGENT_DIRS
-            .iter()
-            .map(|a| regex::escape(a))
-            .collect::<Vec<_>>()
-            .join("|"),
+        agent_dirs(),
         regex::escape(skill_name)
     );
-    match Regex::new(&relative) {
-        Ok(re) => re.replace_all(&replaced, "$1$$SKILL_DIR$2").into_owned(),
-        Err(_) => replaced,
+    replace_pattern(replaced, &relative, "$1$$SKILL_DIR$2")
+}
+
+/// `text` with every match of `pattern` replaced by `with`; a pattern that does not compile changes nothing.
+fn replace_pattern(text: String, pattern: &str, with: &str) -> String {
+    match Regex::new(pattern) {
+        Ok(re) => re.replace_all(&text, with).into_owned(),
+        Err(_) => text,
     }
+}
+
+/// [`AGENT_DIRS`] as alternatives of a regular expression.
+fn agent_dirs() -> String {
+    AGENT_DIRS
+        .iter()
+        .map(|a| regex::escape(a))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 /// Why a command its block's label shows as an attack is not a step: the start of its `example` reason.
