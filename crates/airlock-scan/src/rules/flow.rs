@@ -19,7 +19,12 @@ re!(
 );
 re!(
     SECRET_FILE,
-    r"(?i)\.get_(?:frozen_)?credentials\(\)|\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env\b"
+    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env\b"
+);
+re!(
+    /// Cloud credentials an SDK hands over (`boto3.Session().get_credentials()`): the keys, read without naming a file.
+    SDK_CREDENTIALS,
+    r"\.get_(?:frozen_)?credentials\(\)"
 );
 re!(
     CLIPBOARD,
@@ -223,10 +228,16 @@ fn names_where_not_what(line: &str, at: usize) -> bool {
 /// (`curl -H "Authorization: Bearer $(cat ~/.config/tool/token)"`).
 fn sources_as_credential(line: &str) -> bool {
     let places = credential::places(line);
-    let mut reads = [&*SECRET_VAR, &*SECRET_FILE, &*CLIPBOARD, &*AGENT_MEMORY]
-        .into_iter()
-        .flat_map(|re| re.find_iter(line))
-        .peekable();
+    let mut reads = [
+        &*SECRET_VAR,
+        &*SECRET_FILE,
+        &*SDK_CREDENTIALS,
+        &*CLIPBOARD,
+        &*AGENT_MEMORY,
+    ]
+    .into_iter()
+    .flat_map(|re| re.find_iter(line))
+    .peekable();
     reads.peek().is_some() && reads.all(|m| credential::inside(&places, &m.range()))
 }
 
@@ -249,6 +260,8 @@ fn source_of(line: &str) -> Option<&'static str> {
         // site's, not a file of this machine.
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.
         Some("a credential file")
+    } else if SDK_CREDENTIALS.is_match(line) {
+        Some("cloud credentials from the SDK")
     } else if secret_var_sent(line) {
         // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
         // an API is called; anywhere else in what is sent (a body, a host name, a path) it leaves.
