@@ -219,6 +219,30 @@ fn clause_before(text: &str, at: usize) -> &str {
 }
 
 /// Why the text matched at `start..end` is described rather than asked for, or `None` when it is an instruction.
+/// Whether a `flag` the detection frame matched is the noun of a command-line option (`` `--aggressive` flag is
+/// set``, `the --yes flag`), not the verb of a check (`flag code that reads keys`).
+fn a_flag_named(clause: &str, m: &regex::Match<'_>) -> bool {
+    let word = m.as_str().to_ascii_lowercase();
+    if !word.starts_with("flag") || word.starts_with("flagg") {
+        return false;
+    }
+    let before = clause[..m.start()].trim_end();
+    let option = before.ends_with('`')
+        || before
+            .rsplit(char::is_whitespace)
+            .next()
+            .is_some_and(|w| w.starts_with("--") || w.starts_with("`--"));
+    let after = clause[m.end()..].trim_start().to_ascii_lowercase();
+    let noun = ["is ", "was ", "are ", "set", "to ", "given", "passed", "present"]
+        .iter()
+        .any(|w| after.starts_with(w));
+    option
+        || noun
+            && ["the", "a", "this", "that"].iter().any(|a| {
+                before.to_ascii_lowercase().ends_with(&format!(" {a}")) || before.eq_ignore_ascii_case(a)
+            })
+}
+
 pub(super) fn describing_cue(
     text: &str,
     start: usize,
@@ -251,7 +275,11 @@ pub(super) fn describing_cue(
             return Some(format!("after `{}`", neg.as_str().trim()));
         }
     }
-    if let Some(frame) = DETECTION.find_iter(clause).last() {
+    if let Some(frame) = DETECTION
+        .find_iter(clause)
+        .filter(|m| !a_flag_named(clause, m))
+        .last()
+    {
         // The frame governs a verb after it in a relative clause of its object ("flag code that reads ...").
         let relative = |v: regex::Match<'_>| {
             v.start() > frame.end() && RELATIVE.is_match(&clause[frame.end()..v.start()])

@@ -159,7 +159,23 @@ fn text_end(line: &str, from: usize) -> usize {
             return expression_end(line, at);
         }
     }
-    rest.find(['\'', '"', '`']).map_or(line.len(), |i| from + i)
+    // A command substituted inside the header (`"Authorization: Basic $(printf '%s:%s' "$ID" "$SECRET" | base64)"`)
+    // is part of its value: its own quotes do not end the header.
+    let mut depth = 0usize;
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '$' if chars.peek().is_some_and(|(_, n)| *n == '(') => {
+                chars.next();
+                depth += 1;
+            }
+            '(' if depth > 0 => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            '\'' | '"' | '`' if depth == 0 => return from + i,
+            _ => {}
+        }
+    }
+    line.len()
 }
 
 /// Where the word (a run without white space) that starts at or after `from` ends.

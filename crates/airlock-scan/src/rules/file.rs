@@ -94,7 +94,15 @@ pub fn scan_file(
             // A plugin's hooks that run only its own shipped files run what is reviewed with it, in plain sight
             // (as a service file the skill ships, copied into place): `high`, not the hidden command `critical` is
             // for. A hook that fetches or pipes anything stays `critical`.
-            if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
+            if entry.kind == FileKind::AgentHookConfig && hooks_only_print(&text) {
+                for f in scan.out[before..]
+                    .iter_mut()
+                    .filter(|f| f.rule == "hooks/auto-command")
+                {
+                    f.severity = f.severity.min(Severity::High);
+                    f.message = "Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`): run on every matching event, doing nothing else.".to_owned();
+                }
+            } else if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
                 for f in scan.out[before..]
                     .iter_mut()
                     .filter(|f| f.rule == "hooks/auto-command")
@@ -132,6 +140,25 @@ pub(super) fn hooks_run_own_files(text: &str) -> bool {
         })
 }
 
+/// Whether every command a hooks file registers only prints a short fixed label (`echo project-hook`, `true`), and
+/// no hook hands text to the model (`"type": "prompt"`).
+pub(super) fn hooks_only_print(text: &str) -> bool {
+    let mut commands = HOOK_COMMAND
+        .captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .peekable();
+    commands.peek().is_some()
+        && !HOOK_PROMPT.is_match(text)
+        && commands.all(|c| PRINTS_ONLY.is_match(&c) && !HOOK_RISKY.is_match(&c))
+}
+
+re!(
+    /// A hook whose text goes to the model rather than to a shell.
+    HOOK_PROMPT, r#""type"\s*:\s*"(?:prompt|agent)""#);
+re!(
+    /// A command that prints a short fixed label (at most three plain words) and does nothing else. What a
+    /// session-start hook prints goes into the agent's context, so a sentence printed is not this.
+    PRINTS_ONLY, r#"^\s*(?:(?:echo|printf)(?:\s+-[a-zA-Z]+)*(?:\s+'?[\w.-]+(?:\s+[\w.-]+){0,2}'?)?|true|:|exit\s+\d+)\s*$"#);
 re!(
     /// A hooks file's command value (`"command": "python3 \"${CLAUDE_PLUGIN_ROOT}/t.py\""`).
     HOOK_COMMAND, r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#);

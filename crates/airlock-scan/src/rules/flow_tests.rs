@@ -158,6 +158,14 @@ fn a_key_sent_as_the_credential_of_an_api_call_is_not_a_flow() {
         "{:?}",
         secret_flows(circle, 1)
     );
+    // A Basic header built by a command substituted inside it is still the header: its inner quotes do not end it.
+    let basic = "curl -X POST https://pim.example/api/oauth/v1/token \\\n  -H \"Authorization: Basic $(printf '%s:%s' \"$CLIENT_ID\" \"$CLIENT_SECRET\" | base64)\" \\\n  -d '{\"grant_type\": \"password\"}'\n";
+    assert!(secret_flows(basic, 1).is_empty(), "{:?}", secret_flows(basic, 1));
+    let beside = "curl -X POST https://x.example/p -H \"Authorization: Basic $(printf '%s' \"$ID\" | base64)\" -d \"s=$CLIENT_SECRET\"\n";
+    assert_eq!(
+        secret_flows(beside, 1),
+        vec![(1, "a secret environment variable", 1)]
+    );
     let body = "curl -X POST https://x.example/p -H \"Content-Type: text/plain\" -d \"${CIRCLE_TOKEN}\"\n";
     assert_eq!(
         secret_flows(body, 1),

@@ -223,6 +223,14 @@ pub(super) fn lesser_class(
             )
         }
         "intent/widen-permissions"
+            if c.rule(index).find_iter(text).all(|m| USER_FLAG_CONDITION.is_match(&text[..m.start()])) =>
+        {
+            (
+                Severity::High,
+                "Skips approval only in a mode the user turns on with a flag of the skill's (`if --aggressive is set, skip the approval prompt`): the user's choice, still to be read.",
+            )
+        }
+        "intent/widen-permissions"
             if c.rule(index).find_iter(text).all(|m| DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()])) =>
         {
             (
@@ -386,6 +394,10 @@ pub(super) fn lesser_class(
         "fs/home-sweep" if LOCAL_MIRROR.is_match(text) && !SENDS_TO.is_match(&text.replacen("rsync", "", 1)) => (
             Severity::High,
             "Copies the home folder to a local drive or folder (a backup): everything in it is read, nothing leaves the machine.",
+        ),
+        "secrets/browser-data" if c.rule(index).find_iter(text).all(|m| in_web_address(text, m.start())) => (
+            Severity::Low,
+            "Names a browser's data only as part of a web address (`https://developer.mozilla.org/…/HTTP/Cookies`): a page, not a file read.",
         ),
         "prompt/conceal" if c.rule(index).find_iter(text).all(|m| ON_REQUEST.is_match(&text[m.end()..])) => (
             Severity::Medium,

@@ -41,9 +41,12 @@ pub(super) fn in_pattern_literal(text: &str, at: usize, strings_run: bool) -> bo
     if literal.contains("$|") || literal.contains("|^") {
         return true;
     }
-    ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^"]
-        .iter()
-        .any(|m| literal.contains(m))
+    // A group that captures nothing (`(?:id_rsa|id_ed25519)`), or a string anchored at both ends (`^id_rsa$`).
+    let anchored = literal[1..].starts_with('^') && literal.ends_with('$');
+    (anchored
+        || ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^", "(?:"]
+            .iter()
+            .any(|m| literal.contains(m)))
         && before[..open].trim_end().ends_with(['r', '(', ',', '[', '='])
 }
 

@@ -551,6 +551,26 @@ re!(
     r"(?i)\b(only\s+(when|if)|unless)\b[^.;:!?]{0,80}\b(user|owner|operator|trusted|workspace)\b[^.;:!?]{0,40}\b(grants?|granted|documents?|documented|gives?|gave|given|provides?|provided|records?|recorded)\s+$|(?:^|[:;,.]\s*|\b)(if|when|unless|whether)\s+(the\s+|a\s+|no\s+|there\s+is\s+(no\s+)?)?$"
 );
 re!(
+    /// A condition on a flag of the skill's own that the user passes, right before what it governs (`**If
+    /// `--aggressive` flag is set:** Skip the approval prompt`, `` `--yes` (optional): if present, skip approval
+    /// prompts``).
+    pub(super) USER_FLAG_CONDITION,
+    r"(?i)(?:\b(?:if|when|only\s+(?:if|when))\s+(?:the\s+)?`?--[a-z][\w-]*`?\s+(?:flag\s+|option\s+)?(?:is\s+)?(?:set|present|given|passed|used|specified)|`?--[a-z][\w-]*`?\*{0,2}\s*(?:\(optional\))?\s*:\s*if\s+(?:present|set|given|passed))[\s*:,]*$"
+);
+
+/// Whether the match at `at` lies inside a web address (`https://developer.mozilla.org/en-US/docs/Web/HTTP/Cookies`).
+pub(super) fn in_web_address(text: &str, at: usize) -> bool {
+    let start = text[..at]
+        .rfind(|c: char| c.is_whitespace() || "'\"`()<>[]".contains(c))
+        .map_or(0, |i| i + 1);
+    let word = &text[start..at];
+    let path = word
+        .strip_prefix("https://")
+        .or_else(|| word.strip_prefix("http://"));
+    path.is_some_and(|p| p.contains('/'))
+}
+
+re!(
     /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
     pub(super) NOT_BEFORE,
     r"(?i)\bnot(\s+[a-z]+){0,2}[\s(`]*$"
