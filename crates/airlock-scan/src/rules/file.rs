@@ -100,7 +100,7 @@ pub fn scan_file(
                     .filter(|f| f.rule == "hooks/auto-command")
                 {
                     f.severity = f.severity.min(Severity::High);
-                    f.message = "Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`): run on every matching event, doing nothing else.".to_owned();
+                    f.message = "Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`) or a placeholder path (`/abs/path/to/script.sh`): nothing that does anything is registered.".to_owned();
                 }
             } else if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
                 for f in scan.out[before..]
@@ -149,9 +149,14 @@ pub(super) fn hooks_only_print(text: &str) -> bool {
         .peekable();
     commands.peek().is_some()
         && !HOOK_PROMPT.is_match(text)
-        && commands.all(|c| PRINTS_ONLY.is_match(&c) && !HOOK_RISKY.is_match(&c))
+        && commands.all(|c| {
+            (PRINTS_ONLY.is_match(&c) || PLACEHOLDER_COMMAND.is_match(&c)) && !HOOK_RISKY.is_match(&c)
+        })
 }
 
+re!(
+    /// A command that is a placeholder path alone (`/abs/path/to/script.sh`): a sample of the form, nothing to run.
+    PLACEHOLDER_COMMAND, r"^\s*/?(?:[\w.-]+/)*path/to/[\w./-]*\s*$");
 re!(
     /// A hook whose text goes to the model rather than to a shell.
     HOOK_PROMPT, r#""type"\s*:\s*"(?:prompt|agent)""#);

@@ -457,6 +457,12 @@ fn sixteenth_round_honest_forms_and_their_hostile_twins() {
         assert_eq!(level(rule, &found), *want, "{body}: {found:?}");
     }
     let code: &[(&str, &str, &str, Option<Severity>)] = &[
+        // A file copied over the agent's settings or instructions changes them; a skill copied into the skills
+        // folder is how a user installs it.
+        ("x.sh", "cp \"$(dirname \"$0\")/../tests/fixtures/user.json\" ~/.claude/settings.json", "intent/agent-config", Some(Severity::High)),
+        ("x.py", "shutil.copy(src, os.path.expanduser('~/.claude/settings.json'))", "intent/agent-config", Some(Severity::High)),
+        ("x.sh", "install -m 644 assets/CLAUDE.md \"$HOME/.claude/CLAUDE.md\"", "intent/agent-config", Some(Severity::High)),
+        ("x.sh", "cp -r my-skill ~/.claude/skills/", "intent/agent-config", None),
         // A web page about cookies is not a browser's cookie file.
         ("x.py", "DOCS = {\"cookie\": \"https://developer.mozilla.org/en-US/docs/Web/HTTP/Cookies\", \"api\": base}", "secrets/browser-data", Some(Severity::Low)),
         ("x.sh", "cp \"$HOME/.config/google-chrome/Default/Cookies\" /tmp/c", "secrets/browser-data", Some(Severity::Critical)),
