@@ -163,7 +163,23 @@ pub fn apply(plan: &mut Plan, skill_root: &Path, install: bool) -> Vec<String> {
 /// becomes two steps at the same line: the install, and the rest, which runs as a step of its own.
 fn split_installs(plan: &mut Plan, skill_root: &Path) {
     let steps = std::mem::take(&mut plan.steps);
-    for step in steps {
+    for mut step in steps {
+        // A check that installs only when it fails (`npm list -g pptxgenjs || npm install -g pptxgenjs`, `command
+        // -v jq || pip install jq`): the install phase makes the package present, so the install is the step.
+        let checked =
+            (step.kind == "install" && step.example.is_none() && parse(&step.command, skill_root).is_none())
+                .then(|| step.command.rsplit_once(" || "))
+                .flatten()
+                .filter(|(check, install)| {
+                    !check.contains(['\n', ';', '&', '|', '`', '>']) && parse(install, skill_root).is_some()
+                })
+                .map(|(check, install)| (check.trim().to_owned(), install.trim().to_owned()));
+        if let Some((check, install)) = checked {
+            step.note = Some(format!(
+                "the install after `{check} ||`: the check is answered by the install phase"
+            ));
+            step.command = install;
+        }
         let split =
             (step.kind == "install" && step.example.is_none() && parse(&step.command, skill_root).is_none())
                 .then(|| step.command.split_once(" && "))
@@ -481,6 +497,8 @@ mod tests {
                 step("pip install graphifyy && graphify --version"),
                 step("pip install x && rm -rf y && pip install z"),
                 step("apt-get install -y jq && jq --version"),
+                step("npm list -g pptxgenjs || npm install -g pptxgenjs"),
+                step("test -f x || pip install y; rm z"),
             ],
             ..Plan::default()
         };
@@ -498,9 +516,16 @@ mod tests {
                 ("install", "pip install x", Some(INSTALLED_BEFORE)),
                 ("install", "rm -rf y && pip install z", None),
                 ("install", "apt-get install -y jq && jq --version", None),
+                ("install", "npm install -g pptxgenjs", Some(INSTALLED_BEFORE)),
+                ("install", "test -f x || pip install y; rm z", None),
             ]
         );
         assert_eq!(from_plan(&plan, root.path()).python, ["graphifyy", "x"]);
+        assert_eq!(from_plan(&plan, root.path()).node, ["pptxgenjs"]);
+        assert!(plan.steps[5]
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("npm list -g pptxgenjs")));
         assert!(plan.steps.iter().all(|s| s.line == 7));
     }
 

@@ -389,6 +389,20 @@ fn downloads(command: &str, node_packages: &std::collections::HashSet<String>) -
         )
         .ok()
     });
+    // A project's own install (`npm install`, `npm ci`, `yarn`, `pnpm i`, `bun install`: no package named) fetches
+    // what the project's manifest lists; the install phase installs what the skill declares, not the project's.
+    static PROJECT_INSTALL: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?m)(?:^|[;&|(]\s*)((?:npm\s+(?:ci|install|i)|pnpm\s+(?:install|i)|yarn(?:\s+install)?|bun\s+(?:install|i))(?:\s+--?[\w-]+(?:=\S+)?)*)\s*(?:$|[;&|)#])",
+        )
+        .ok()
+    });
+    if let Some(c) = PROJECT_INSTALL.as_ref()?.captures(command) {
+        return Some(format!(
+            "the project's dependencies (`{}`)",
+            escape_input(c[1].trim())
+        ));
+    }
     let has = |name: &str| node_packages.contains(name);
     FETCHES.as_ref()?.captures_iter(command).find_map(|c| {
         if let Some(package) = c.get(1) {
@@ -1201,6 +1215,11 @@ mod tests {
             "npm create @tanstack/start@latest my-app",
             "cd x && git clone https://github.com/a/b",
             "playwright install chromium",
+            // A project's own install fetches what its manifest lists.
+            "npm install",
+            "cd app && npm ci --no-audit",
+            "yarn",
+            "pnpm i && pnpm build",
         ] {
             assert!(downloads(cmd, &node_dependencies(root.path())).is_some(), "{cmd}");
         }
@@ -1209,6 +1228,9 @@ mod tests {
             "npm run build",
             "git clone ./local",
             "echo npx",
+            "npm install-test",
+            "yarn build",
+            "npm run install:deps",
             // Installed before the run, sealed; airlock's uvx starts it.
             "uvx ruff check .",
         ] {

@@ -683,10 +683,19 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     if run.mode != RunMode::Sandbox || matches!(run.status, RunStatus::Succeeded | RunStatus::Refused) {
         return None;
     }
+    // The step that failed; with a limit hit and none failed, the one the limit stopped (the first that did not
+    // finish), not the run's first command.
     let step = run
         .steps
         .iter()
-        .find(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
+        .find(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()))
+        .or_else(|| {
+            run.limit_hit.and_then(|_| {
+                run.steps
+                    .iter()
+                    .find(|s| s.exit_code.is_none() && s.signal.is_none())
+            })
+        });
     let code = step.and_then(|s| s.exit_code).or(run.exit_code);
     let tail = last_4k(&run.stderr);
     let grab = |re: &str| -> Option<String> {
@@ -739,6 +748,12 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     };
     let cause = if let Some(limit) = run.limit_hit {
         match limit {
+            // A program that waited on names nothing answers (the network is off) waits until the limit.
+            airlock_types::LimitKind::Timeout if run.network.iter().any(|n| n.decision == airlock_types::NetDecision::Denied) => {
+                "it reached the time limit while it waited on the network, which is off for this run (allow hosts \
+                 with --allow-net, or raise the limit with --timeout)"
+                    .to_owned()
+            }
             airlock_types::LimitKind::Timeout => {
                 "it reached the time limit (raise it with --timeout)".to_owned()
             }
@@ -921,6 +936,51 @@ mod tests {
         let cause = failure_cause(&run).unwrap_or_default();
         assert!(
             cause.contains("it needed the network, which is off for this run"),
+            "{cause}"
+        );
+    }
+
+    /// A run the time limit stopped names the step it stopped (not the run's first command), and says it waited on
+    /// the network when nothing answered its name lookups.
+    #[test]
+    fn a_timed_out_run_names_the_step_the_limit_stopped() {
+        let mut run = failed_run("");
+        run.status = RunStatus::TimedOut;
+        run.exit_code = None;
+        run.limit_hit = Some(airlock_types::LimitKind::Timeout);
+        run.command = vec!["npm --version".into(), "npm install".into()];
+        let step =
+            |index: usize, command: &str, line: u32, exit_code: Option<i32>| airlock_types::StepResult {
+                index,
+                command: command.into(),
+                file: "SKILL.md".into(),
+                line,
+                exit_code,
+                signal: None,
+                stdout_end: None,
+                stderr_end: None,
+            };
+        run.steps = vec![
+            step(0, "npm --version", 8, Some(0)),
+            step(1, "npm install", 9, None),
+        ];
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.starts_with("step SKILL.md:9 (npm install) did not finish"),
+            "{cause}"
+        );
+        assert!(
+            cause.contains("it reached the time limit (raise it with --timeout)"),
+            "{cause}"
+        );
+        run.network = serde_json::from_value(serde_json::json!([{
+            "t_ms": 1, "pid": 9, "protocol": "dns", "destination": "127.0.0.1:53", "host": null, "port": 53,
+            "decision": "denied", "rule": null, "reason": "a name lookup", "bytes_up": 0, "bytes_down": 0,
+        }]))
+        .unwrap();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("while it waited on the network, which is off for this run"),
             "{cause}"
         );
     }

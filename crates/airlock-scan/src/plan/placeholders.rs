@@ -178,6 +178,7 @@ pub(super) static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"(?x)
         <[\p{L}_][\w\ .-]*>                        # <file>, <input.pdf>, <ルート issue 番号>
         | <[A-Za-z_][\w.-]*(?:\|[\w.-]+)+>          # <file|directory|->: a choice to make
+        | <[A-Za-z_][\w.-]*(?:\[[^\]<>\n]*\])+[\w.-]*>  # <file.jsonl[.gz|.zst]>: a part that may be left out
         | (?:^|\s)\[[A-Za-z_][\w-]*(?:…|\.\.\.)?\](?:\s|$)  # [options], [timeout_seconds], [repos…] as an argument
         | (?:^|\s)--?[A-Za-z][\w-]*\s+[A-Z](?:\s|$)  # --after N: one capital letter as an option's value
         | (?:^|\s)\[--?[A-Za-z][\w-]*[^\]\n]*\]     # [--sort cpu|mem], [-h]: a usage synopsis
@@ -255,10 +256,10 @@ pub fn placeholder(command: &str) -> Option<String> {
 }
 
 re!(
-    /// A line that is one placeholder in angle brackets: with a space and no attribute (`<brief description>`), or
-    /// in letters beyond ASCII (`<変更内容の要約>`).
+    /// A line that is one placeholder in angle brackets, or a list item that is one (`- <what changed>`): with a
+    /// space and no attribute (`<brief description>`), or in letters beyond ASCII (`<変更内容の要約>`).
     pub(super) PLACEHOLDER_LINE,
-    r#"(?m)^[ \t]*<(?:[\p{L}_][^<>="\n]*[ \t][^<>="\n]*|[^<>="\n]*[^\x00-\x7F][^<>="\n]*)>[ \t]*$"#
+    r#"(?m)^[ \t]*(?:[-*][ \t]+)?<(?:[\p{L}_][^<>="\n]*[ \t][^<>="\n]*|[^<>="\n]*[^\x00-\x7F][^<>="\n]*)>[ \t]*$"#
 );
 
 re!(

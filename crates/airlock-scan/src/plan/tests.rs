@@ -204,6 +204,17 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
     assert!(
         placeholder("git commit -m \"$(cat <<'EOF'\n<brief description of what changed>\nEOF\n)\"").is_some()
     );
+    // A list item of a commit message that is a placeholder, and an optional part of a file name in brackets.
+    assert!(placeholder(
+        "git commit -m \"$(cat <<'EOF'\nfix: address findings (pass <N>)\n\n- <terse summary of what changed>\nEOF\n)\""
+    )
+    .is_some());
+    assert_eq!(
+        placeholder("python3 scripts/condense_log.py <file.jsonl[.gz|.zst]>   # condense one file")
+            .as_deref(),
+        Some("<file.jsonl[.gz|.zst]>")
+    );
+    assert!(placeholder("git commit -m \"$(cat <<'EOF'\n- <b>\nEOF\n)\"").is_none());
     // A markup tag alone on a line of quoted text, and a real option's value.
     assert!(placeholder("git commit -m \"$(cat <<'EOF'\n<b>\nEOF\n)\"").is_none());
     assert!(placeholder("sort -k 2 -t , data.csv").is_none());
