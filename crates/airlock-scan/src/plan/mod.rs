@@ -324,6 +324,17 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
             let (command, guarded) = shell::guard_tests(&command);
             let (command, searched) = shell::search_may_find_nothing(&command);
             let (command, listed) = shell::listing_may_find_nothing(&command);
+            // A script's usage line whose only placeholders are optional arguments (`bash scripts/check.sh
+            // [WORKSPACE_ROOT]`) runs as it stands without them.
+            let (command, optional) = match without_optional(&command) {
+                Some((bare, dropped))
+                    if scripts_named(&shell::code_lines(&bare), &report.inventory.files, &prefix)
+                        .is_some() =>
+                {
+                    (bare, Some(dropped))
+                }
+                _ => (command, None),
+            };
             let kind = if install_manager(&command).is_some() {
                 "install"
             } else {
@@ -380,6 +391,11 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 findings,
                 note: filled
                     .map(|p| format!("`{p}` is the project the skill works on: the target, at {TARGET_DIR}"))
+                    .or_else(|| {
+                        optional.map(|d| {
+                            format!("run without its optional arguments ({}), as its usage allows", d.join(" "))
+                        })
+                    })
                     .or_else(|| {
                         guarded.then(|| {
                             "`[ test ] && command` runs as `if [ test ]; then command; fi`: a test that does not hold \

@@ -256,6 +256,34 @@ pub fn placeholder(command: &str) -> Option<String> {
 }
 
 re!(
+    /// An optional argument of a usage line, as a word of its own: `[WORKSPACE_ROOT]`, `[--project=<path>]`,
+    /// `[--limit N]` (not a shell test, `[ -f x ]`, which has a space after its bracket).
+    OPTIONAL_ARGUMENT,
+    r"(?m)[ \t]+\[(?:[A-Za-z_][\w-]*(?:…|\.\.\.)?|--?[A-Za-z][^\]\n]*)\](?:[ \t]|$)"
+);
+
+/// The command with its optional arguments left out, and those arguments, when it has some and nothing else in it
+/// is a placeholder (`bash scripts/check.sh [WORKSPACE_ROOT]` runs as `bash scripts/check.sh`).
+pub(super) fn without_optional(command: &str) -> Option<(String, Vec<String>)> {
+    if command.lines().filter(|l| !l.trim().is_empty()).count() != 1 {
+        return None;
+    }
+    let mut dropped = Vec::new();
+    let mut bare = command.to_owned();
+    while let Some(m) = OPTIONAL_ARGUMENT.find(&bare) {
+        dropped.push(format!("`{}`", m.as_str().trim()));
+        let keep = if m.as_str().ends_with([' ', '\t']) {
+            " "
+        } else {
+            ""
+        };
+        bare.replace_range(m.range(), keep);
+    }
+    let bare = bare.trim_end().to_owned();
+    (!dropped.is_empty() && placeholder(&bare).is_none()).then_some((bare, dropped))
+}
+
+re!(
     /// A line that is one placeholder in angle brackets, or a list item that is one (`- <what changed>`): with a
     /// space and no attribute (`<brief description>`), or in letters beyond ASCII (`<変更内容の要約>`).
     pub(super) PLACEHOLDER_LINE,

@@ -204,6 +204,17 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
     assert!(
         placeholder("git commit -m \"$(cat <<'EOF'\n<brief description of what changed>\nEOF\n)\"").is_some()
     );
+    // Optional arguments of a usage line are left out; a shell test's brackets and a required argument are not.
+    assert_eq!(
+        without_optional("bash scripts/check.sh [WORKSPACE_ROOT] [--project=<path>]  # scan"),
+        Some((
+            "bash scripts/check.sh  # scan".to_owned(),
+            vec!["`[WORKSPACE_ROOT]`".to_owned(), "`[--project=<path>]`".to_owned()]
+        ))
+    );
+    assert_eq!(without_optional("bash scripts/check.sh <dir> [--json]"), None);
+    assert_eq!(without_optional("[ -f x ] && bash scripts/check.sh"), None);
+    assert_eq!(without_optional("bash scripts/check.sh"), None);
     // A list item of a commit message that is a placeholder, and an optional part of a file name in brackets.
     assert!(placeholder(
         "git commit -m \"$(cat <<'EOF'\nfix: address findings (pass <N>)\n\n- <terse summary of what changed>\nEOF\n)\""

@@ -704,6 +704,34 @@ fn a_usage_table_gives_a_script_its_arguments() {
     assert!(out.contains("hello from the skill"), "{out}");
 }
 
+/// A script's usage line whose only placeholders are optional arguments (`[WORKSPACE_ROOT]`) runs without them,
+/// and says so; a required one (`<dir>`) still makes it an example.
+#[test]
+fn optional_arguments_are_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("imports-check");
+    let body = "Check the imports:\n\n```bash\nbash scripts/check.sh [WORKSPACE_ROOT] [--project=<path>]\n```\n\nList one folder:\n\n```bash\nbash scripts/check.sh <dir> [--json]\n```\n";
+    write(&dir, "SKILL.md", &skill_md("imports-check", body));
+    write(
+        &dir,
+        "scripts/check.sh",
+        "#!/bin/bash\necho \"checking ${1:-$(pwd)} with $# arguments\"\n",
+    );
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out}\n{}", run.stderr);
+    assert!(out.contains("checking /workspace with 0 arguments"), "{out}");
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    assert!(
+        dry.stdout
+            .contains("run without its optional arguments (`[WORKSPACE_ROOT]` `[--project=<path>]`)"),
+        "{}",
+        dry.stdout
+    );
+    assert!(dry.stdout.contains("`<dir>` is a placeholder"), "{}", dry.stdout);
+}
+
 /// A check that searches and finds nothing (`… | grep -E "a|b"`, exit 1) is an answer, not a failure: the run goes
 /// on and says why; a search that errs (exit 2) still fails.
 #[test]
