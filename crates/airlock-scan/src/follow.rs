@@ -46,6 +46,8 @@ static RUNS_LINES: LazyLock<Option<Regex>> = LazyLock::new(|| {
       | \b(?P<d>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash)\s+-\s*<\s*["']?(?P<r>[^\s"';|&)`<>]+)
       | (?:^|[\s;&|(])(?P<e>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash|source|\.)\s+<\(\s*cat\s+["']?(?P<s>[^\s"';|&)`<>]+)
       | \b(?:(?P<f>python3?(?:\.\d+)?|node|perl|ruby|sh|bash|zsh|dash)\s+-[ce]|(?P<g>eval))\s+["']?\$\(\s*(?:cat\s+|<\s*)["']?(?P<t>[^\s"';|&)`<>]+)
+      | \b(?:xargs|parallel)\b[^\n|]*?\s(?:-a\s*|--arg-file[=\s])["']?(?P<u>[^\s"';|&)`<>]+)[^\n|]*?\b(?P<h>sh|bash|zsh|dash|eval)\b
+      | \bBASH_ENV=["']?(?P<v>[^\s"';|&)`<>]+)["']?\s+(?:\S+\s+)*?(?P<i>bash)\b
         "#,
     )
     .ok()
@@ -356,8 +358,10 @@ fn commands(line: &str) -> Vec<(String, String)> {
         .collect();
     if let Some(lines) = RUNS_LINES.as_ref() {
         for c in lines.captures_iter(line) {
-            let runner = ["a", "b", "c", "d", "e", "f", "g"].iter().find_map(|n| c.name(n));
-            let path = ["p", "q", "r", "s", "t"].iter().find_map(|n| c.name(n));
+            let runner = ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
+                .iter()
+                .find_map(|n| c.name(n));
+            let path = ["p", "q", "r", "s", "t", "u", "v"].iter().find_map(|n| c.name(n));
             if let (Some(runner), Some(path)) = (runner, path) {
                 let runner = match runner.as_str() {
                     "eval" | "source" | "." => "sh",
@@ -462,6 +466,9 @@ mod tests {
             "eval \"$(cat references/profile.txt)\"",
             "source <(cat references/profile.txt)",
             "python3 -c \"$(< references/profile.txt)\"",
+            "xargs -a references/profile.txt -I{} sh -c '{}'",
+            "parallel --arg-file references/profile.txt bash -c",
+            "env BASH_ENV=references/profile.txt bash -c :",
         ] {
             assert_eq!(
                 got(line).last().map(|(_, p)| p.as_str()),
@@ -482,6 +489,7 @@ mod tests {
         // Reading a file through a pipe into something that is not a shell runs nothing.
         assert!(got("cat references/profile.txt | grep curl").is_empty());
         assert!(got("xargs -I{} echo {} < references/list.txt").is_empty());
+        assert!(got("xargs -a references/list.txt -I{} echo {}").is_empty());
     }
 
     #[test]

@@ -126,6 +126,40 @@ pub fn agent_config_text(text: &str) -> bool {
     AGENT_CONFIG.is_match(text)
 }
 
+/// Whether a file, by its name (or a playbook's head), is one whose values are commands a tool runs.
+fn runs_commands(lower_name: &str, head: &[u8]) -> bool {
+    const NAMES: &[&str] = &[
+        "taskfile.yml",
+        "taskfile.yaml",
+        "taskfile.dist.yml",
+        ".pre-commit-config.yaml",
+        ".pre-commit-hooks.yaml",
+        "cmakelists.txt",
+        "deno.json",
+        "deno.jsonc",
+        ".gitlab-ci.yml",
+        "lefthook.yml",
+        ".lefthook.yml",
+        "mise.toml",
+        ".mise.toml",
+        "pixi.toml",
+        "justfile",
+        ".justfile",
+        "procfile",
+        "skaffold.yaml",
+        "tiltfile",
+    ];
+    let yaml = lower_name.ends_with(".yml") || lower_name.ends_with(".yaml");
+    NAMES.contains(&lower_name)
+        || lower_name.ends_with(".cmake")
+        || yaml && (lower_name.starts_with("docker-compose") || lower_name.starts_with("compose."))
+        || yaml && {
+            // An Ansible playbook: plays with hosts and tasks.
+            let text = String::from_utf8_lossy(head);
+            text.contains("hosts:") && (text.contains("tasks:") || text.contains("roles:"))
+        }
+}
+
 /// Classifies one file from its path and first bytes.
 pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     let name = rel.rsplit('/').next().unwrap_or(rel);
@@ -189,6 +223,11 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
         return (FileKind::Markdown, None);
     }
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    // A task runner's, a build's or a hook manager's file holds commands that a tool runs (`task`, `cmake`,
+    // `pre-commit`, `docker compose`, `deno task`, `ansible-playbook`): read as code, whatever its format.
+    if runs_commands(&lower, head) {
+        return (FileKind::Other, None);
+    }
     if ASSET_EXTENSIONS.contains(&ext) || lists_names(name) {
         return (FileKind::Asset, None);
     }
@@ -433,6 +472,18 @@ mod tests {
             FileKind::AgentHookConfig
         );
         assert_eq!(classify("references/notes.txt", b"plain").0, FileKind::Asset);
+        // A tool's file of commands is read as code, whatever its format.
+        for (path, head) in [
+            ("Taskfile.yml", &b"version: '3'\ntasks:\n"[..]),
+            ("build/CMakeLists.txt", b"cmake_minimum_required(VERSION 3.20)\n"),
+            ("docker-compose.yml", b"services:\n"),
+            (".pre-commit-config.yaml", b"repos:\n"),
+            ("deno.json", b"{\"tasks\": {}}"),
+            ("ansible/site.yml", b"- hosts: localhost\n  tasks:\n"),
+        ] {
+            assert_eq!(classify(path, head).0, FileKind::Other, "{path}");
+        }
+        assert_eq!(classify("assets/config.yml", b"name: x\n").0, FileKind::Asset);
         assert_eq!(classify("skill/.gitignore", b".npmrc\n.env\n").0, FileKind::Asset);
         assert_eq!(
             classify("skill/templates/gitignore", b"id_rsa\n.aws/credentials\n").0,

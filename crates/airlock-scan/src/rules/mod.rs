@@ -14,6 +14,7 @@ mod flow_findings;
 mod lesser;
 mod literals;
 mod names;
+mod normal;
 mod planted;
 mod prose;
 mod signs;
@@ -629,6 +630,32 @@ impl<'a> FileScan<'a> {
         self.runs_code = outer_runs;
         self.runs_strings = outer_strings;
         self.flows(&info.code, first_line, text);
+        // The same code with each word as the shell puts it together (`c\url`, `~/.bash[r]c`, `~/.{ssh,aws}`):
+        // only what that reading adds.
+        let words = (grammar == Some(Grammar::Shell))
+            .then(|| normal::shell_words(&info.code))
+            .flatten();
+        if let Some(words) = &words {
+            let before = self.out.len();
+            let outer_names = std::mem::replace(&mut self.names, names::Names::of(words));
+            let outer_runs = std::mem::replace(&mut self.runs_code, true);
+            let strings = self.ordered_below || RUNS_A_NAME.is_match(words);
+            let outer_strings = std::mem::replace(&mut self.runs_strings, strings);
+            self.lines(first_line, words, Place::Code);
+            self.names = outer_names;
+            self.runs_code = outer_runs;
+            self.runs_strings = outer_strings;
+            self.flows(words, first_line, text);
+            let added: Vec<Finding> = self.out.drain(before..).collect();
+            for f in added {
+                if !self.out[start..]
+                    .iter()
+                    .any(|o| o.rule == f.rule && o.line == f.line)
+                {
+                    self.out.push(f);
+                }
+            }
+        }
         // The same flows with the names relative to a home folder the code changes into written from the home
         // (`cd ~/.claude/skills && for f in */SKILL.md; do … >> "$f"`): only what that reading adds.
         if grammar == Some(Grammar::Shell) && info.code.contains("cd ") {
