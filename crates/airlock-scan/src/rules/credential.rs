@@ -40,7 +40,7 @@ re!(
     /// A query parameter named as a credential (`?key=`, `&access_token=`), a format field for one (`token={`,
     /// `apikey=`), or a bot token in its service's address (`api.telegram.org/bot$T`).
     PARAM,
-    r"(?i)[?&](?:key|api_?key|apikey|secret|token|access_token|client_secret|auth)=|token=\{|apikey=|api\.telegram\.org/bot[$\{]"
+    r"(?i)[?&](?:key|api_?key|apikey|api-key|appid|app_?id|secret|token|access_token|client_secret|auth)=|token=\{|apikey=|api\.telegram\.org/bot[$\{]"
 );
 re!(
     /// A credential handed to a client's constructor as a shorthand property (`new Stitch({ apiKey })`,

@@ -559,12 +559,12 @@ pub(super) fn from_release_host(line: &str) -> bool {
 re!(
     STARTUP,
     &format!(
-        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini)/skills/\*"
+        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini|\*)/skills/\*"
     )
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>?\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
 );
 re!(
     /// `crontab FILE` run as a command (at a command's start), or from an argument list: a file installed as the

@@ -156,6 +156,35 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Fetches a path of the page's own origin (web app code talking to its own server).",
         ),
+        "secrets/env-dump" if ENV_NAMES_ONLY.is_match(text) && !SENDS_TO.is_match(text) => (
+            Severity::Medium,
+            "Lists the environment's variable names without their values (`env | cut -d= -f1`).",
+        ),
+        "secrets/ssh-keys" | "secrets/cloud-credentials" | "secrets/token-files"
+            if GREP_NO_CONTENT.is_match(text)
+                && !SENDS_TO.is_match(text)
+                && !c.reads_after_all.is_match(text)
+                && !text.split_whitespace().any(|w| w == "--recursive" || w.starts_with('-') && !w.starts_with("--") && w.contains(['r', 'R'])) =>
+        {
+            (
+                Severity::Medium,
+                "Checks a credential file with a search that prints no line of it (`grep -q`, `grep -L`: a yes or no, a file name), as a security audit does.",
+            )
+        }
+        "fs/home-sweep"
+            if HOME_LISTING.is_match(text)
+                && !SENDS_TO.is_match(text)
+                && !text.contains("-delete")
+                && !text.contains("-ok")
+                && text.match_indices("-exec").all(|(i, _)| {
+                    matches!(text[i..].split_whitespace().nth(1), Some("ls" | "du" | "stat"))
+                }) =>
+        {
+            (
+            Severity::Medium,
+            "Lists files of the home folder by size (`find ~ -size +500M -exec ls -lh`, `du -sh`): names and sizes, nothing read, copied or deleted.",
+            )
+        }
         "secrets/env-dump" if c.env_filter.is_match(text) => (
             Severity::Medium,
             "Looks one variable up in the environment (not a dump of it).",

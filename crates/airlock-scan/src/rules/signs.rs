@@ -571,6 +571,24 @@ pub(super) fn in_web_address(text: &str, at: usize) -> bool {
 }
 
 re!(
+    /// The environment's names without their values: `env | cut -d= -f1`, `env | sed 's/=.*//'`, `env | awk -F=
+    /// '{print $1}'`, `compgen -e` alone.
+    pub(super) ENV_NAMES_ONLY,
+    r#"(?:^|[;&|(]\s*)(?:env|printenv)\s*\|\s*(?:cut\s+-d\s*['"]?=['"]?\s+-f\s*1\b|sed\s+(?:-E\s+)?['"]s/=\.\*//|awk\s+-F\s*['"]?=['"]?\s+['"]\{\s*print\s+\$1\s*\}['"])"#
+);
+re!(
+    /// A search that prints no line of what it reads: a yes or no (`grep -q`), file names (`grep -l`, `grep -L`) or a
+    /// count (`grep -c`).
+    pub(super) GREP_NO_CONTENT,
+    r"(?:^|[;&|(!]\s*|\bif\s+)(?:sudo\s+)?grep\s+(?:-[a-zA-Z&&[^rR]]*[qlLc][a-zA-Z&&[^rR]]*|--(?:quiet|silent|files-with(?:out)?-matches|count))\s[^|;&<>\n]*?(?:\s2>\s*/dev/null)?(?:\s*(?:&&|\|\|)\s*(?:echo|printf)\b[^|;&<>\n]*)?\s*$"
+);
+re!(
+    /// A listing of the home folder by size or name that reads, copies and deletes nothing: `find ~ … -size +500M
+    /// [-exec ls|du …]`, `du -sh ~/…`.
+    pub(super) HOME_LISTING,
+    r"^\s*(?:sudo\s+)?(?:find\s+(?:~|\$HOME)/?\S*\s[^|;&<>\n]*?-size\s+\+?\d+[kMG]?\b[^|;&<>\n]*|du\s+-[a-zA-Z]+\s+(?:(?:~|\$HOME)\S*\s*)+)(?:\s*2>\s*/dev/null)?(?:\s*\|\s*(?:sort|head|tail)\b[^|;&<>\n]*)*\s*$"
+);
+re!(
     /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
     pub(super) NOT_BEFORE,
     r"(?i)\bnot(\s+[a-z]+){0,2}[\s(`]*$"
@@ -825,7 +843,7 @@ pub(super) fn copies_public_key(text: &str) -> bool {
 re!(
     /// A copy of the home folder to a local drive or folder (`rsync -a ~/ /Volumes/Backup/home/`, `tar czf
     /// /mnt/backup/home.tgz ~`): a destination under a mount point, no host.
-    pub(super) LOCAL_MIRROR, r#"^\s*(rsync|cp|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s:'"]*['"]?\s*$|^\s*(rsync|cp)\b[^|;&@]*\s(~/?|\$HOME/?)\s+['"]?(/Volumes/|/mnt/|/media/|/backup)"#);
+    pub(super) LOCAL_MIRROR, r#"^\s*(zip|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)\S*\s+(~|\$HOME)[^\s|;&]*\s*$|^\s*(rsync|cp|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s:'"]*['"]?\s*$|^\s*(rsync|cp)\b[^|;&@]*\s(~/?|\$HOME/?)\s+['"]?(/Volumes/|/mnt/|/media/|/backup)"#);
 
 re!(
     /// What is held back only until asked: `… unless they ask`, `… unless the user asks for it`.
