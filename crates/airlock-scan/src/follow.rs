@@ -156,13 +156,19 @@ fn executed_by(
                     };
                     let path = code.trim_matches('`');
                     let ordered = RUN_WHAT_IS_IN.as_ref().is_some_and(|re| re.is_match(before));
-                    if path.contains(char::is_whitespace) || !ordered {
+                    // A guide the instructions say to follow (`Follow \`references/install.md\` before continuing`)
+                    // is followed as instructions are.
+                    let follow = FOLLOW_WHAT_IS_IN.as_ref().is_some_and(|re| re.is_match(before));
+                    if path.contains(char::is_whitespace) || !(ordered || follow) {
                         continue;
                     }
                     let Some(file) = resolve(inventory, paths, &entry.path, path) else {
                         continue;
                     };
                     let kind = inventory.files.iter().find(|f| f.path == file).map(|f| f.kind);
+                    if !ordered && kind != Some(FileKind::Markdown) {
+                        continue;
+                    }
                     let data = matches!(kind, Some(FileKind::Other | FileKind::Asset));
                     // A markdown file whose commands the instructions order run: its code blocks are steps, as
                     // SKILL.md's are, not reference material.
@@ -193,6 +199,11 @@ pub const ORDERED_DOC: &str = "instructions to run";
 /// from `, `paste the lines of `.
 static RUN_WHAT_IS_IN: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:run|execute|paste|source)\b[^.;:]{0,60}\b(?:in|from|of|inside|within)\s*$").ok()
+});
+
+/// Prose that has a guide followed, up to its name: `Follow `, `Complete the steps in `, `Work through `.
+static FOLLOW_WHAT_IS_IN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:follow|complete|carry\s+out|work\s+through|go\s+through)\b(?:\s+(?:the\s+)?(?:steps|instructions|setup|guide|commands)\s+(?:in|of|from))?\s*$").ok()
 });
 
 static RUNS_SOMETHING: LazyLock<Option<Regex>> = LazyLock::new(|| {

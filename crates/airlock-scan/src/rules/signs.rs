@@ -586,7 +586,7 @@ re!(
     /// A listing of the home folder by size or name that reads, copies and deletes nothing: `find ~ … -size +500M
     /// [-exec ls|du …]`, `du -sh ~/…`.
     pub(super) HOME_LISTING,
-    r"^\s*(?:sudo\s+)?(?:find\s+(?:~|\$HOME)/?\S*\s[^|;&<>\n]*?-size\s+\+?\d+[kMG]?\b[^|;&<>\n]*|du\s+-[a-zA-Z]+\s+(?:(?:~|\$HOME)\S*\s*)+)(?:\s*2>\s*/dev/null)?(?:\s*\|\s*(?:sort|head|tail)\b[^|;&<>\n]*)*\s*$"
+    r"^\s*(?:sudo\s+)?(?:find\s+(?:~|\$HOME)/?\S*\s[^|;&<>\n]*?(?:-size\s+\+?\d+[kMG]?\b|-type\s+d\s+-name\s+['\x22]?[\w.-]+['\x22]?\s)[^|;&<>\n]*|du\s+-[a-zA-Z]+\s+(?:(?:~|\$HOME)\S*\s*)+)(?:\s*2>\s*/dev/null)?(?:\s*\|\s*(?:sort|head|tail)\b[^|;&<>\n]*)*\s*$"
 );
 re!(
     /// A negation right before what it governs: `… not Bash(*)`, `not wildcards (Bash(*))`.
@@ -843,7 +843,7 @@ pub(super) fn copies_public_key(text: &str) -> bool {
 re!(
     /// A copy of the home folder to a local drive or folder (`rsync -a ~/ /Volumes/Backup/home/`, `tar czf
     /// /mnt/backup/home.tgz ~`): a destination under a mount point, no host.
-    pub(super) LOCAL_MIRROR, r#"^\s*(zip|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)\S*\s+(~|\$HOME)[^\s|;&]*\s*$|^\s*(rsync|cp|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s:'"]*['"]?\s*$|^\s*(rsync|cp)\b[^|;&@]*\s(~/?|\$HOME/?)\s+['"]?(/Volumes/|/mnt/|/media/|/backup)"#);
+    pub(super) LOCAL_MIRROR, r#"^\s*(zip|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s'"]*(\$\([^)]*\))?[^\s'"]*['"]?\s+(~|\$HOME)[^\s|;&]*\s*$|^\s*(rsync|cp|tar)\b[^|;&@]*\s['"]?(/Volumes/|/mnt/|/media/|/backup)[^\s:'"]*['"]?\s*$|^\s*(rsync|cp)\b[^|;&@]*\s(~/?|\$HOME/?)\s+['"]?(/Volumes/|/mnt/|/media/|/backup)"#);
 
 re!(
     /// What is held back only until asked: `… unless they ask`, `… unless the user asks for it`.
