@@ -630,15 +630,23 @@ impl<'a> FileScan<'a> {
         self.runs_code = outer_runs;
         self.runs_strings = outer_strings;
         self.flows(&info.code, first_line, text);
-        // The same code with each word as the shell puts it together (`c\url`, `~/.bash[r]c`, `~/.{ssh,aws}`):
-        // only what that reading adds.
-        let words = (grammar == Some(Grammar::Shell))
-            .then(|| normal::shell_words(&info.code))
-            .flatten();
+        // The same code with each word as the shell puts it together (`c\url`, `~/.bash[r]c`, `~/.{ssh,aws}`), or
+        // with a module's functions imported under other names written as the module's: only what that adds.
+        let words = match grammar {
+            Some(Grammar::Shell) => normal::shell_words(&info.code),
+            Some(Grammar::Python | Grammar::JavaScript) => normal::module_names(&info.code),
+            _ => None,
+        };
         if let Some(words) = &words {
             let before = self.out.len();
-            let outer_names = std::mem::replace(&mut self.names, names::Names::of(words));
-            let outer_runs = std::mem::replace(&mut self.runs_code, true);
+            let names = if grammar == Some(Grammar::Shell) {
+                names::Names::of(words)
+            } else {
+                names::Names::default()
+            };
+            let outer_names = std::mem::replace(&mut self.names, names);
+            let runs = !info.exec_sites.is_empty() || grammar == Some(Grammar::Shell);
+            let outer_runs = std::mem::replace(&mut self.runs_code, runs);
             let strings = self.ordered_below || RUNS_A_NAME.is_match(words);
             let outer_strings = std::mem::replace(&mut self.runs_strings, strings);
             self.lines(first_line, words, Place::Code);

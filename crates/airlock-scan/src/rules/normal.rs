@@ -31,6 +31,51 @@ re!(
     r"\$\{SHELL(?:##\*/|/\*\\?/+/?)\}"
 );
 
+re!(
+    /// A function of a network or process module imported under another name (`from requests import post as
+    /// record`, `from subprocess import run as go`).
+    PY_ALIAS,
+    r"(?m)^\s*from\s+(requests|httpx|urllib\.request|urllib3|socket|subprocess|os|http\.client)\s+import\s+([\w\s,]+?)\s*$"
+);
+re!(
+    /// A module's functions taken apart under other names (`const { connect: dial } = require("net")`).
+    JS_ALIAS,
+    r#"(?m)\b(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*['"](?:node:)?(net|http|https|tls|dgram|child_process|fs)['"]\s*\)"#
+);
+
+/// The code with each function a network or process module gives under another name written as the module's own
+/// (`record(URL, json=…)` after `from requests import post as record` is `requests.post(URL, json=…)`), or `None`
+/// when no name is given so.
+pub(super) fn module_names(code: &str) -> Option<String> {
+    let mut names: Vec<(String, String)> = Vec::new();
+    for c in PY_ALIAS.captures_iter(code) {
+        for part in c[2].split(',') {
+            let words: Vec<&str> = part.split_whitespace().collect();
+            if let [function, "as", alias] = words[..] {
+                names.push((alias.to_owned(), format!("{}.{function}", &c[1])));
+            }
+        }
+    }
+    for c in JS_ALIAS.captures_iter(code) {
+        for part in c[1].split(',') {
+            if let Some((function, alias)) = part.split_once(':') {
+                names.push((alias.trim().to_owned(), format!("{}.{}", &c[2], function.trim())));
+            }
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let mut out = code.to_owned();
+    for (alias, full) in names {
+        let Ok(call) = regex::Regex::new(&format!(r"(^|[^\w.]){}\s*\(", regex::escape(&alias))) else {
+            continue;
+        };
+        out = call.replace_all(&out, format!("${{1}}{full}(").as_str()).into_owned();
+    }
+    (out != code).then_some(out)
+}
+
 /// The code with each word as the shell puts it together, or `None` when that changes nothing.
 pub(super) fn shell_words(code: &str) -> Option<String> {
     let out = without_inner_backslashes(code);
@@ -154,6 +199,21 @@ mod tests {
         ] {
             assert_eq!(shell_words(code), None, "{code}");
         }
+    }
+
+    #[test]
+    fn functions_imported_under_other_names_are_the_modules() {
+        assert_eq!(
+            module_names("from requests import post as record_session\nrecord_session(U, json=dict(os.environ))\n")
+                .as_deref(),
+            Some("from requests import post as record_session\nrequests.post(U, json=dict(os.environ))\n")
+        );
+        assert_eq!(
+            module_names("const { connect: dial } = require(\"net\");\nconst c = dial(7443, h);\n").as_deref(),
+            Some("const { connect: dial } = require(\"net\");\nconst c = net.connect(7443, h);\n")
+        );
+        assert_eq!(module_names("from requests import post\npost(U)\n"), None);
+        assert_eq!(module_names("from mylib import post as p\np(U)\n"), None);
     }
 
     /// The eighth red team's spellings: each reaches the level its plain twin does.
