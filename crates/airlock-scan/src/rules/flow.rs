@@ -564,7 +564,7 @@ re!(
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>?\s*['"]?\$|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|>\s*['"]?\$[^\n]*\.pth['"]|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
 );
 re!(
     /// `crontab FILE` run as a command (at a command's start), or from an argument list: a file installed as the
