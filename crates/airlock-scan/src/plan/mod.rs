@@ -475,7 +475,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 .iter()
                 .find(|f| f.path == step.file)
                 .and_then(|f| f.language.clone());
-            if let Some(why) = scripts::material(rel) {
+            if let Some(why) = scripts::material(rel).or_else(|| scripts::hook(rel)) {
                 step.example = Some(why);
                 continue;
             }

@@ -41,6 +41,21 @@ pub(super) fn material(rel: &str) -> Option<String> {
     })
 }
 
+/// Why a script in a `hooks/` folder is not a step: the agent runs it on an event (`Stop`, `SessionStart`,
+/// `PreToolUse`), with the event's JSON on its stdin, which a step has none of.
+pub(super) fn hook(rel: &str) -> Option<String> {
+    let dirs: Vec<&str> = rel.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)]
+        .iter()
+        .any(|d| matches!(*d, "hooks" | "hook"))
+        .then(|| {
+            format!(
+                "a hook (hooks/): the agent runs it on an event, with the event on its stdin, not a step to run on \
+                 its own; try --script {rel}"
+            )
+        })
+}
+
 /// Why a script named by the instructions is not run on its own, if it is not.
 pub(super) fn not_standalone(
     rel: &str,

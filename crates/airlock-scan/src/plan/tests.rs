@@ -470,3 +470,11 @@ fn a_split_env_line_gives_the_whole_command() {
         Some("python3")
     );
 }
+
+#[test]
+fn a_script_in_a_hooks_folder_is_a_hook() {
+    assert!(scripts::hook("hooks/session_log.sh").is_some_and(|w| w.contains("a hook (hooks/)")));
+    assert!(scripts::hook(".claude/hooks/check.py").is_some());
+    assert_eq!(scripts::hook("scripts/sync.sh"), None);
+    assert_eq!(scripts::hook("hooks.sh"), None);
+}
