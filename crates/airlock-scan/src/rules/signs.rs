@@ -659,7 +659,7 @@ pub(super) fn names_only_grep(text: &str) -> bool {
 re!(
     /// Prose after a code block that asks to run what it shows (`Run the command above`, `Paste these lines`).
     pub(super) RUN_SHOWN,
-    r"(?i)\b(run|execute|paste|exec)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b"
+    r"(?i)\b(run|execute|paste|exec)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b|\buse\s+(it|this|that|them)\s+(once|anyway|now|first|here|as\s+shown)\b"
 );
 re!(
     /// A label that starts by naming what it introduces as an attack or what not to do (`Vulnerable code:`,
