@@ -41,10 +41,13 @@ pub(super) fn in_pattern_literal(text: &str, at: usize, strings_run: bool) -> bo
     if literal.contains("$|") || literal.contains("|^") {
         return true;
     }
-    // A group that captures nothing (`(?:id_rsa|id_ed25519)`), or a string anchored at both ends (`^id_rsa$`).
-    let anchored = literal[1..].starts_with('^') && literal.ends_with('$');
+    // In an item of a list of patterns (`    re.compile(r"^(?:id_rsa|id_ed25519)$"),`): a group that captures nothing,
+    // or a string anchored at both ends.
+    let list_item = text.trim_end().ends_with(',');
+    let anchored =
+        list_item && (literal[1..].starts_with('^') && literal.ends_with('$') || literal.contains("(?:"));
     (anchored
-        || ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^", "(?:"]
+        || ["\\s", "\\b", "\\d", "\\w", "\\.", ".*", "[^"]
             .iter()
             .any(|m| literal.contains(m)))
         && before[..open].trim_end().ends_with(['r', '(', ',', '[', '='])

@@ -139,7 +139,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     dotenv_template: Regex::new(r"(?i)\b(cp|copy|mv)\s+(-\w+\s+)*\S*\.env\.(example|sample|template|dist|defaults)\b")
         .expect("dotenv template pattern compiles"),
     names_only: Regex::new(
-        r"(?i)^[\s>*\x60-]*(\d+\.\s+)?(for\s+\w+\s+in(\s+[\w.~/*\x22-]+)+\s*(;\s*do\s*)?$|((el)?if\s+|while\s+|until\s+|!\s+|local\s+|declare\s+(-\w+\s+)?|readonly\s+|do\s+|then\s+)?(sudo\s+)?((chmod|chown|chgrp|ls|stat|test|touch|mkdir|systemctl\s+(--user\s+)?status|echo|printf)\b|\[\[?\s|(export\s+)?[A-Z_][A-Z0-9_]*=(\$\{\w+:-)?(\$HOME/|\$\{HOME\}/|[^\s$(])))",
+        r"(?i)^[\s>*\x60-]*(\d+\.\s+)?(for\s+\w+\s+in(\s+[\w.-]+)+\s*;\s*do\s*$|for\s+\w+\s+in(\s+[\w.~/*\x22-]+)+\s*$|((el)?if\s+|while\s+|until\s+|!\s+|local\s+|declare\s+(-\w+\s+)?|readonly\s+|do\s+|then\s+)?(sudo\s+)?((chmod|chown|chgrp|ls|stat|test|touch|mkdir|systemctl\s+(--user\s+)?status|echo|printf)\b|\[\[?\s|(export\s+)?[A-Z_][A-Z0-9_]*=(\$\{\w+:-)?(\$HOME/|\$\{HOME\}/|[^\s$(])))",
     )
     .expect("names-only pattern compiles"),
     reads_after_all: Regex::new(r"(?i)\|\s*(sudo\s+)?(ba|z)?sh\b|\|\s*(eval|python3?|node|curl|nc)\b|\$\(|\x60[^\x60]*\b(cat|base64)\b|&&\s*(cat|cp|scp|curl)\b|;\s*(cat|cp|scp|curl)\b")

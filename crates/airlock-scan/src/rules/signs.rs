@@ -44,7 +44,10 @@ pub(super) fn each_command_names_only(text: &str, secret: &Regex, names_only: &R
         })
         .filter(|command| secret.is_match(command))
         .peekable();
-    uses.peek().is_some() && uses.all(|command| names_only.is_match(command))
+    // A loop's list of secrets is only named when its body is on the same line, each command of it only naming
+    // them too (`for k in ~/.ssh/id_*; do stat -c '%a' "$k"; done`); a body on the lines below may read them.
+    let one_line_loop = |command: &str| !command.trim_start().starts_with("for ") || text.contains("done");
+    uses.peek().is_some() && uses.all(|command| names_only.is_match(command) && one_line_loop(command))
 }
 
 /// Whether a line adds an installed tool's completion to a start-up file ([`COMPLETION`]), the tool being a program
