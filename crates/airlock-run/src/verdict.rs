@@ -881,6 +881,15 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A name lookup the sandbox's missing network left unanswered.
+    fn denied_lookup() -> Vec<airlock_types::NetAttempt> {
+        serde_json::from_value(serde_json::json!([{
+            "t_ms": 1, "pid": 9, "protocol": "dns", "destination": "127.0.0.1:53", "host": null, "port": 53,
+            "decision": "denied", "rule": null, "reason": "a name lookup", "bytes_up": 0, "bytes_down": 0,
+        }]))
+        .unwrap()
+    }
+
     /// A failed sandbox run with this stderr and nothing else.
     fn failed_run(stderr: &str) -> SkillRun {
         serde_json::from_value(serde_json::json!({
@@ -928,11 +937,7 @@ mod tests {
         );
         let mut run = failed_run("Deploying...\n");
         assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
-        run.network = serde_json::from_value(serde_json::json!([{
-            "t_ms": 1, "pid": 9, "protocol": "dns", "destination": "127.0.0.1:53", "host": null, "port": 53,
-            "decision": "denied", "rule": null, "reason": "a name lookup", "bytes_up": 0, "bytes_down": 0,
-        }]))
-        .unwrap();
+        run.network = denied_lookup();
         let cause = failure_cause(&run).unwrap_or_default();
         assert!(
             cause.contains("it needed the network, which is off for this run"),
@@ -973,11 +978,7 @@ mod tests {
             cause.contains("it reached the time limit (raise it with --timeout)"),
             "{cause}"
         );
-        run.network = serde_json::from_value(serde_json::json!([{
-            "t_ms": 1, "pid": 9, "protocol": "dns", "destination": "127.0.0.1:53", "host": null, "port": 53,
-            "decision": "denied", "rule": null, "reason": "a name lookup", "bytes_up": 0, "bytes_down": 0,
-        }]))
-        .unwrap();
+        run.network = denied_lookup();
         let cause = failure_cause(&run).unwrap_or_default();
         assert!(
             cause.contains("while it waited on the network, which is off for this run"),

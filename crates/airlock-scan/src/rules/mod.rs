@@ -614,6 +614,20 @@ impl<'a> FileScan<'a> {
 
     /// Analyses code with its grammar: code lines get every rule, comments only the prompt rules. Gives back the
     /// code with its comments blanked.
+    /// Of the findings from `before` on (a second reading of code scanned from `start`), keeps only those whose rule
+    /// and line the first reading did not find.
+    fn keep_only_new(&mut self, start: usize, before: usize) {
+        let added: Vec<Finding> = self.out.drain(before..).collect();
+        for f in added {
+            if !self.out[start..]
+                .iter()
+                .any(|o| o.rule == f.rule && o.line == f.line)
+            {
+                self.out.push(f);
+            }
+        }
+    }
+
     fn code(&mut self, grammar: Option<Grammar>, text: &str, first_line: u32, facts: &mut Facts) -> String {
         let info = analyze(grammar, text, first_line);
         let start = self.out.len();
@@ -654,15 +668,7 @@ impl<'a> FileScan<'a> {
             self.runs_code = outer_runs;
             self.runs_strings = outer_strings;
             self.flows(words, first_line, text);
-            let added: Vec<Finding> = self.out.drain(before..).collect();
-            for f in added {
-                if !self.out[start..]
-                    .iter()
-                    .any(|o| o.rule == f.rule && o.line == f.line)
-                {
-                    self.out.push(f);
-                }
-            }
+            self.keep_only_new(start, before);
         }
         // The same flows with the names relative to a home folder the code changes into written from the home
         // (`cd ~/.claude/skills && for f in */SKILL.md; do … >> "$f"`): only what that reading adds.
@@ -676,15 +682,7 @@ impl<'a> FileScan<'a> {
             if through.trim_end() != info.code.trim_end() {
                 let before = self.out.len();
                 self.flows(&through, first_line, text);
-                let added: Vec<Finding> = self.out.drain(before..).collect();
-                for f in added {
-                    if !self.out[start..]
-                        .iter()
-                        .any(|o| o.rule == f.rule && o.line == f.line)
-                    {
-                        self.out.push(f);
-                    }
-                }
+                self.keep_only_new(start, before);
             }
         }
         // The lines after a comment that marks them as what not to do (`# ❌ Bad: hardcoded secret`, `# VULNERABLE:
