@@ -391,11 +391,11 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 findings,
                 note: filled
                     .map(|p| format!("`{p}` is the project the skill works on: the target, at {TARGET_DIR}"))
-                    .or_else(|| {
-                        optional.map(|d| {
-                            format!("run without its optional arguments ({}), as its usage allows", d.join(" "))
-                        })
-                    })
+                    .into_iter()
+                    .chain(optional.map(|d| {
+                        format!("run without its optional arguments ({}), as its usage allows", d.join(" "))
+                    }))
+                    .reduce(|a, b| format!("{a}; {b}"))
                     .or_else(|| {
                         guarded.then(|| {
                             "`[ test ] && command` runs as `if [ test ]; then command; fi`: a test that does not hold \

@@ -140,8 +140,8 @@ pub(super) fn hooks_run_own_files(text: &str) -> bool {
         })
 }
 
-/// Whether every command a hooks file registers only prints a short fixed label (`echo project-hook`, `true`), and
-/// no hook hands text to the model (`"type": "prompt"`).
+/// Whether every command a hooks file registers only prints a short fixed label (`echo project-hook`, `true`) or is a
+/// placeholder path (`/abs/path/to/script.sh`), and no hook hands text to the model (`"type": "prompt"`).
 pub(super) fn hooks_only_print(text: &str) -> bool {
     let mut commands = HOOK_COMMAND
         .captures_iter(text)
