@@ -711,6 +711,9 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
     );
     let first = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
     let second = server.queue(json!({"source": dir, "script": "scripts/s.sh"}));
+    let t0 = Instant::now();
+    // Once the first has started, the second waits first in line (before that, both may still be queued).
+    server.wait_running(&first);
     let (_, waiting) = server.call("GET", &format!("/api/runs/{second}"), None);
     let (_, going) = server.call("GET", &format!("/api/runs/{first}"), None);
     assert_ne!(going["status"], "error", "{going}");
@@ -719,8 +722,6 @@ fn cancel_kills_a_running_run_and_drops_a_queued_one() {
         (Some("queued"), Some(1)),
         "{waiting}"
     );
-    let t0 = Instant::now();
-    server.wait_running(&first);
     // The server's own requests never mark its runs in progress failed in the store.
     server.wait_stored(&data, &first);
     assert_eq!(server.call("GET", "/api/runs", None).0, 200);
