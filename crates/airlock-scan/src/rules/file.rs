@@ -94,21 +94,22 @@ pub fn scan_file(
             // A plugin's hooks that run only its own shipped files run what is reviewed with it, in plain sight
             // (as a service file the skill ships, copied into place): `high`, not the hidden command `critical` is
             // for. A hook that fetches or pipes anything stays `critical`.
-            if entry.kind == FileKind::AgentHookConfig && hooks_only_print(&text) {
+            let why = if entry.kind != FileKind::AgentHookConfig {
+                None
+            } else if hooks_only_print(&text) {
+                Some("Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`) or a placeholder path (`/abs/path/to/script.sh`): nothing that does anything is registered.")
+            } else if hooks_run_own_files(&text) {
+                Some("Registers commands the agent runs automatically, each a file of the plugin's own (`${CLAUDE_PLUGIN_ROOT}/…`): reviewed with it, run on every matching event.")
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 for f in scan.out[before..]
                     .iter_mut()
                     .filter(|f| f.rule == "hooks/auto-command")
                 {
                     f.severity = f.severity.min(Severity::High);
-                    f.message = "Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`) or a placeholder path (`/abs/path/to/script.sh`): nothing that does anything is registered.".to_owned();
-                }
-            } else if entry.kind == FileKind::AgentHookConfig && hooks_run_own_files(&text) {
-                for f in scan.out[before..]
-                    .iter_mut()
-                    .filter(|f| f.rule == "hooks/auto-command")
-                {
-                    f.severity = f.severity.min(Severity::High);
-                    f.message = "Registers commands the agent runs automatically, each a file of the plugin's own (`${CLAUDE_PLUGIN_ROOT}/…`): reviewed with it, run on every matching event.".to_owned();
+                    f.message = why.to_owned();
                 }
             }
         }
@@ -126,31 +127,27 @@ pub fn scan_file(
     Ok(script)
 }
 
+/// Whether a hooks file registers a command and each one it registers passes `ok`, none fetching, piping or
+/// evaluating anything.
+fn every_hook_command(text: &str, ok: impl Fn(&str) -> bool) -> bool {
+    let mut commands = HOOK_COMMAND.captures_iter(text).peekable();
+    commands.peek().is_some() && commands.all(|c| ok(&c[1]) && !HOOK_RISKY.is_match(&c[1]))
+}
+
 /// Whether every command a hooks file registers runs a file of the plugin's own (`python3
 /// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) and nothing fetched, piped or evaluated.
 pub(super) fn hooks_run_own_files(text: &str) -> bool {
-    let mut commands = HOOK_COMMAND
-        .captures_iter(text)
-        .map(|c| c[1].to_owned())
-        .peekable();
-    commands.peek().is_some()
-        && commands.all(|c| {
-            (c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT"))
-                && !HOOK_RISKY.is_match(&c)
-        })
+    every_hook_command(text, |c| {
+        c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT")
+    })
 }
 
 /// Whether every command a hooks file registers only prints a short fixed label (`echo project-hook`, `true`) or is a
 /// placeholder path (`/abs/path/to/script.sh`), and no hook hands text to the model (`"type": "prompt"`).
 pub(super) fn hooks_only_print(text: &str) -> bool {
-    let mut commands = HOOK_COMMAND
-        .captures_iter(text)
-        .map(|c| c[1].to_owned())
-        .peekable();
-    commands.peek().is_some()
-        && !HOOK_PROMPT.is_match(text)
-        && commands.all(|c| {
-            (PRINTS_ONLY.is_match(&c) || PLACEHOLDER_COMMAND.is_match(&c)) && !HOOK_RISKY.is_match(&c)
+    !HOOK_PROMPT.is_match(text)
+        && every_hook_command(text, |c| {
+            PRINTS_ONLY.is_match(c) || PLACEHOLDER_COMMAND.is_match(c)
         })
 }
 
