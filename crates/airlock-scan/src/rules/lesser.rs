@@ -377,6 +377,19 @@ pub(super) fn lesser_class(
                 "Has approval asked after the changes are shown (`never ask for approval before showing the changes`): approval is still asked.",
             )
         }
+        "campaign/paste-command"
+            if !FETCHES.is_match(text)
+                && !SHELL_PASTE.is_match(text)
+                && c.rule(index).find_iter(text).all(|m| {
+                    m.as_str().to_lowercase().ends_with("console")
+                        && (OF_A_PAGE.is_match(&text[m.end()..]) || DEVTOOLS.is_match(&text[..m.start()]))
+                }) =>
+        {
+            (
+                Severity::Medium,
+                "Asks to paste code into a web page's developer console (`paste into the console on any page`): code for that page, not a command for the user's shell.",
+            )
+        }
         "campaign/archive-password" if !ARCHIVE_WORD.is_match(text) => (
             Severity::Low,
             "Names a password beside a verb such as `extract` or `open`, with no archive, download or file in sight (`Extract PasswordValidator`).",

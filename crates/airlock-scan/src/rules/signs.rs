@@ -331,6 +331,24 @@ re!(
 );
 
 re!(
+    /// What follows "the console" when it is a web page's (`… console on any page`, `… console of your browser`).
+    pub(super) OF_A_PAGE,
+    r"(?i)^\s*(on|of|in|for)\s+(any|the|a|your|this|each|every)?\s*(web\s*)?(page|tab|site|browser|devtools|dev\s+tools|chrome|firefox|safari)\b"
+);
+
+re!(
+    /// The browser's developer tools named before "the console" (`Open DevTools and paste it into the console`).
+    pub(super) DEVTOOLS,
+    r"(?i)\b(devtools|dev\s+tools|developer\s+tools|web\s+inspector|inspect\s+element)\b"
+);
+
+re!(
+    /// A shell's command on a line about pasting (`| sh`, `iex`, PowerShell, a command substitution).
+    pub(super) SHELL_PASTE,
+    r"(?i)\|\s*(ba|z)?sh\b|\biex\b|powershell|\$\(|\bsudo\b|\bchmod\b"
+);
+
+re!(
     /// Something that fetches from the network.
     pub(super) FETCHES, r"(?i)\b(curl|wget|nc|ncat|iwr|fetch)\b|https?://|/dev/tcp");
 
