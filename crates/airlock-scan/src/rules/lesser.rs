@@ -390,6 +390,18 @@ pub(super) fn lesser_class(
                 "Asks to paste code into a web page's developer console (`paste into the console on any page`): code for that page, not a command for the user's shell.",
             )
         }
+        "secrets/env-dump" if c.rule(index).find_iter(text).all(|m| regex_alternative(text, m.start(), m.end())) => (
+            Severity::Low,
+            "Names `env` as one alternative of a regular expression (`(?:name|on|env|permissions)`), not the command.",
+        ),
+        "persist/git-hooks"
+            if c.rule(index).find_iter(text).all(|m| m.as_str() == "core.hooksPath" && HOOKS_OFF.is_match(&text[m.end()..])) =>
+        {
+            (
+                Severity::Low,
+                "Turns git's hooks off for a command (`core.hooksPath=/dev/null`): no hook is set, none runs.",
+            )
+        }
         "campaign/archive-password" if !ARCHIVE_WORD.is_match(text) => (
             Severity::Low,
             "Names a password beside a verb such as `extract` or `open`, with no archive, download or file in sight (`Extract PasswordValidator`).",

@@ -828,6 +828,38 @@ re!(
     r#"\b(?:grep|egrep|fgrep|rg|ag|git\s+grep)\b(?:\s+-{1,2}[\w-]+(?:=\S+)?)*\s+(?:-e\s+)?(["'])$"#
 );
 
+re!(
+    /// What follows `core.hooksPath` when it points at nothing (`=/dev/null`, `={os.devnull}`, ` NUL`) and the
+    /// line ends the value there.
+    pub(super) HOOKS_OFF,
+    r#"^\s*[=\s]\s*['"]?(?:/dev/null|\{os\.devnull\}|NUL)['"]?(?:[\s,)\]]|$)"#
+);
+
+/// Whether the bare word the text at `start..end` holds is one alternative of a regular expression's group: between
+/// `|`s with a word on each side, in a quoted string that opens a group (`(?:` or `(`) before it
+/// (`r"(?:name|on|env|permissions)"`). A shell pipe has commands, not a group, around it.
+pub(super) fn regex_alternative(text: &str, start: usize, end: usize) -> bool {
+    let found = &text[start..end];
+    let Some(at) = found.find(|c: char| c.is_alphanumeric()) else {
+        return false;
+    };
+    let word_len = found[at..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(found.len() - at);
+    let (from, to) = (start + at, start + at + word_len);
+    let before = &text[..from];
+    let after = &text[to..];
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let Some(open) = before.rfind(['"', '\'']) else {
+        return false;
+    };
+    before.ends_with('|')
+        && word(before[..before.len() - 1].chars().next_back())
+        && (after.starts_with('|') && word(after[1..].chars().next()) || after.starts_with(')'))
+        && !before[open + 1..].contains([' ', ';', '&'])
+        && before[open + 1..].contains('(')
+}
+
 /// Whether bytes `start..end` of a line lie inside the quoted pattern of a search (`grep -r "requests.get" src/`).
 pub(super) fn in_search_pattern(text: &str, start: usize, end: usize) -> bool {
     let Some(open) = text[..start].rfind(['"', '\'']) else {
