@@ -777,7 +777,16 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     }) {
         format!("command not found: `{program}` (a program the skill starts) is not on this machine or not in the sandbox")
     } else if let Some(file) = grab(r"FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'") {
-        format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
+        if beside_the_skill(&file) {
+            format!(
+                "the skill's code looks for `{file}` beside its own folder (the skill is at `/skill`): its repository \
+                 keeps that outside the skill (another skill's folder, a shared one), which is not part of the skill"
+            )
+        } else {
+            format!(
+                "a file it expected is missing: `{file}` (give it with the target or the script's arguments)"
+            )
+        }
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '(\.\.?/[^']+)'") {
         format!(
             "the skill's code loads `{module}`, a file by a path relative to it that the skill does not have (its \
@@ -877,6 +886,45 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     })
 }
 
+/// Whether a missing absolute path lies beside the skill's folder rather than in it or on the system
+/// (`/github/scripts/tool` from `/skill/../github/…`, where a skill reaches into a sibling of its repository): its
+/// first part is none of the sandbox's own folders.
+fn beside_the_skill(file: &str) -> bool {
+    const OWN: &[&str] = &[
+        "skill",
+        "workspace",
+        "env",
+        "home",
+        "tmp",
+        "usr",
+        "bin",
+        "sbin",
+        "lib",
+        "lib64",
+        "etc",
+        "proc",
+        "dev",
+        "sys",
+        "opt",
+        "var",
+        "run",
+        "srv",
+        "mnt",
+        "media",
+        "root",
+        "boot",
+        "out",
+        "nix",
+        "snap",
+    ];
+    let Some(rest) = file.strip_prefix('/') else {
+        return false;
+    };
+    let mut parts = rest.split('/');
+    let first = parts.next().unwrap_or_default();
+    !first.is_empty() && !first.starts_with('.') && parts.next().is_some() && !OWN.contains(&first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -935,6 +983,17 @@ mod tests {
             cause.contains("a file by a path relative to it that the skill does not have"),
             "{cause}"
         );
+        // A file of a sibling of the skill's folder (`/skill/../github/…`) is outside the skill, and said so; a
+        // missing file in the project is one to give.
+        let run = failed_run(
+            "FileNotFoundError: [Errno 2] No such file or directory: '/github/scripts/gh-with-env-token'\n",
+        );
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("beside its own folder"), "{cause}");
+        let run =
+            failed_run("FileNotFoundError: [Errno 2] No such file or directory: '/workspace/data/in.csv'\n");
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("a file it expected is missing"), "{cause}");
         let mut run = failed_run("Deploying...\n");
         assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
         run.network = denied_lookup();

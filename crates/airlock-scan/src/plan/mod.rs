@@ -634,7 +634,14 @@ const INTERACTIVE: &[&str] = &[
 /// Why a command is not run because it starts a program that waits for a person at a terminal (`vim notes.md`),
 /// which nothing answers in a sandbox.
 fn interactive(command: &str) -> Option<String> {
-    shell::code_lines(command).lines().find_map(|line| {
+    let code = shell::code_lines(command);
+    if let Some(m) = WAITS_FOR_INPUT.find(&code) {
+        return Some(format!(
+            "`{}` waits for a person's input: nothing answers it in a sandbox",
+            m.as_str().trim()
+        ));
+    }
+    code.lines().find_map(|line| {
         line.split(['|', ';', '&'])
             .filter(|part| !detached(part))
             .filter_map(|part| part.split_whitespace().find(|w| !w.contains('=') && *w != "sudo"))
@@ -646,6 +653,13 @@ fn interactive(command: &str) -> Option<String> {
             })
     })
 }
+
+re!(
+    /// An option that has a program wait for a person (`--wait-for-input`, `--interactive`), not one that turns
+    /// that off (`--no-interactive`, `--non-interactive`).
+    WAITS_FOR_INPUT,
+    r"(?:^|\s)--(?:wait-for-(?:input|user|enter|keypress|answer)|interactive)(?:[\s=]|$)"
+);
 
 re!(
     /// A program that follows output until it is stopped: `tail -f`, `journalctl -f`, `kubectl logs -f`, `docker

@@ -217,6 +217,9 @@ pub fn placeholder(command: &str) -> Option<String> {
     if let Some(m) = PLACEHOLDER.as_ref()?.find(&unquoted) {
         return Some(m.as_str().trim().to_owned());
     }
+    if let Some(value) = metavar_value(&unquoted) {
+        return Some(value);
+    }
     // A quoted argument that is a placeholder and nothing else (`openspec show "<change>" --json`), given to a
     // program that does not print or write its arguments as data (`printf '<footer>'` prints markup).
     let code = &command[..code_end];
@@ -253,6 +256,31 @@ pub fn placeholder(command: &str) -> Option<String> {
         .filter(|c| !c.get(5).is_some_and(|rest| rest.as_str().contains("</")))
         .and_then(|c| (1..=4).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
+}
+
+re!(
+    /// An option with a word in capitals as its value (`--profile PROFILE`, `-o FILE`).
+    OPTION_CAPS_VALUE,
+    r"(?:^|\s)--?([A-Za-z][\w-]*)[\s=]([A-Z][A-Z0-9_]*)(?:\s|$)"
+);
+
+/// The names usage lines give an option's value (argparse's metavars and their like), standing for what the user
+/// fills in.
+const METAVARS: &[&str] = &[
+    "FILE", "PATH", "DIR", "URL", "NAME", "ID", "NUM", "COUNT", "QUERY", "TEXT", "VALUE", "KEY", "TOKEN",
+    "OUTPUT", "INPUT", "HOST", "USER", "EMAIL", "DATE", "MESSAGE", "TITLE", "PROFILE", "PROJECT", "REPO",
+    "BRANCH", "TAG",
+];
+
+/// The value of an option that is its own name in capitals (`--profile PROFILE`, `--output-dir OUTPUT_DIR`, as
+/// argparse prints a usage line) or a usage line's name for a value (`--config FILE`), not a value of its own
+/// (`--method GET`, `--level DEBUG`).
+fn metavar_value(command: &str) -> Option<String> {
+    OPTION_CAPS_VALUE.captures_iter(command).find_map(|c| {
+        let own = c[1].to_uppercase().replace('-', "_");
+        let value = &c[2];
+        (value == own || METAVARS.contains(&value)).then(|| value.to_owned())
+    })
 }
 
 re!(

@@ -197,6 +197,18 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
     assert!(placeholder("tool [-h] FILE").is_some());
     assert!(placeholder("bash scripts/discover-repos.sh [repos…]").is_some());
     assert!(placeholder("bash scripts/stop-request.sh --after N").is_some());
+    // An option whose value is its own name in capitals, or a usage line's name for a value.
+    assert_eq!(
+        placeholder("python3 /skill/scripts/moru.py --profile PROFILE wait").as_deref(),
+        Some("PROFILE")
+    );
+    assert!(placeholder("python3 x.py --output-dir OUTPUT_DIR").is_some());
+    assert!(placeholder("python3 x.py --config FILE --dry-run").is_some());
+    assert_eq!(
+        placeholder("curl -X POST --log-level DEBUG http://127.0.0.1:8000/"),
+        None
+    );
+    assert_eq!(placeholder("python3 x.py --format JSON --method GET"), None);
     assert!(placeholder("ROOT_NUMBER=\"<ルート issue 番号>\"\nfetch \"$ROOT_NUMBER\"").is_some());
     assert!(
         placeholder("git commit -m \"$(cat <<'EOF'\nchore: sync\n\n<変更内容の要約>\nEOF\n)\"").is_some()
@@ -278,6 +290,10 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
     }
     assert!(interactive("cd x\nvim .pi/skills/assess/SKILL.md\nskills-broadcast push").is_some());
     assert!(interactive("git log | less").is_some());
+    assert!(interactive("python3 scripts/gui.py --wait-for-input").is_some());
+    assert!(interactive("npx create-x --interactive").is_some());
+    assert!(interactive("npx create-x --no-interactive").is_none());
+    assert!(interactive("openspec init --non-interactive").is_none());
     // Following output never ends by itself; reading it once does.
     for follows in [
         "journalctl --user -u slack-coordinator -f",
