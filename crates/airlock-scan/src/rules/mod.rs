@@ -236,6 +236,9 @@ struct FileScan<'a> {
     planted: Option<String>,
     /// The names the shell code being scanned gives to paths in the home folder and to remotes.
     names: names::Names,
+    /// The lines of the code being scanned that append a here-document of settings only (`export`s, aliases, a
+    /// version manager's start-up line) to a file.
+    settings_heredocs: HashSet<u32>,
     out: &'a mut Vec<Finding>,
 }
 
@@ -258,6 +261,7 @@ impl<'a> FileScan<'a> {
             depth: 0,
             planted: None,
             names: names::Names::default(),
+            settings_heredocs: HashSet::new(),
             out,
         }
     }
@@ -438,6 +442,12 @@ impl<'a> FileScan<'a> {
             } else {
                 lesser_class(rule.id, index, text, m.start())
             };
+            let lesser = lesser.or_else(|| {
+                (rule.id == "persist/shell-rc" && self.settings_heredocs.contains(&line_no)).then_some((
+                    Severity::Medium,
+                    "Appends settings only (`export`s, aliases, PATH, a version manager's start-up line) to a shell start-up file, in a here-document.",
+                ))
+            });
             if let Some((level, _)) = lesser {
                 severity = severity.min(level);
             }
@@ -639,7 +649,15 @@ impl<'a> FileScan<'a> {
         if grammar == Some(Grammar::Shell) {
             self.names = names::Names::of(&info.code);
         }
+        let outer_heredocs = std::mem::replace(
+            &mut self.settings_heredocs,
+            signs::settings_heredocs(&info.code)
+                .into_iter()
+                .map(|i| first_line + i)
+                .collect(),
+        );
         self.lines(first_line, &info.code, Place::Code);
+        self.settings_heredocs = outer_heredocs;
         self.names = outer_names;
         self.runs_code = outer_runs;
         self.runs_strings = outer_strings;

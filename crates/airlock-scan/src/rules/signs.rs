@@ -284,6 +284,85 @@ re!(
     pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 re!(
+    /// A line that appends a here-document to a file: `cat >> ~/.zshrc <<'RC'`, `tee -a "$P" <<EOF`, with its
+    /// terminator.
+    APPEND_HEREDOC,
+    r#"(?:>>\s*\S+.*<<-?\s*['"]?(\w+)['"]?|<<-?\s*['"]?(\w+)['"]?.*>>\s*\S+|\btee\s+(?:-\w*a\w*|--append)\b.*<<-?\s*['"]?(\w+)['"]?)\s*$"#
+);
+re!(
+    /// A version manager's script sourced when it is there (nvm's `[ -s "$NVM_DIR/nvm.sh" ] && \. "$NVM_DIR/nvm.sh"`,
+    /// its completion too).
+    GUARDED_SOURCE,
+    &format!(r#"^\[\[?\s+-[sfer]\s+"?[^\s"]+"?\s+\]\]?\s+&&\s+(?:\\?\.|source)\s+"?[^\s"]*(?:{VERSION_MANAGERS}|bash_completion)[\w-]*(?:\.(?:sh|bash|zsh))?"?(?:\s+#.*)?$"#)
+);
+
+/// The lines (0-based, of `code`) that append a here-document holding settings only to a file: each of its lines
+/// an `export`, an alias, PATH, a completion or a version manager's start-up line, with nothing fetched, decoded,
+/// run at the prompt or substituted but a version manager's own start-up code.
+pub(super) fn settings_heredocs(code: &str) -> Vec<u32> {
+    if !code.contains("<<") {
+        return Vec::new();
+    }
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = APPEND_HEREDOC.captures(line) else {
+            continue;
+        };
+        let Some(tag) = (1..=3).find_map(|g| c.get(g)).map(|m| m.as_str()) else {
+            continue;
+        };
+        let Some(len) = lines[i + 1..].iter().position(|l| l.trim() == tag) else {
+            continue;
+        };
+        let body: Vec<&str> = lines[i + 1..i + 1 + len]
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let whole = body.join("\n");
+        let settings = !body.is_empty()
+            && body.iter().all(|l| {
+                SETTING_ONLY.is_match(&format!("echo '{l}'")) && !l.contains([';', '|', '&', '`'])
+                    || GUARDED_SOURCE.is_match(l)
+            })
+            && !FETCHES.is_match(&whole)
+            && !ENCODED.is_match(&whole)
+            && !RUNS_AT_PROMPT.is_match(&whole)
+            && !whole.contains("<(")
+            && !hijacking_alias(&whole)
+            && !TOOL_ACTIVATION.replace_all(&whole, " ").contains("$(");
+        if settings {
+            out.push(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+    }
+    out
+}
+
+re!(
+    /// A `jq` filter that ends in the names of entries (`| keys[]`, `| length`, `| has("x")`) right before the file
+    /// it reads.
+    pub(super) JQ_KEYS_BEFORE,
+    r#"\bjq\s+(?:-\w+\s+)*'[^']*\|\s*(?:keys(?:_unsorted)?(?:\[\])?|length|has\([^)']*\)|type)\s*'\s+["']?(?:\$HOME|\$\{HOME\}|~)?/?$"#
+);
+re!(
+    /// An option that hands a wallet's keypair file to the program that signs with it, or `solana-keygen pubkey`,
+    /// right before the file's path.
+    pub(super) KEYPAIR_GIVEN_BEFORE,
+    r#"(?:\s(?:--keypair|--provider\.wallet|--fee-payer|--upgrade-authority|--authority|--wallet|-k)(?:\s+|=)|\bsolana-keygen\s+pubkey\s+)["']?(?:\$HOME|\$\{HOME\}|~)?/?$"#
+);
+re!(
+    /// A line that is one `find` alone (in backticks or a list item too), piping, redirecting or chaining nothing.
+    pub(super) FIND_NAMES_ONLY,
+    r"^[\s>*\x60-]*(?:\d+\.\s+)?(?:sudo\s+)?find\s+[^|;&<>$\x60]*\x60?\s*$"
+);
+re!(
+    /// What in a `find` acts on the files it finds (runs a program on them, prints them to a file, deletes them).
+    pub(super) FIND_ACTS,
+    r"\s-(?:exec|execdir|ok|okdir|fprint0?|fprintf|fls|delete)\b"
+);
+
+re!(
     /// A command substitution that only asks who or where: the user's name or address from git, the date, the host,
     /// the folder.
     pub(super) ASKS_ONLY,
