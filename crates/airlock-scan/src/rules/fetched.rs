@@ -13,9 +13,11 @@ re!(
 re!(
     /// A name handed to what runs code: `exec(x)`, `eval(x)`, `new Function(x)`, `vm.runInThisContext(x)`,
     /// `compile(x, …)`, `runpy.run_path(str(x))`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`,
-    /// Lua's `load(x)`, a shell given the name (`os.system(x)`, `subprocess.run(x, shell=True)`).
+    /// Lua's `load(x)`, a shell given the name (`os.system(x)`, `subprocess.run(x, shell=True)`), a deserializer that
+    /// runs what it unpacks (`pickle.loads(x)`, `yaml.unsafe_load(x)`), a module loaded from a file the name holds
+    /// (`require(x)`, `import(x)`).
     RUNS_NAME,
-    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\b(?:os\.system|os\.popen|subprocess\.getoutput|subprocess\.getstatusoutput)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)[^\n]*\bshell\s*=\s*True"#
+    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path|(?:pickle|cPickle|dill|cloudpickle|marshal)\.loads?|yaml\.unsafe_load|jsonpickle\.decode|require|import)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\b(?:os\.system|os\.popen|subprocess\.getoutput|subprocess\.getstatusoutput)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)[^\n]*\bshell\s*=\s*True"#
 );
 re!(
     /// A promise's value handed straight to what runs code: `.then(eval)`, `.then(t => eval(t))`.
@@ -61,12 +63,67 @@ fn regex_method(line: &str, at: usize) -> bool {
         .is_some_and(|receiver| REGEX_RECEIVER.is_match(receiver.trim_end()))
 }
 
+re!(
+    /// The head of a function: `def get(`, `async def get(`, `function get(`, `const get = async (…) =>`.
+    FUNCTION_HEAD,
+    r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(|^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(|^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)"
+);
+re!(
+    /// A file written with what an expression gives: (the file's name, the expression).
+    WRITES_EXPR,
+    r"\b([A-Za-z_]\w*)\.write_(?:bytes|text)\((.+)|\bwriteFileSync\(\s*([A-Za-z_]\w*)\s*,(.+)"
+);
+
+/// The functions of code whose bodies make a value with `source` (`def _download(u): return urlopen(u).read()`,
+/// `function get(url) { https.get(url, …) }`): what a call of one gives comes from where `source` does.
+fn making_functions(statements: &[(u32, String)], source: &regex::Regex) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for (_, line) in statements {
+        if let Some(c) = FUNCTION_HEAD.captures(line) {
+            current = (1..=3).find_map(|i| c.get(i)).map(|m| m.as_str().to_owned());
+        }
+        if let Some(name) = &current {
+            if source.is_match(line) && !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` calls one of `functions` (`get(PRESET_URL)`, `self._download()`), not defines it.
+fn calls_one(text: &str, functions: &[String]) -> bool {
+    functions.iter().any(|f| {
+        text.match_indices(f.as_str()).any(|(at, _)| {
+            super::flow::whole_word(text, at, f.len())
+                && text[at + f.len()..].trim_start().starts_with('(')
+                && !text[..at].trim_end().ends_with("def")
+                && !text[..at].trim_end().ends_with("function")
+        })
+    })
+}
+
 /// Where a value that `source` makes reaches what runs code through names (and files they are written to).
 fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::Regex) -> Option<(u32, u32)> {
+    let makers = making_functions(statements, source);
+    let makes = |text: &str| source.is_match(text) || calls_one(text, &makers);
     let mut fetched: Vec<(String, u32)> = Vec::new();
     for (offset, line) in statements {
         let n = first_line + offset;
         let line = line.as_str();
+        // Written into a file straight from the source (`fs.writeFileSync(file, await get(URL))`): the file holds it.
+        if FUNCTION_HEAD.captures(line).is_none() {
+            for c in WRITES_EXPR.captures_iter(line) {
+                if let (Some(file), Some(expr)) =
+                    (c.get(1).or_else(|| c.get(3)), c.get(2).or_else(|| c.get(4)))
+                {
+                    if makes(expr.as_str()) {
+                        fetched.push((file.as_str().to_owned(), n));
+                    }
+                }
+            }
+        }
         // Fetched and run in one chain: `fetch(u).then(r => r.text()).then(eval)`.
         if source.is_match(line) && THEN_RUNS.is_match(line) {
             return Some((n, n));
@@ -105,7 +162,7 @@ fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::R
             let name_end = c.get(1).map_or(0, |m| m.end());
             let rhs = line[name_end..].split_once('=').map_or("", |(_, rhs)| rhs);
             // From the network, or from a name that holds what came from it (`t = await r.text()`).
-            let from = if source.is_match(rhs) {
+            let from = if makes(rhs) {
                 Some(n)
             } else {
                 fetched
@@ -194,6 +251,31 @@ mod tests {
             fetched_and_run(&super::super::flow::statements(lua_shown), 1),
             None
         );
+    }
+
+    #[test]
+    fn fetched_by_a_function_of_the_file_then_loaded_or_unpickled() {
+        let js = "function get(url) {\n  return new Promise((resolve) => {\n    https.get(url, (res) => { res.on('end', () => resolve(body)); });\n  });\n}\nasync function loadPresets() {\n  const file = path.join(os.tmpdir(), 'p.js');\n  fs.writeFileSync(file, await get(PRESET_URL));\n  return require(file);\n}\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(js), 1),
+            Some((8, 9))
+        );
+        let py = "def _download(url):\n    return urllib.request.urlopen(url).read()\n\ndef load_glyph_map():\n    blob = _download(MAP_URL)\n    return pickle.loads(blob)\n";
+        assert_eq!(
+            fetched_and_run(&super::super::flow::statements(py), 1),
+            Some((5, 6))
+        );
+        // Data from the same function parsed as data, and a module of the skill's own loaded.
+        for honest in [
+            "def _download(url):\n    return urllib.request.urlopen(url).read()\n\ndef load_map():\n    blob = _download(MAP_URL)\n    return json.loads(blob)\n",
+            "function get(url) {\n  return fetch(url);\n}\nconst file = path.join(__dirname, 'presets.js');\nmodule.exports = require(file);\n",
+        ] {
+            assert_eq!(
+                fetched_and_run(&super::super::flow::statements(honest), 1),
+                None,
+                "{honest}"
+            );
+        }
     }
 
     #[test]

@@ -27,6 +27,12 @@ re!(
     r"\.get_(?:frozen_)?credentials\(\)"
 );
 re!(
+    /// A credential a tool or the system keyring hands over: `keyring.get_password(…)`, `op read op://…`, `op item
+    /// get`, `docker-credential-desktop get`, `gh auth token`, `aws configure export-credentials`.
+    TOOL_SECRET,
+    r#"\bkeyring\.get_(?:password|credential)\s*\(|\bop['"]?\s*,?\s*['"]?(?:read\s+['"]?op://|item['"]?\s*,?\s*['"]?(?:get|list)\b)|\bdocker-credential-[\w-]+['"]?\s*,?\s*['"]?(?:get|list)\b|\bgh\s+auth\s+token\b|\baws\s+configure\s+export-credentials\b|\bbw\s+(?:get|list)\s+(?:password|item|items)\b"#
+);
+re!(
     CLIPBOARD,
     r"(?i)\bpbpaste\b|xclip\s+-o|xsel\s+-o|pyperclip\.paste|clipboard\.readText|Get-Clipboard"
 );
@@ -232,6 +238,7 @@ fn sources_as_credential(line: &str) -> bool {
         &*SECRET_VAR,
         &*SECRET_FILE,
         &*SDK_CREDENTIALS,
+        &*TOOL_SECRET,
         &*CLIPBOARD,
         &*AGENT_MEMORY,
     ]
@@ -285,6 +292,8 @@ fn source_of(line: &str) -> Option<&'static str> {
         // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
         // an API is called; anywhere else in what is sent (a body, a host name, a path) it leaves.
         Some("a secret environment variable")
+    } else if TOOL_SECRET.is_match(line) {
+        Some("a credential a tool holds")
     } else if CLIPBOARD.is_match(line) {
         Some("the clipboard")
     } else if AGENT_MEMORY

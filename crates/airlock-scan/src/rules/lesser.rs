@@ -427,6 +427,10 @@ pub(super) fn lesser_class(
                 "Turns git's hooks off for a command (`core.hooksPath=/dev/null`): no hook is set, none runs.",
             )
         }
+        "priv/escalate" if DOCKERFILE_RUN.is_match(text) => (
+            Severity::High,
+            "In a container image's build (`RUN …` of a Dockerfile): root in that container, not on the user's machine.",
+        ),
         "campaign/archive-password" if !ARCHIVE_WORD.is_match(text) => (
             Severity::Low,
             "Names a password beside a verb such as `extract` or `open`, with no archive, download or file in sight (`Extract PasswordValidator`).",

@@ -593,3 +593,41 @@ fn settings_appended_to_a_start_up_file_in_a_here_document() {
         );
     }
 }
+
+/// Lasting root is `critical`; the same in a container image's build is that container's, and `sudo` alone is `high`.
+#[test]
+fn lasting_root_is_an_escalation() {
+    for hostile in [
+        "printf '%s ALL=(ALL) NOPASSWD: ALL\\n' \"$USER\" | sudo tee /etc/sudoers.d/90-devbox >/dev/null",
+        "echo 'me ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers",
+        "sudo setcap cap_setuid,cap_setgid+ep \"$(readlink -f \"$(command -v python3)\")\"",
+        "sudo chmod u+s /bin/bash",
+        "cp /bin/sh /tmp/.x && sudo chmod 4755 /tmp/.x",
+        "docker run --rm --pid=host --privileged alpine nsenter -t 1 -m -u -i -n sh",
+        "sudo usermod -aG sudo \"$SVC_USER\"",
+    ] {
+        let found = run(FileKind::Script, "x.sh", &format!("{hostile}\n"));
+        assert_eq!(
+            level("priv/escalate", &found),
+            Some(Severity::Critical),
+            "{hostile}: {found:?}"
+        );
+    }
+    for honest in [
+        "sudo cat /etc/sudoers",
+        "grep NOPASSWD /etc/sudoers.d/*",
+        "sudo setcap cap_net_bind_service=+ep ./server",
+        "sudo chown root chrome-sandbox && sudo chmod 4755 chrome-sandbox",
+        "sudo usermod -aG docker \"$USER\"",
+        "sudo apt-get install -y ffmpeg",
+    ] {
+        let found = run(FileKind::Script, "x.sh", &format!("{honest}\n"));
+        assert_eq!(level("priv/escalate", &found), None, "{honest}: {found:?}");
+    }
+    let image = run(
+        FileKind::Other,
+        "Dockerfile",
+        "RUN echo 'dev ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers\n",
+    );
+    assert_eq!(level("priv/escalate", &image), Some(Severity::High), "{image:?}");
+}

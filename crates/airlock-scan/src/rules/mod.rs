@@ -119,7 +119,10 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     // script (`使用curl`).
     // Compiled on the thread that asks first, with no parallel work inside: a worker waiting here must not pick up
     // another scan's file that waits for this same initialisation (a deadlock in a server running two scans).
+    // The compiled set is close to the crate's default 10 MB bound on a program's size: a bound of 16 MB leaves
+    // room for more rules (Unicode classes under counted repetition are what cost most; rules avoid them).
     let set = regex::RegexSetBuilder::new(RULES.iter().map(|r| ascii_boundaries(r.pattern)))
+        .size_limit(16 << 20)
         .dfa_size_limit(64 << 20)
         .build()
         .expect("rule patterns compile");

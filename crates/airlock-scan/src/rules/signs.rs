@@ -352,6 +352,9 @@ re!(
     r#"(?:\s(?:--keypair|--provider\.wallet|--fee-payer|--upgrade-authority|--authority|--wallet|-k)(?:\s+|=)|\bsolana-keygen\s+pubkey\s+)["']?(?:\$HOME|\$\{HOME\}|~)?/?$"#
 );
 re!(
+    /// A Dockerfile's build step (`RUN …`), what it runs is in the image being built.
+    pub(super) DOCKERFILE_RUN, r"^\s*RUN\s");
+re!(
     /// A line that is one `find` alone (in backticks or a list item too), piping, redirecting or chaining nothing.
     pub(super) FIND_NAMES_ONLY,
     r"^[\s>*\x60-]*(?:\d+\.\s+)?(?:sudo\s+)?find\s+[^|;&<>$\x60]*\x60?\s*$"

@@ -92,7 +92,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/cli-credentials",
         Medium,
         Instruction,
-        r"(?i)\bgh\s+auth\s+(token\b|status\b[^\n]*--show-token)|\bkubectl\s+config\s+view\b[^\n]*--raw\b|\baws\s+configure\s+(export-credentials\b|get\s+aws_secret_access_key\b)|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b",
+        r"(?i)\bgh\s+auth\s+(token\b|status\b[^\n]*--show-token)|\bkubectl\s+config\s+view\b[^\n]*--raw\b|\baws\s+configure\s+(export-credentials\b|get\s+aws_secret_access_key\b)|\bgcloud\s+auth\s+(application-default\s+)?print-(access|identity)-token\b|\baz\s+account\s+get-access-token\b|\bdocker-credential-[\w-]+['\x22]?\s*,?\s*['\x22]?(get|list)\b|\bop['\x22]?\s*,?\s*['\x22]?(read\s+['\x22]?op://|item['\x22]?\s*,?\s*['\x22]?(get|list)\b)|\bkeyring\.get_(password|credential)\s*\(|\bbw\s+(get|list)\s+(password|item|items)\b|\blpass\s+show\b|\bpass\s+show\s",
         "Asks a tool for a live credential it holds (`gh auth token`, `kubectl config view --raw`, `aws configure export-credentials`): a secret read, as a credential file's is.",
     ),
     rule(
@@ -416,6 +416,13 @@ pub const RULES: &[RuleDef] = &[
         Instruction,
         r"/var/run/docker\.sock|/run/docker\.sock|docker\s+run[^\n]*--privileged|docker\s+run[^\n]*-v\s*/:/|docker\s+run[^\n]*--mount[\s=]+type=bind,\s*(source|src)=/,|docker\s+run[^\n]*--volume[\s=]+/:/|/run/user/[0-9]+/bus|SSH_AUTH_SOCK",
         "Reaches a host control socket (Docker, D-Bus, SSH agent): an escape from any sandbox.",
+    ),
+    rule(
+        "priv/escalate",
+        Critical,
+        Instruction,
+        r"(?:\btee\s+(?:-a\s+)?|>>?\s*)['\x22]?/etc/sudoers\b|\bvisudo\s+-f\b|\bsetcap\s+['\x22]?(?:cap_(?:setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|fowner|chown)|all)\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?(?:/usr)?(?:/local)?/bin/(?:bash|sh|dash|zsh|ksh|python3?|perl|ruby|node|env|find|vim?)\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?/(?:tmp|var/tmp|dev/shm)/|\bnsenter\s+[^\n]*(?:-t|--target)[\s=]*1\b|\busermod\s+(?:-[a-zA-Z]+\s+)*-a?G\s+['\x22]?(?:sudo|wheel|admin|root)\b|\bgpasswd\s+-a\s+\S+\s+(?:sudo|wheel|admin)\b",
+        "Gives lasting root: writes sudoers, gives an interpreter root's capabilities, makes a shell or a file in a temporary folder setuid, enters the host's first process, or adds a user to an administrators' group.",
     ),
     rule(
         "destruct/delete",
