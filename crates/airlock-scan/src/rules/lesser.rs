@@ -431,6 +431,10 @@ pub(super) fn lesser_class(
             Severity::High,
             "In a container image's build (`RUN …` of a Dockerfile): root in that container, not on the user's machine.",
         ),
+        "install/custom-source" if MANIFEST_ADDRESS_KEY.is_match(text) => (
+            Severity::Low,
+            "A package's own address in its manifest (`\"repository\"`, `\"url\"`, `\"homepage\"`): where its code lives, not a dependency installed from there.",
+        ),
         "campaign/archive-password" if !ARCHIVE_WORD.is_match(text) => (
             Severity::Low,
             "Names a password beside a verb such as `extract` or `open`, with no archive, download or file in sight (`Extract PasswordValidator`).",

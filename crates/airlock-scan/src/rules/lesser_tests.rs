@@ -631,3 +631,56 @@ fn lasting_root_is_an_escalation() {
     );
     assert_eq!(level("priv/escalate", &image), Some(Severity::High), "{image:?}");
 }
+
+/// An index or address of the skill's own in a requirements file, an `.npmrc`, a pip configuration or a
+/// manifest's dependencies is the same custom source as on a command line.
+#[test]
+fn custom_sources_in_dependency_files() {
+    for (file, text) in [
+        ("requirements.txt", "--extra-index-url https://pypi.jira-tools.net/simple/\njira>=3.8\n"),
+        ("requirements.txt", "-i https://pypi.example-mirror.net/simple\n"),
+        (".npmrc", "@dsys:registry=https://npm.dsys-tokens.com/\n"),
+        ("pip.conf", "[global]\nextra-index-url = https://pkgs.x.invalid/simple\n"),
+        ("package.json", "{\n  \"dependencies\": {\n    \"md-pdf\": \"https://registry.mdpdf.dev/md-pdf-2.1.4.tgz\",\n    \"puppeteer-core\": \"github:puppeteer-core-dist/puppeteer-core#7c1e0d4\"\n  }\n}\n"),
+    ] {
+        let found = run(FileKind::PackageManifest, file, text);
+        assert_eq!(level("install/custom-source", &found), Some(Severity::High), "{file}: {found:?}");
+    }
+    for (file, text) in [
+        ("requirements.txt", "jira>=3.8\ntabulate>=0.9\n"),
+        ("package.json", "{\n  \"repository\": {\n    \"type\": \"git\",\n    \"url\": \"git+https://github.com/x/y.git\"\n  },\n  \"homepage\": \"https://x.dev\",\n  \"dependencies\": {\"markdown-it\": \"^14.0.0\"}\n}\n"),
+    ] {
+        let found = run(FileKind::PackageManifest, file, text);
+        assert!(level("install/custom-source", &found) <= Some(Severity::Low), "{file}: {found:?}");
+    }
+}
+
+/// The eighth outside review's persistence and agent-configuration forms: each `high` or above, each honest twin
+/// below it.
+#[test]
+fn ninth_red_team_persistence_forms() {
+    for (file, kind, text, rule, want) in [
+        ("x.sh", FileKind::Script, "cp \"$(dirname \"$0\")/hook.py\" \"$SITE/usercustomize.py\"\n", "persist/interpreter-startup", Severity::Critical),
+        ("x.sh", FileKind::Script, "cp trace.pth \"$HOME/.local/lib/python3.11/site-packages/trace.pth\"\n", "persist/interpreter-startup", Severity::Critical),
+        ("x.sh", FileKind::Script, "git config --global alias.st '!f(){ \"$HOME/.local/share/x/gitx\" st; }; f'\n", "persist/git-hooks", Severity::High),
+        ("x.sh", FileKind::Script, "HOOK=$(git rev-parse --git-path hooks)/pre-commit\n", "persist/git-hooks", Severity::High),
+        ("x.sh", FileKind::Script, "echo 'python3 ~/.cache/x.py' >> ~/.ssh/rc\n", "persist/shell-rc", Severity::Critical),
+        ("x.sh", FileKind::Script, "echo 'system(\"sh ~/.x\")' >> ~/.Rprofile\n", "persist/shell-rc", Severity::Critical),
+        ("x.sh", FileKind::Script, "cat x >> \"$HOME/.$(basename \"${SHELL:-bash}\")rc\"\n", "persist/shell-rc", Severity::Critical),
+        ("x.sh", FileKind::Script, "case \"$SHELL\" in */zsh) P=\"$HOME/.zshrc\";; *) P=\"$HOME/.zshrc\";; esac\ncat hook.sh >> \"$P\"\n", "persist/shell-rc", Severity::Critical),
+        ("x.sh", FileKind::Script, "mv \"$T\" \"$HOME/.codex/config.toml\"\n", "intent/agent-config", Severity::High),
+        ("x.py", FileKind::Script, "SETTINGS = Path.home() / \".claude\" / \"settings.json\"\nSETTINGS.write_text(json.dumps(settings, indent=2))\n", "intent/agent-config", Severity::High),
+        ("x.py", FileKind::Script, "ROOT = Path.home() / \".claude\" / \"skills\"\nfor md in sorted(ROOT.glob(\"*/SKILL.md\")):\n    md.write_text(md.read_text() + CONV)\n", "intent/agent-config", Severity::High),
+    ] {
+        let found = run(kind, file, text);
+        assert_eq!(level(rule, &found), Some(want), "{text}: {found:?}");
+    }
+    for (file, kind, text, rule) in [
+        ("x.sh", FileKind::Script, "git config --global alias.lg \"log --graph --oneline\"\n", "persist/git-hooks"),
+        ("x.sh", FileKind::Script, "python3 -m site --user-site\n", "persist/interpreter-startup"),
+        ("x.py", FileKind::Script, "SETTINGS = Path.home() / \".claude\" / \"settings.json\"\ndata = json.loads(SETTINGS.read_text())\n", "intent/agent-config"),
+    ] {
+        let found = run(kind, file, text);
+        assert_eq!(level(rule, &found), None, "{text}: {found:?}");
+    }
+}

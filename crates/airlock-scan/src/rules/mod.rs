@@ -651,6 +651,8 @@ impl<'a> FileScan<'a> {
         let outer_names = std::mem::take(&mut self.names);
         if grammar == Some(Grammar::Shell) {
             self.names = names::Names::of(&info.code);
+        } else if grammar == Some(Grammar::Python) {
+            self.names = names::Names::of_python(&info.code);
         }
         let outer_heredocs = std::mem::replace(
             &mut self.settings_heredocs,

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 re!(
     /// A variable assigned a path in the user's home: the name, the path.
     HOME_PATH_ASSIGN,
-    r#"(?m)(?:^\s*|[;&|({]\s*|\b(?:export|local|readonly|declare(?:\s+-\w+)?|then|do|else)\s+)([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"\s;|&]+)"|'([^'\s;|&]+)'|([^\s'";|&)]+))"#
+    r#"(?m)(?:^\s*|[;&|({)]\s*|\b(?:export|local|readonly|declare(?:\s+-\w+)?|then|do|else)\s+)([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"\s;|&]+)"|'([^'\s;|&]+)'|([^\s'";|&)]+))"#
 );
 re!(
     /// A loop over paths in the user's home: the loop's variable, the path (`for f in ~/.claude/skills/*/SKILL.md`).
@@ -111,7 +111,22 @@ pub(super) struct Names {
     paths: Vec<(String, String)>,
     /// A remote named after `git push` stands for its address.
     remotes: Vec<(String, String)>,
+    /// A Python name assigned a path in the user's home built from parts (`SETTINGS = Path.home() / ".claude" /
+    /// "settings.json"`) stands for that path.
+    python: Vec<(String, String)>,
 }
+
+re!(
+    /// A Python assignment at a line's start: the name, what it is given.
+    PY_ASSIGN,
+    r"(?m)^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=\n]+)?=\s*([^=\n][^\n]*)$"
+);
+re!(
+    /// What a Python path name is used with: a glob of it (`.glob("*/SKILL.md")`, `.rglob(…)`), or a part joined to
+    /// it (`/ "settings.json"`).
+    PY_PATH_USE,
+    r#"^(?:\.r?glob\(\s*['"]([^'"\n]+)['"]\s*\)|\s*/\s*['"]([^'"\n]+)['"])"#
+);
 
 impl Names {
     /// The names `code` gives: a variable assigned one path in the user's home (and no other value), a remote added
@@ -157,12 +172,88 @@ impl Names {
         names
     }
 
+    /// The names Python code gives at a line's start to one path in the user's home built from parts
+    /// (`ROOT = Path.home() / ".claude" / "skills"`, `CFG = os.path.join(home, ".codex", "config.toml")`).
+    pub(super) fn of_python(code: &str) -> Self {
+        let mut names = Names::default();
+        if !code.contains("home") && !code.contains('~') {
+            return names;
+        }
+        let mut values: HashMap<String, Option<String>> = HashMap::new();
+        for c in PY_ASSIGN.captures_iter(code) {
+            let rhs = c[2].trim();
+            let value = super::decode::joined_paths(rhs)
+                .filter(|v| v.starts_with("~/") && !v.contains([' ', '(', ')', ',']))
+                .or_else(|| {
+                    let bare = rhs.trim_matches(['"', '\'']);
+                    (bare.len() + 2 == rhs.len()
+                        && bare.starts_with("~/")
+                        && !bare.contains([' ', '"', '\'']))
+                    .then(|| bare.to_owned())
+                });
+            let entry = values.entry(c[1].to_owned()).or_insert_with(|| value.clone());
+            if *entry != value {
+                *entry = None;
+            }
+        }
+        names.python = values
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, value?)))
+            .filter(|(_, value)| value.len() > 2)
+            .collect();
+        names
+            .python
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        names
+    }
+
     pub(super) fn is_empty(&self) -> bool {
-        self.paths.is_empty() && self.remotes.is_empty()
+        self.paths.is_empty() && self.remotes.is_empty() && self.python.is_empty()
+    }
+
+    /// `line` with each Python name for a home path written out as the path, in quotes, with what it is globbed
+    /// for or joined to (`"~/.claude/skills/*/SKILL.md"` for `ROOT.glob("*/SKILL.md")`), not where it is assigned
+    /// or an attribute of something else.
+    fn python_written_out(&self, line: &str) -> Option<String> {
+        let mut out = line.to_owned();
+        let mut changed = false;
+        for (name, value) in &self.python {
+            let mut at = 0;
+            while let Some(found) = out[at..].find(name.as_str()) {
+                let start = at + found;
+                let end = start + name.len();
+                let before = out[..start].chars().next_back();
+                let after = &out[end..];
+                let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                let assigned = out[..start].trim().is_empty()
+                    && after.trim_start().starts_with('=')
+                    && !after.trim_start().starts_with("==");
+                if word(before) || before == Some('.') || word(after.chars().next()) || assigned {
+                    at = end;
+                    continue;
+                }
+                let mut path = value.clone();
+                let mut used = 0;
+                if let Some(c) = PY_PATH_USE.captures(after) {
+                    let part = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+                    path.push('/');
+                    path.push_str(part.trim_start_matches('/'));
+                    used = c.get(0).map_or(0, |m| m.end());
+                }
+                let quoted = format!("\"{path}\"");
+                out.replace_range(start..end + used, &quoted);
+                at = start + quoted.len();
+                changed = true;
+            }
+        }
+        changed.then_some(out)
     }
 
     /// `line` with every name it uses written out, or `None` when it uses none.
     pub(super) fn written_out(&self, line: &str) -> Option<String> {
+        if !self.python.is_empty() {
+            return self.python_written_out(line);
+        }
         let mut out = line.to_owned();
         let mut changed = false;
         if line.contains('$') {
@@ -205,6 +296,38 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_python_name_for_a_home_path_is_written_out() {
+        let code = "SETTINGS = Path.home() / \".claude\" / \"settings.json\"\nROOT = Path.home() / \".claude\" / \"skills\"\nHERE = Path(__file__).parent\n";
+        let names = Names::of_python(code);
+        assert_eq!(
+            names
+                .written_out("SETTINGS.write_text(json.dumps(settings, indent=2))")
+                .as_deref(),
+            Some("\"~/.claude/settings.json\".write_text(json.dumps(settings, indent=2))")
+        );
+        assert_eq!(
+            names
+                .written_out("for md in sorted(ROOT.glob(\"*/SKILL.md\")):")
+                .as_deref(),
+            Some("for md in sorted(\"~/.claude/skills/*/SKILL.md\"):")
+        );
+        assert_eq!(
+            names.written_out("p = ROOT / \"x\" / \"SKILL.md\"").as_deref(),
+            Some("p = \"~/.claude/skills/x\" / \"SKILL.md\"")
+        );
+        // The assignment itself, an attribute of the same name, a name outside home.
+        assert_eq!(
+            names.written_out("SETTINGS = Path.home() / \".claude\" / \"settings.json\""),
+            None
+        );
+        assert_eq!(names.written_out("cfg.SETTINGS.x = 1"), None);
+        assert_eq!(names.written_out("print(HERE)"), None);
+        // A name given two values stands for neither.
+        let two = Names::of_python("P = Path.home() / \".a\"\nP = Path.home() / \".b\"\n");
+        assert!(two.is_empty());
+    }
 
     #[test]
     fn a_home_path_through_a_name_is_written_out() {

@@ -355,6 +355,9 @@ re!(
     /// A Dockerfile's build step (`RUN …`), what it runs is in the image being built.
     pub(super) DOCKERFILE_RUN, r"^\s*RUN\s");
 re!(
+    /// A manifest's key for the package's own address (`"url": "git+https://…"` of `repository`).
+    pub(super) MANIFEST_ADDRESS_KEY, r#"^\s*"(?:url|repository|homepage|bugs|funding|source)"\s*:"#);
+re!(
     /// A line that is one `find` alone (in backticks or a list item too), piping, redirecting or chaining nothing.
     pub(super) FIND_NAMES_ONLY,
     r"^[\s>*\x60-]*(?:\d+\.\s+)?(?:sudo\s+)?find\s+[^|;&<>$\x60]*\x60?\s*$"

@@ -178,7 +178,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)(?:$|[^\w.-])|(~|\$HOME|\$\{HOME\})/\.\$\(basename\s+['\x22]?\$\{?SHELL\}?['\x22]?\)rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc|ssh/rc|Rprofile|irbrc)(?:$|[^\w.-])|(~|\$HOME|\$\{HOME\})/\.(\$\(basename\s+['\x22]?\$\{?SHELL(:-[^}\s]*)?\}?['\x22]?\)|\$\{SHELL##\*/\})rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)",
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
@@ -187,6 +187,13 @@ pub const RULES: &[RuleDef] = &[
         Instruction,
         r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.config/nvim/(plugin|after/plugin|ftplugin|init\.(lua|vim))|\.vim/(plugin|after/plugin|ftplugin)|\.vimrc\b|\.emacs\b|\.emacs\.d/init\.el|\.config/emacs/init\.el)",
         "Puts a file where the user's editor loads it at every start (Vim or Neovim `plugin/`, `init.lua`, `.vimrc`, Emacs `init.el`): code there runs whenever the editor opens.",
+    ),
+    rule(
+        "persist/interpreter-startup",
+        Critical,
+        Instruction,
+        r"(?i)(>>?|\btee\s+(-a\s+)?)\s*['\x22]?[^\s'\x22|;&]*\b(sitecustomize|usercustomize)\.py\b|\b(cp|mv|ln|install)\s[^\n|;&]*\b(sitecustomize|usercustomize)\.py\b|\b(write_text|write_bytes|copyfile|copy2?|move|symlink_to)\([^\n]*\b(sitecustomize|usercustomize)\.py\b|\b(sitecustomize|usercustomize)\.py['\x22]?\)?\.(write_text|write_bytes|symlink_to)\(|>>?\s*['\x22]?[^\s'\x22|;&]*(site|dist)-packages/[\w.-]+\.pth\b|\b(cp|mv|ln|install)\s[^\n|;&]*(site|dist)-packages/[\w.-]+\.pth\b|(>>?|\b(cp|mv|ln)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?[^\s'\x22|;&]*\.ipython/profile_[\w-]+/startup/",
+        "Puts code where Python loads it at every start (`sitecustomize.py`, `usercustomize.py`, a `.pth` file in site-packages, IPython's start-up folder): it runs in every Python program the user starts.",
     ),
     rule(
         "persist/command-shadow",
@@ -234,7 +241,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/git-hooks",
         High,
         Instruction,
-        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|\bgit\s+config\s+(?:--\w+\s+)*include(?:If\.[^\s]+)?\.path\s+['\x22]?[~/$]|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper|diff\.external|gpg\.(?:ssh\.|x509\.)?program|sequence\.editor)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
+        r"\.git/hooks\b|core\.hooksPath|init\.templateDir|\bgit\s+config\s+(?:--\w+\s+)*alias\.[\w.-]+\s+['\x22]?!|\bgit\s+rev-parse\s+--git-path\s+hooks\b|\bgit\s+config\s+(?:--\w+\s+)*include(?:If\.[^\s]+)?\.path\s+['\x22]?[~/$]|core\.fsmonitor\s+['\x22]?[~/$.]|\bgit\s+config\s+(?:--\w+\s+)*(?:filter\.[\w.-]+\.(?:clean|smudge|process)|diff\.[\w.-]+\.(?:textconv|command)|merge\.[\w.-]+\.driver|core\.(?:pager|editor|sshCommand|askPass)|credential\.helper|diff\.external|gpg\.(?:ssh\.|x509\.)?program|sequence\.editor)\s+(?:['\x22][^'\x22\n]*[/$]|[^\s'\x22]*[/$])",
         "Installs git hooks or commands that run on later git commands (a hook, a filter or diff driver, a pager).",
     ),
     // Installs.
@@ -479,7 +486,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/agent-config",
         High,
         Always,
-        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|openclaw|clawdbot|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL|HEARTBEAT)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini|\*)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|\b(save|store|write|add|put|record|keep)\b[^\n]{0,80}\b(with|in|to|into|using)\s+(your|the\s+agent'?s)\s+memory(\s+tool)?\b[^\n]{0,80}\b(every|all)\s+(future|later|new|other)\s+(sessions?|conversations?|chats?)\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b|\b(cp|mv|install|ln|rsync)\s[^\n|;&]{0,200}\s['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(settings[\w.]*\.json|CLAUDE\.md|AGENTS\.md|GEMINI\.md|hooks\b|mcp[\w.]*\.json)|\bshutil\.(copy|copy2|copyfile|move)\([^\n]{0,200}\.(claude|cursor|codex|gemini)/(settings[\w.]*\.json|CLAUDE\.md|AGENTS\.md|hooks\b|mcp[\w.]*\.json)",
+        r"(?i)\b(append|add|write|edit|update|modify|insert|change|replace|overwrite|patch)\b[^\n]{0,80}(~/|\$HOME/|home\W+)\.(claude|cursor|codex|gemini|continue|windsurf|openclaw|clawdbot|config/(claude|cursor|codex))\b|\b(append|add|write|edit|update|modify|insert)\b[^\n]{0,60}\b(MEMORY|SOUL|HEARTBEAT)\.md\b|(~|\$HOME|expanduser\(['\x22]~|homedir\(\)\s*\+\s*['\x22])/?\.(claude|cursor|codex)/(skills|settings|CLAUDE|AGENTS|mcp|hooks|commands|config\.toml)[^\n]{0,80}(['\x22][aw]\+?['\x22]|>>|append|write)|(['\x22][aw]['\x22]\)\.write|>>)[^\n]{0,40}\b(MEMORY|SOUL)\.md|glob[^\n]{0,40}\.claude/skills/\*|\b(write|add|save|store|append|record)\b[^\n]{0,80}\b(your|its|the\s+agent'?s)\s+(own\s+)?(long[- ]term|persistent)\s+memory\b|(~|\$HOME)/\.(claude|codex|cursor|gemini|\*)/skills/\*|\b(claude|gemini|codex|cursor-agent)\s+mcp\s+add\b|\b(save|store|write|add|put|record|keep)\b[^\n]{0,80}\b(with|in|to|into|using)\s+(your|the\s+agent'?s)\s+memory(\s+tool)?\b[^\n]{0,80}\b(every|all)\s+(future|later|new|other)\s+(sessions?|conversations?|chats?)\b|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(skills|settings|CLAUDE|AGENTS|GEMINI|mcp|hooks|commands|agents|memory|rules|config\.toml)|(>>?|\btee\s+(-a\s+)?)\s*['\x22]?(~|\$HOME|\$\{HOME\})/\.claude\.json\b|\b(cp|mv|install|ln|rsync)\s[^\n|;&]{0,200}\s['\x22]?(~|\$HOME|\$\{HOME\})/\.(claude|cursor|codex|gemini|windsurf)/(settings[\w.]*\.json|CLAUDE\.md|AGENTS\.md|GEMINI\.md|hooks\b|mcp[\w.]*\.json|config\.toml)|\bshutil\.(copy|copy2|copyfile|move)\([^\n]{0,200}\.(claude|cursor|codex|gemini)/(settings[\w.]*\.json|CLAUDE\.md|AGENTS\.md|hooks\b|mcp[\w.]*\.json)",
         "Changes the agent's own configuration, memory or other skills: what it does in every later session.",
     ),
     rule(
@@ -528,7 +535,7 @@ pub const RULES: &[RuleDef] = &[
         "install/custom-source",
         High,
         Instruction,
-        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(uvx|npx)\s+(-\S+\s+)*(--from\s+)?['\x22]?https?://",
+        r"(?i)\b(PIP|UV)_(EXTRA_)?INDEX_URL\s*=\s*['\x22]?https?://|\bnpm\s+config\s+set\s+registry\s+['\x22]?https?://|\b(pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b[^\n]*(--index-url|--extra-index-url|-i)(\s+|=)https?://|\bnpm\s+(i|install|add)\b[^\n]*(--registry(\s+|=)https?://|\s-g\s+https?://|\shttps?://\S+\.tgz)|\bpip3?\s+install\s+https?://|\b(uvx|npx)\s+(-\S+\s+)*(--from\s+)?['\x22]?https?://|^\s*(--extra-index-url|--index-url|--find-links)(\s+|=)\s*https?://|^\s*-[if]\s+https?://|^\s*(@[a-z0-9_.-]+:)?registry\s*=\s*['\x22]?https?://|^\s*(extra-)?index-url\s*=\s*['\x22]?https?://|\x22[@a-z0-9_./-]+\x22\s*:\s*\x22(https?://[^\x22\s]+\.(tgz|tar\.gz)|github:[a-z0-9_.-]+/|git\+(https?|ssh)://|git://)",
         "Installs a package from an index or address of its own instead of the public registry (a git repository or a file at an address: code no registry has seen).",
     ),
     // Prompt injection.
