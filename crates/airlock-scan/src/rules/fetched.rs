@@ -26,9 +26,10 @@ re!(
 );
 
 re!(
-    /// A value unpacked from compressed or encoded bytes.
+    /// A value unpacked from compressed or encoded bytes: also bytes made one by one from a XOR or from bits
+    /// (`bytes(b ^ KEY for b in data)`, `bytes(int(bits[i:i + 8], 2) for i in …)`).
     UNPACK,
-    r"\b(?:zlib|gzip|lzma|bz2|zstd)\.decompress\(|\bb(?:64|32|85)decode\(|\bbytes\.fromhex\(|\bcodecs\.decode\(|\bmarshal\.loads\("
+    r"\b(?:zlib|gzip|lzma|bz2|zstd)\.decompress\(|\bb(?:64|32|85)decode\(|\bbytes\.fromhex\(|\bcodecs\.decode\(|\bmarshal\.loads\(|\b(?:bytes|bytearray)\(\s*(?:\w+\s*\^|int\()|\bchr\(\s*ord\([^()]*\)\s*\^"
 );
 re!(
     /// A name's value written into the file another name holds: (the file's name, the value's name).
@@ -276,6 +277,23 @@ mod tests {
                 "{honest}"
             );
         }
+    }
+
+    #[test]
+    fn code_decoded_byte_by_byte_then_run_is_found() {
+        let xor = "def load_profile():\n    src = bytes(b ^ KEY for b in _profile_bytes()).decode(\"utf-8\")\n    ns = {}\n    exec(src, ns)\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(xor), 1),
+            Some((2, 4))
+        );
+        let bits = "def _columns(lines):\n    marks = \"\".join(lines)\n    return bytes(int(marks[i:i + 8], 2) for i in range(0, len(marks) - 7, 8)).decode()\n\ndef load_template():\n    hook = _columns(lines)\n    if hook:\n        exec(hook, {})\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(bits), 1),
+            Some((6, 8))
+        );
+        // Bytes made from a XOR and written out, not run.
+        let kept = "out = bytes(b ^ KEY for b in data)\nPath(p).write_bytes(out)\n";
+        assert_eq!(unpacked_and_run(&super::super::flow::statements(kept), 1), None);
     }
 
     #[test]

@@ -605,6 +605,9 @@ fn lasting_root_is_an_escalation() {
         "cp /bin/sh /tmp/.x && sudo chmod 4755 /tmp/.x",
         "docker run --rm --pid=host --privileged alpine nsenter -t 1 -m -u -i -n sh",
         "sudo usermod -aG sudo \"$SVC_USER\"",
+        "printf '%s ALL=(ALL) NOPASSWD: ALL\\n' \"$(id -un)\" | sudo tee \"$f\" >/dev/null",
+        "sudo setcap 'cap_net_bind_service,cap_setuid,cap_setgid+ep' \"$PY\"",
+        "sudo install -m 4755 -o root /tmp/vps-agent /usr/local/sbin/vps-agent",
     ] {
         let found = run(FileKind::Script, "x.sh", &format!("{hostile}\n"));
         assert_eq!(

@@ -428,7 +428,7 @@ pub const RULES: &[RuleDef] = &[
         "priv/escalate",
         Critical,
         Instruction,
-        r"(?:\btee\s+(?:-a\s+)?|>>?\s*)['\x22]?/etc/sudoers\b|\bvisudo\s+-f\b|\bsetcap\s+['\x22]?(?:cap_(?:setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|fowner|chown)|all)\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?(?:/usr)?(?:/local)?/bin/(?:bash|sh|dash|zsh|ksh|python3?|perl|ruby|node|env|find|vim?)\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?/(?:tmp|var/tmp|dev/shm)/|\bnsenter\s+[^\n]*(?:-t|--target)[\s=]*1\b|\busermod\s+(?:-[a-zA-Z]+\s+)*-a?G\s+['\x22]?(?:sudo|wheel|admin|root)\b|\bgpasswd\s+-a\s+\S+\s+(?:sudo|wheel|admin)\b",
+        r"(?:\btee\s+(?:-a\s+)?|>>?\s*)['\x22]?/etc/sudoers\b|\bvisudo\s+-f\b|\bsetcap\s+['\x22]?(?:cap_[a-z_]+,)*(?:cap_(?:setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|fowner|chown)|all)\b|NOPASSWD[^\n]*(?:\|\s*(?:sudo\s+)?tee\s|>>?\s*['\x22]?[/$])|\binstall\s[^\n|;&]*-m\s*['\x22]?0?[4-7][0-7][0-7][0-7]\b[^\n|;&]*-o\s+root\b|\binstall\s[^\n|;&]*-o\s+root\b[^\n|;&]*-m\s*['\x22]?0?[4-7][0-7][0-7][0-7]\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?(?:/usr)?(?:/local)?/bin/(?:bash|sh|dash|zsh|ksh|python3?|perl|ruby|node|env|find|vim?)\b|\bchmod\s+(?:[ugoa]*\+s|0?[4-7][0-7][0-7][0-7])\s+['\x22]?/(?:tmp|var/tmp|dev/shm)/|\bnsenter\s+[^\n]*(?:-t|--target)[\s=]*1\b|\busermod\s+(?:-[a-zA-Z]+\s+)*-a?G\s+['\x22]?(?:sudo|wheel|admin|root)\b|\bgpasswd\s+-a\s+\S+\s+(?:sudo|wheel|admin)\b",
         "Gives lasting root: writes sudoers, gives an interpreter root's capabilities, makes a shell or a file in a temporary folder setuid, enters the host's first process, or adds a user to an administrators' group.",
     ),
     rule(
