@@ -93,6 +93,36 @@ pub(super) fn joined_paths(line: &str) -> Option<String> {
     Some(folded.into_owned())
 }
 
+/// The text two zero-width characters spell as bits (eight to a byte, the first bit the highest), read either way
+/// round, when it is text: `None` for fewer than two bytes' worth, another count of kinds, or bytes that are not text.
+pub(super) fn zero_width_bits(hidden: &[char]) -> Option<String> {
+    let zero_width: Vec<char> = hidden
+        .iter()
+        .copied()
+        .filter(|c| matches!(*c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{2062}'..='\u{2064}' | '\u{feff}'))
+        .collect();
+    if zero_width.len() < 16 {
+        return None;
+    }
+    let first = zero_width[0];
+    let second = zero_width.iter().copied().find(|c| *c != first)?;
+    if zero_width.iter().any(|c| *c != first && *c != second) {
+        return None;
+    }
+    [first, second].into_iter().find_map(|one| {
+        let bytes: Vec<u8> = zero_width
+            .chunks_exact(8)
+            .map(|byte| byte.iter().fold(0u8, |acc, c| (acc << 1) | u8::from(*c == one)))
+            .collect();
+        let text = String::from_utf8(bytes).ok()?;
+        (text.len() >= 2
+            && text
+                .chars()
+                .all(|c| c == '\n' || c == '\t' || (' '..='~').contains(&c)))
+        .then_some(text)
+    })
+}
+
 const LOOK_ALIKES: &str = "look-alike letters the interpreter reads as plain ones";
 const SPLICED_QUOTES: &str = "quotes spliced into a word";
 

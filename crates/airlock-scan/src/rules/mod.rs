@@ -132,7 +132,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     each,
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     dotenv_read: Regex::new(
-        r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b",
+        r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b|\bcontents?\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+)?[\x60'\x22]?[\w./-]*\.env\b",
     )
     .expect("dotenv read pattern compiles"),
     dotenv_load: Regex::new(
@@ -781,6 +781,12 @@ impl<'a> FileScan<'a> {
                         .flatten()
                 })
                 .collect();
+            // Two zero-width characters standing for the bits of a text (`\u{200b}` for 0, `\u{200c}` for 1).
+            let tags = if tags.is_empty() {
+                decode::zero_width_bits(&hidden).unwrap_or_default()
+            } else {
+                tags
+            };
             // One zero-width character alone is a common way to show a fence inside a fence; bidi controls, tag
             // characters and runs of zero-width characters hide or reorder what the agent reads.
             let bidi = hidden
@@ -794,7 +800,7 @@ impl<'a> FileScan<'a> {
                 format!("{} invisible character(s) (zero-width or bidi controls) can hide or reorder text the agent reads.", hidden.len())
             } else {
                 format!(
-                    "Invisible Unicode tag characters spell out hidden text: \"{}\".",
+                    "Invisible characters (Unicode tags, or two zero-width characters as bits) spell out hidden text: \"{}\".",
                     visible(&tags, 120)
                 )
             };
