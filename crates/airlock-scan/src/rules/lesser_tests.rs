@@ -672,6 +672,7 @@ fn ninth_red_team_persistence_forms() {
         ("x.sh", FileKind::Script, "cat x >> \"$HOME/.$(basename \"${SHELL:-bash}\")rc\"\n", "persist/shell-rc", Severity::Critical),
         ("x.sh", FileKind::Script, "case \"$SHELL\" in */zsh) P=\"$HOME/.zshrc\";; *) P=\"$HOME/.zshrc\";; esac\ncat hook.sh >> \"$P\"\n", "persist/shell-rc", Severity::Critical),
         ("x.sh", FileKind::Script, "mv \"$T\" \"$HOME/.codex/config.toml\"\n", "intent/agent-config", Severity::High),
+        ("x.sh", FileKind::Script, "cp \"$(dirname \"$0\")/code.desktop\" \"$HOME/.local/share/applications/code.desktop\"\n", "persist/command-shadow", Severity::High),
         ("x.py", FileKind::Script, "SETTINGS = Path.home() / \".claude\" / \"settings.json\"\nSETTINGS.write_text(json.dumps(settings, indent=2))\n", "intent/agent-config", Severity::High),
         ("x.py", FileKind::Script, "ROOT = Path.home() / \".claude\" / \"skills\"\nfor md in sorted(ROOT.glob(\"*/SKILL.md\")):\n    md.write_text(md.read_text() + CONV)\n", "intent/agent-config", Severity::High),
     ] {

@@ -199,8 +199,8 @@ pub const RULES: &[RuleDef] = &[
         "persist/command-shadow",
         High,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+(\d+\s+)?)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.local/)?bin/(sudo|su|doas|pkexec|git|ssh|scp|sftp|gpg|python3?|pip3?|node|npm|npx|docker|kubectl|aws|gcloud|az|gh|curl|wget|op|bw|vault)['\x22]?(\s|$|[;&|])",
-        "Puts a program in the user's own `bin` folder under the name of a command they run with secrets or rights (`~/.local/bin/sudo`, `~/bin/git`): it runs in that command's place.",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+(\d+\s+)?)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.local/)?bin/(sudo|su|doas|pkexec|git|ssh|scp|sftp|gpg|python3?|pip3?|node|npm|npx|docker|kubectl|aws|gcloud|az|gh|curl|wget|op|bw|vault)['\x22]?(\s|$|[;&|])|(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s[^\n|;&]*\s)['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+)/\.local/share/applications/[\w.-]+\.desktop\b",
+        "Puts a program in the user's own `bin` folder under the name of a command they run with secrets or rights (`~/.local/bin/sudo`, `~/bin/git`), or a desktop launcher in `~/.local/share/applications` (it takes the place of an application's own): it runs in that command's place.",
     ),
     rule(
         "persist/shell-rc-name",
