@@ -13,11 +13,16 @@ re!(
 re!(
     /// A name handed to what runs code: `exec(x)`, `eval(x)`, `new Function(x)`, `vm.runInThisContext(x)`,
     /// `compile(x, …)`, `runpy.run_path(str(x))`, `eval "$x"`, `sh -c "$x"`, `python3 -c "$x"`, `Invoke-Expression $x`,
-    /// Lua's `load(x)`, a shell given the name (`os.system(x)`, `subprocess.run(x, shell=True)`), a deserializer that
-    /// runs what it unpacks (`pickle.loads(x)`, `yaml.unsafe_load(x)`), a module loaded from a file the name holds
-    /// (`require(x)`, `import(x)`).
+    /// Lua's `load(x)`, a shell given the name (`os.system(x)`, `subprocess.run(x, shell=True)`).
     RUNS_NAME,
-    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path|(?:pickle|cPickle|dill|cloudpickle|marshal)\.loads?|yaml\.unsafe_load|jsonpickle\.decode|require|import)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\b(?:os\.system|os\.popen|subprocess\.getoutput|subprocess\.getstatusoutput)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)[^\n]*\bshell\s*=\s*True"#
+    r#"\b(?:exec|eval|Function|runInThisContext|runInNewContext|compile|run_path)\s*\(\s*(?:await\s+)?(?:str\(\s*)?([A-Za-z_][A-Za-z0-9_]*)|\b(?:eval|(?:ba|z|da)?sh\s+-c|python3?\s+-c|node\s+-e|Invoke-Expression|iex)\s+['"]?\$\{?([A-Za-z_][A-Za-z0-9_]*)|(?:^|[^.\w:])(?:load|loadstring)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\b(?:os\.system|os\.popen|subprocess\.getoutput|subprocess\.getstatusoutput)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)|\bsubprocess\.(?:run|call|check_call|check_output|Popen)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)[^\n]*\bshell\s*=\s*True"#
+);
+re!(
+    /// A name handed to a deserializer that runs what it unpacks (`pickle.loads(x)`, `yaml.unsafe_load(x)`) or to a
+    /// module loader (`require(x)`, `import(x)`): code when what the name holds came from the network, data (a
+    /// cache, a message) when the skill unpacked it itself.
+    LOADS_NAME,
+    r"\b(?:(?:pickle|cPickle|dill|cloudpickle|marshal)\.loads?|yaml\.unsafe_load|jsonpickle\.decode|require|import)\s*\(\s*(?:await\s+)?([A-Za-z_][A-Za-z0-9_]*)"
 );
 re!(
     /// A promise's value handed straight to what runs code: `.then(eval)`, `.then(t => eval(t))`.
@@ -40,13 +45,13 @@ re!(
 /// Where fetched code is run: (the line that fetched it, the line that runs it), the first such pair.
 /// Reads code already split into its statements ([`super::flow::statements`]).
 pub(super) fn fetched_and_run(statements: &[(u32, String)], first_line: u32) -> Option<(u32, u32)> {
-    made_and_run(statements, first_line, &FETCH)
+    made_and_run(statements, first_line, &FETCH, true)
 }
 
 /// Where code unpacked from compressed or encoded bytes is run, directly or from a file it was written to: (the
 /// line that unpacked it, the line that runs it), the first such pair.
 pub(super) fn unpacked_and_run(statements: &[(u32, String)], first_line: u32) -> Option<(u32, u32)> {
-    made_and_run(statements, first_line, &UNPACK)
+    made_and_run(statements, first_line, &UNPACK, false)
 }
 
 re!(
@@ -106,7 +111,12 @@ fn calls_one(text: &str, functions: &[String]) -> bool {
 }
 
 /// Where a value that `source` makes reaches what runs code through names (and files they are written to).
-fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::Regex) -> Option<(u32, u32)> {
+fn made_and_run(
+    statements: &[(u32, String)],
+    first_line: u32,
+    source: &regex::Regex,
+    loads: bool,
+) -> Option<(u32, u32)> {
     let makers = making_functions(statements, source);
     let makes = |text: &str| source.is_match(text) || calls_one(text, &makers);
     let mut fetched: Vec<(String, u32)> = Vec::new();
@@ -145,10 +155,15 @@ fn made_and_run(statements: &[(u32, String)], first_line: u32, source: &regex::R
                 fetched.push((file.as_str().to_owned(), at));
             }
         }
+        let loaded = LOADS_NAME
+            .captures_iter(line)
+            .filter(|_| loads)
+            .filter_map(|c| c.get(1));
         let runs = RUNS_NAME
             .captures_iter(line)
             .filter(|c| c.get(0).is_none_or(|m| !regex_method(line, m.start())))
             .filter_map(|c| (1..=5).find_map(|i| c.get(i)))
+            .chain(loaded)
             .find_map(|name| {
                 fetched
                     .iter()
@@ -290,6 +305,12 @@ mod tests {
         assert_eq!(
             unpacked_and_run(&super::super::flow::statements(bits), 1),
             Some((6, 8))
+        );
+        // A message decompressed and unpickled is data the skill unpacked itself, not code it hides.
+        let message = "p = zlib.decompress(z)\nreturn pickle.loads(p)\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(message), 1),
+            None
         );
         // Bytes made from a XOR and written out, not run.
         let kept = "out = bytes(b ^ KEY for b in data)\nPath(p).write_bytes(out)\n";
