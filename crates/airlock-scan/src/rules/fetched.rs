@@ -25,6 +25,11 @@ re!(
     r"\b(?:(?:pickle|cPickle|dill|cloudpickle|marshal)\.loads?|yaml\.unsafe_load|jsonpickle\.decode|require|import)\s*\(\s*(?:await\s+)?([A-Za-z_][A-Za-z0-9_]*)"
 );
 re!(
+    /// What runs code or a command, opened right before its argument (`exec(`, `subprocess.Popen(`, `os.system(str(`).
+    RUNS_OPEN,
+    r"\b(?:exec|eval|system|popen|Popen|run|call|check_output|check_call|getoutput|compile)\s*\(\s*(?:str\(\s*)?$"
+);
+re!(
     /// A promise's value handed straight to what runs code: `.then(eval)`, `.then(t => eval(t))`.
     THEN_RUNS,
     r"\.then\(\s*(?:eval|Function)\s*\)|\.then\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*(?:eval|new\s+Function|Function)\s*\(\s*(\w+)|\bfunction\s*\(\s*(\w+)\s*\)[^\n]*\b(?:load|loadstring)\s*\(\s*(\w+)\.(?:stdout|body|text)\b"
@@ -137,6 +142,13 @@ fn made_and_run(
         }
         // Fetched and run in one chain: `fetch(u).then(r => r.text()).then(eval)`.
         if source.is_match(line) && THEN_RUNS.is_match(line) {
+            return Some((n, n));
+        }
+        // Made right inside what runs it: `subprocess.Popen(bytes(int(b, 2) for b in bits).decode(), shell=True)`.
+        if source
+            .find_iter(line)
+            .any(|m| RUNS_OPEN.is_match(&line[..m.start()]))
+        {
             return Some((n, n));
         }
         // Written into a file: the file holds it.
@@ -305,6 +317,11 @@ mod tests {
         assert_eq!(
             unpacked_and_run(&super::super::flow::statements(bits), 1),
             Some((6, 8))
+        );
+        let inline = "subprocess.Popen(bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8)).decode(), shell=True)\n";
+        assert_eq!(
+            unpacked_and_run(&super::super::flow::statements(inline), 1),
+            Some((1, 1))
         );
         // A message decompressed and unpickled is data the skill unpacked itself, not code it hides.
         let message = "p = zlib.decompress(z)\nreturn pickle.loads(p)\n";
