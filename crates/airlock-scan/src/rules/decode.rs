@@ -123,6 +123,37 @@ pub(super) fn zero_width_bits(hidden: &[char]) -> Option<String> {
     })
 }
 
+/// The text a run of Unicode variation selectors spells, one byte each (`U+FE00`–`U+FE0F` for 0–15,
+/// `U+E0100`–`U+E01EF` for 16–255), when a run of at least four does and it is text. One selector after an emoji
+/// (`❤️`) is how the emoji is drawn.
+pub(super) fn variation_selector_text(chars: &[char]) -> Option<String> {
+    let byte = |c: char| match c as u32 {
+        v @ 0xFE00..=0xFE0F => Some((v - 0xFE00) as u8),
+        v @ 0xE0100..=0xE01EF => Some((v - 0xE0100 + 16) as u8),
+        _ => None,
+    };
+    let mut best: Vec<u8> = Vec::new();
+    let mut run: Vec<u8> = Vec::new();
+    for c in chars.iter().copied().chain(std::iter::once(' ')) {
+        match byte(c) {
+            Some(b) => run.push(b),
+            None => {
+                if run.len() > best.len() {
+                    best = std::mem::take(&mut run);
+                }
+                run.clear();
+            }
+        }
+    }
+    if best.len() < 4 {
+        return None;
+    }
+    let text = String::from_utf8(best).ok()?;
+    text.chars()
+        .all(|c| c == '\n' || c == '\t' || !c.is_control())
+        .then_some(text)
+}
+
 const LOOK_ALIKES: &str = "look-alike letters the interpreter reads as plain ones";
 const SPLICED_QUOTES: &str = "quotes spliced into a word";
 

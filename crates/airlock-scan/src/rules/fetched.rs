@@ -39,7 +39,7 @@ re!(
     /// A value unpacked from compressed or encoded bytes: also bytes made one by one from a XOR or from bits
     /// (`bytes(b ^ KEY for b in data)`, `bytes(int(bits[i:i + 8], 2) for i in …)`).
     UNPACK,
-    r"\b(?:zlib|gzip|lzma|bz2|zstd)\.decompress\(|\bb(?:64|32|85)decode\(|\bbytes\.fromhex\(|\bcodecs\.decode\(|\bmarshal\.loads\(|\b(?:bytes|bytearray)\(\s*(?:\w+\s*\^|int\()|\bchr\(\s*ord\([^()]*\)\s*\^"
+    r"\b(?:zlib|gzip|lzma|bz2|zstd)\.decompress\(|\bb(?:64|32|85)decode\(|\bbytes\.fromhex\(|\bcodecs\.decode\(|\bmarshal\.loads\(|\b(?:bytes|bytearray)\(\s*(?:\w+\s*\^|int\(|map\(\s*lambda\s+\w+\s*:\s*\w+\s*\^)|\bchr\(\s*ord\([^()]*\)\s*\^"
 );
 re!(
     /// A name's value written into the file another name holds: (the file's name, the value's name).

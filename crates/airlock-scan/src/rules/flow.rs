@@ -30,7 +30,7 @@ re!(
     /// A credential a tool or the system keyring hands over: `keyring.get_password(…)`, `op read op://…`, `op item
     /// get`, `docker-credential-desktop get`, `gh auth token`, `aws configure export-credentials`.
     TOOL_SECRET,
-    r#"\bkeyring\.get_(?:password|credential)\s*\(|\bop['"]?\s*,?\s*['"]?(?:read\s+['"]?op://|item['"]?\s*,?\s*['"]?(?:get|list)\b)|\bdocker-credential-[\w-]+['"]?\s*,?\s*['"]?(?:get|list)\b|\bgh\s+auth\s+token\b|\baws\s+configure\s+export-credentials\b|\bbw\s+(?:get|list)\s+(?:password|item|items)\b"#
+    r#"\bkeyring\.get_(?:password|credential)\s*\(|\bop['"]?\s*,?\s*['"]?(?:read\s+['"]?op://|item['"]?\s*,?\s*['"]?(?:get|list)\b)|\bdocker-credential-[\w-]+['"]?\s*,?\s*['"]?(?:get|list)\b|\bgh\s+auth\s+token\b|\baws\s+configure\s+export-credentials\b|\bbw\s+(?:get|list)\s+(?:password|item|items)\b|['"]gh['"]\s*,\s*['"]auth['"]\s*,\s*['"]token['"]|\bgh\s+auth\s+status\b[^\n]*(?:--show-token|\s-t\b)|\bkubectl\s+get\s+secrets?\b[^\n]*\s-o\s*['"]?(?:json|yaml|jsonpath)"#
 );
 re!(
     CLIPBOARD,
@@ -149,17 +149,14 @@ fn own_service(line: &str) -> bool {
 
 /// Services whose tokens are named for them, with the labels of the hosts that take them: a token of one sent as a
 /// credential to a host of none of them goes to someone else.
+/// Model providers' keys (sent to gateways and compatible APIs), registries' and self-hostable forges' tokens (sent
+/// to a company's own mirror or server) are left out: their honest hosts are anyone's.
 const SERVICE_HOSTS: &[(&str, &[&str])] = &[
     ("GITHUB", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
     ("GH", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
-    ("ANTHROPIC", &["ANTHROPIC", "CLAUDE"]),
     ("AWS", &["AMAZONAWS", "AWS"]),
     ("SLACK", &["SLACK"]),
     ("STRIPE", &["STRIPE"]),
-    ("NPM", &["NPMJS", "NPM"]),
-    ("HUGGINGFACE", &["HUGGINGFACE", "HF"]),
-    ("HF", &["HUGGINGFACE", "HF"]),
-    ("GITLAB", &["GITLAB"]),
 ];
 
 /// Whether a token named for a known service (`$GITHUB_TOKEN`) is sent on this line to a host of another (`curl

@@ -73,6 +73,7 @@ pub(super) fn lesser_class(
         }
         "persist/shell-rc"
             if SETTING_ONLY.is_match(text)
+                && !RUNS_CODE_VARIABLE.is_match(text)
                 && !RUNS_AT_PROMPT.is_match(text)
                 && !c.reads_after_all.is_match(&TOOL_ACTIVATION.replace_all(text, " "))
                 && !FETCHES.is_match(text)
@@ -431,6 +432,18 @@ pub(super) fn lesser_class(
             Severity::High,
             "In a container image's build (`RUN …` of a Dockerfile): root in that container, not on the user's machine.",
         ),
+        "priv/escalate" if ON_ANOTHER_MACHINE.is_match(text) => (
+            Severity::High,
+            "On another machine the line reaches (`kubectl debug node/… -- nsenter -t 1`, `ssh host 'sudo tee …'`): root there, taken on purpose, not on the user's own machine.",
+        ),
+        "persist/git-hooks" if c.rule(index).find_iter(text).all(|m| m.as_str().contains("alias.")) && git_only_alias(text) => (
+            Severity::Low,
+            "Adds a git alias that runs only git and text tools (`alias.undo '!git reset HEAD~1'`): nothing of the skill's runs later.",
+        ),
+        "install/custom-source" if KNOWN_INDEX.is_match(text) && !OTHER_INDEX.is_match(&KNOWN_INDEX.replace_all(text, " ")) => (
+            Severity::Medium,
+            "Installs from a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`): where that vendor publishes its wheels.",
+        ),
         "install/custom-source" if MANIFEST_ADDRESS_KEY.is_match(text) => (
             Severity::Low,
             "A package's own address in its manifest (`\"repository\"`, `\"url\"`, `\"homepage\"`): where its code lives, not a dependency installed from there.",
@@ -524,4 +537,38 @@ fn inline_span(text: &str, at: usize) -> &str {
         .chunks(2)
         .find(|pair| pair.len() == 2 && pair[0] < at && at < pair[1])
         .map_or(text, |pair| &text[pair[0] + 1..pair[1]])
+}
+
+/// Whether every git alias a line adds runs only git and text tools (`'!git branch --merged | grep -v main | xargs git
+/// branch -d'`): no path, no substitution, no other program.
+fn git_only_alias(text: &str) -> bool {
+    let Some(at) = text.find('!') else {
+        return false;
+    };
+    let body = &text[at + 1..];
+    !body.contains(['/', '`', '$', '>', '~'])
+        && body
+            .split(['|', ';', '&'])
+            .map(|part| part.trim().trim_start_matches("xargs").trim())
+            .filter(|part| !part.is_empty())
+            .all(|part| {
+                let first = part.split_whitespace().next().unwrap_or_default();
+                matches!(
+                    first.trim_matches(['\'', '"']),
+                    "git"
+                        | "grep"
+                        | "sed"
+                        | "awk"
+                        | "head"
+                        | "tail"
+                        | "sort"
+                        | "uniq"
+                        | "wc"
+                        | "cut"
+                        | "tr"
+                        | "echo"
+                        | "f(){"
+                        | "}"
+                )
+            })
 }

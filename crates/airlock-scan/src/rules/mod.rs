@@ -451,6 +451,11 @@ impl<'a> FileScan<'a> {
                     "Appends settings only (`export`s, aliases, PATH, a version manager's start-up line) to a shell start-up file, in a here-document.",
                 ))
             });
+            // Root taken in a template (a container's or a dev VM's set-up script the skill gives to copy) is that
+            // machine's: one step less.
+            if rule.id == "priv/escalate" && self.example && lesser.is_none() {
+                severity = severity.min(Severity::High);
+            }
             if let Some((level, _)) = lesser {
                 severity = severity.min(level);
             }
@@ -766,9 +771,28 @@ impl<'a> FileScan<'a> {
 
     fn hidden_characters(&mut self, text: &str) {
         for (i, line) in text.lines().enumerate() {
-            let hidden: Vec<char> = line.chars().filter(|c| is_hidden_char(*c)).collect();
+            let chars: Vec<char> = line.chars().collect();
+            // A joiner between two visible letters or symbols of other scripts shapes them (Persian `می‌خواهم`, the
+            // emoji `👨‍👩‍👧`): it hides nothing.
+            let shaping = |at: usize| {
+                matches!(chars[at], '\u{200c}' | '\u{200d}')
+                    && at > 0
+                    && chars
+                        .get(at + 1)
+                        .is_some_and(|n| !n.is_ascii() && !is_hidden_char(*n))
+                    && !chars[at - 1].is_ascii()
+                    && !is_hidden_char(chars[at - 1])
+            };
+            let hidden: Vec<char> = (0..chars.len())
+                .filter(|at| is_hidden_char(chars[*at]) && !shaping(*at))
+                .map(|at| chars[at])
+                .collect();
+            // Bytes hidden in a run of variation selectors after a visible character ("emoji smuggling").
+            let selectors = decode::variation_selector_text(&chars);
             // A lone byte-order mark at the very start of a file is harmless.
-            if hidden.is_empty() || (i == 0 && hidden == ['\u{feff}'] && line.starts_with('\u{feff}')) {
+            if selectors.is_none()
+                && (hidden.is_empty() || (i == 0 && hidden == ['\u{feff}'] && line.starts_with('\u{feff}')))
+            {
                 continue;
             }
             let tags: String = hidden
@@ -782,10 +806,12 @@ impl<'a> FileScan<'a> {
                 })
                 .collect();
             // Two zero-width characters standing for the bits of a text (`\u{200b}` for 0, `\u{200c}` for 1).
-            let tags = if tags.is_empty() {
-                decode::zero_width_bits(&hidden).unwrap_or_default()
-            } else {
+            let tags = if !tags.is_empty() {
                 tags
+            } else if let Some(text) = selectors {
+                text
+            } else {
+                decode::zero_width_bits(&hidden).unwrap_or_default()
             };
             // One zero-width character alone is a common way to show a fence inside a fence; bidi controls, tag
             // characters and runs of zero-width characters hide or reorder what the agent reads.
@@ -800,7 +826,7 @@ impl<'a> FileScan<'a> {
                 format!("{} invisible character(s) (zero-width or bidi controls) can hide or reorder text the agent reads.", hidden.len())
             } else {
                 format!(
-                    "Invisible characters (Unicode tags, or two zero-width characters as bits) spell out hidden text: \"{}\".",
+                    "Invisible characters (Unicode tags, variation selectors, or two zero-width characters as bits) spell out hidden text: \"{}\".",
                     visible(&tags, 120)
                 )
             };

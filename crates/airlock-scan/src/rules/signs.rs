@@ -327,6 +327,7 @@ pub(super) fn settings_heredocs(code: &str) -> Vec<u32> {
                     || GUARDED_SOURCE.is_match(l)
             })
             && !FETCHES.is_match(&whole)
+            && !RUNS_CODE_VARIABLE.is_match(&whole)
             && !ENCODED.is_match(&whole)
             && !RUNS_AT_PROMPT.is_match(&whole)
             && !whole.contains("<(")
@@ -350,6 +351,26 @@ re!(
     /// right before the file's path.
     pub(super) KEYPAIR_GIVEN_BEFORE,
     r#"(?:\s(?:--keypair|--provider\.wallet|--fee-payer|--upgrade-authority|--authority|--wallet|-k)(?:\s+|=)|\bsolana-keygen\s+pubkey\s+)["']?(?:\$HOME|\$\{HOME\}|~)?/?$"#
+);
+re!(
+    /// A command that runs on another machine the line reaches: a Kubernetes node or pod, an SSH host, a guest VM.
+    pub(super) ON_ANOTHER_MACHINE,
+    r"\bkubectl\s+(?:debug|exec|run)\b|\bvagrant\s+ssh\b|\bssh\s+(?:-\S+\s+)*['\x22]?[\w.@$-]+['\x22]?\s+['\x22]"
+);
+re!(
+    /// A vendor's own documented package index (PyTorch, NVIDIA, PyG, OpenMMLab, JAX's releases) or the public
+    /// registries themselves.
+    pub(super) KNOWN_INDEX,
+    r"(?i)https?://(?:download\.pytorch\.org|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|data\.pyg\.org|download\.openmmlab\.com|storage\.googleapis\.com/jax-releases|pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org)(?:/[^\s'\x22]*)?"
+);
+re!(
+    /// Any other address on a line about an index.
+    pub(super) OTHER_INDEX, r"(?i)https?://|git\+|github:|git://");
+re!(
+    /// A variable that makes a program run code of its own choosing (`BASH_ENV`, `PERL5OPT`, `NODE_OPTIONS`,
+    /// `LD_PRELOAD`, `PYTHONSTARTUP`, `GIT_SSH_COMMAND`): not a setting.
+    pub(super) RUNS_CODE_VARIABLE,
+    r"\b(?:BASH_ENV|ENV|PERL5OPT|PERL5LIB|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|LD_PRELOAD|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|RUBYOPT|GIT_SSH_COMMAND|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PROMPT_COMMAND|ZDOTDIR)="
 );
 re!(
     /// A Dockerfile's build step (`RUN …`), what it runs is in the image being built.
