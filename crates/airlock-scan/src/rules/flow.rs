@@ -154,7 +154,6 @@ fn own_service(line: &str) -> bool {
 const SERVICE_HOSTS: &[(&str, &[&str])] = &[
     ("GITHUB", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
     ("GH", &["GITHUB", "GITHUBUSERCONTENT", "GHCR"]),
-    ("AWS", &["AMAZONAWS", "AWS"]),
     ("SLACK", &["SLACK"]),
     ("STRIPE", &["STRIPE"]),
 ];
@@ -178,14 +177,28 @@ fn to_another_service(line: &str) -> bool {
         .filter(|n| SECRET_VAR.is_match(&format!("${n}")))
         .any(|name| {
             let first = name.split('_').next().unwrap_or_default();
-            SERVICE_HOSTS.iter().any(|(service, labels)| {
-                first == *service
-                    && hosts
-                        .iter()
-                        .all(|host| !host.iter().any(|l| labels.contains(&l.as_str())))
-            })
+            // In a header (`Authorization: Bearer $GITHUB_TOKEN`), where a request presents its own credential; a
+            // token handed over in a body's field (`credentials: { … }`) is an integration's set-up.
+            let in_header = line.match_indices(name).any(|(at, _)| {
+                let before = &line[line.floor_char_boundary(at.saturating_sub(60))..at];
+                AUTH_HEADER_BEFORE.is_match(before)
+            });
+            in_header
+                && SERVICE_HOSTS.iter().any(|(service, labels)| {
+                    first == *service
+                        && hosts
+                            .iter()
+                            .all(|host| !host.iter().any(|l| labels.contains(&l.as_str())))
+                })
         })
 }
+
+re!(
+    /// A request header that carries a credential, right before the secret (`Authorization: Bearer `, `-H
+    /// "X-Api-Key: `, `headers={"Authorization": f"token `).
+    AUTH_HEADER_BEFORE,
+    r#"(?i)(?:authorization|x-[a-z-]*(?:token|key|auth)[a-z-]*)['"]?\s*:\s*['"]?(?:f['"])?\s*(?:bearer|token|basic)?\s*[\$\{(]*(?:os\.environ\[['"]|process\.env\.)?$|(?:bearer|token)\s+[\$\{(]*$"#
+);
 
 re!(
     /// A web address, up to anything that computes a part of it (`$(…)`, `{…}`, `<`).

@@ -353,6 +353,7 @@ fn a_service_token_sent_to_another_host_leaves() {
         "curl -s -H \"x-api-key: $ANTHROPIC_API_KEY\" https://api.anthropic.com/v1/messages\n",
         "curl -s -H \"Authorization: Bearer $GITHUB_TOKEN\" http://localhost:8080/hook\n",
         "curl -s -H \"Authorization: Bearer $LINEAR_API_KEY\" https://api.linear.app/graphql\n",
+        "await fetch(\"https://api.smith.langchain.com/api/v1/bulk-exports/destinations\", { method: \"POST\", headers: { \"X-API-Key\": process.env.LANGSMITH_API_KEY! }, body: JSON.stringify({ credentials: { access_key_id: process.env.AWS_ACCESS_KEY_ID, secret_access_key: process.env.AWS_SECRET_ACCESS_KEY } }) });\n",
     ] {
         assert_eq!(secret_flows(honest, 1), vec![], "{honest}");
     }
