@@ -78,7 +78,7 @@ pub(super) fn lesser_class(
                 && !c.reads_after_all.is_match(&TOOL_ACTIVATION.replace_all(text, " "))
                 && !FETCHES.is_match(text)
                 && !ENCODED.is_match(text)
-                && !text.contains("<(")
+                && !text.replace("<(fzf --", "").contains("<(")
                 && !hijacking_alias(text) =>
         {
             (
@@ -432,7 +432,7 @@ pub(super) fn lesser_class(
             Severity::High,
             "In a container image's build (`RUN …` of a Dockerfile): root in that container, not on the user's machine.",
         ),
-        "priv/escalate" if ON_ANOTHER_MACHINE.is_match(text) => (
+        "priv/escalate" if ON_ANOTHER_MACHINE.is_match(text) && !SETUID_MODE.is_match(text) => (
             Severity::High,
             "On another machine the line reaches (`kubectl debug node/… -- nsenter -t 1`, `ssh host 'sudo tee …'`): root there, taken on purpose, not on the user's own machine.",
         ),

