@@ -771,6 +771,10 @@ impl<'a> FileScan<'a> {
 
     fn hidden_characters(&mut self, text: &str) {
         for (i, line) in text.lines().enumerate() {
+            // Every invisible character and variation selector is outside ASCII.
+            if line.is_ascii() {
+                continue;
+            }
             let chars: Vec<char> = line.chars().collect();
             // A joiner between two visible letters or symbols of other scripts shapes them (Persian `می‌خواهم`, the
             // emoji `👨‍👩‍👧`): it hides nothing.
