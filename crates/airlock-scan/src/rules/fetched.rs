@@ -122,6 +122,10 @@ fn made_and_run(
     source: &regex::Regex,
     loads: bool,
 ) -> Option<(u32, u32)> {
+    // Nothing made by the source anywhere: no name, file or function can carry it (most code blocks).
+    if !statements.iter().any(|(_, line)| source.is_match(line)) {
+        return None;
+    }
     let makers = making_functions(statements, source);
     let makes = |text: &str| source.is_match(text) || calls_one(text, &makers);
     let mut fetched: Vec<(String, u32)> = Vec::new();
