@@ -169,6 +169,17 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Installs system packages as root: an install instruction (the sandbox has no root, so it fails there).",
         ),
+        "priv/sudo"
+            if c.rule(index).find_iter(text).all(|m| {
+                let word = m.start() + m.as_str().find(|c: char| c.is_ascii_alphabetic()).unwrap_or(0);
+                REPLACED_BEFORE.is_match(&text[..word])
+            }) =>
+        {
+            (
+                Severity::Medium,
+                "Names a root command as what is not used (`uv add` replaces `sudo uv pip install --system`, `instead of sudo …`).",
+            )
+        }
         "campaign/throwaway-host"
             if c.rule(index).find_iter(text).all(|m| {
                 c.local_ip_url
@@ -215,6 +226,16 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Looks one variable up in the environment (not a dump of it).",
         ),
+        "secrets/env-dump"
+            if c.rule(index).find_iter(text).all(|m| {
+                m.as_str().eq_ignore_ascii_case("printenv") && PRINTENV_NAMED.is_match(&text[m.end()..])
+            }) =>
+        {
+            (
+                Severity::Medium,
+                "Prints the variables it names (`printenv NAME`), not the whole environment.",
+            )
+        }
         "obfusc/encoded-exec" if c.decode_to_file.is_match(text) => (
             Severity::Medium,
             "Decodes embedded base64 into a file, which is not run here.",
@@ -401,6 +422,17 @@ pub(super) fn lesser_class(
             (
                 Severity::Medium,
                 "Has approval asked after the changes are shown (`never ask for approval before showing the changes`): approval is still asked.",
+            )
+        }
+        "intent/widen-permissions"
+            if c.rule(index).find_iter(text).all(|m| {
+                let found = m.as_str().to_lowercase();
+                found.starts_with("never") && found.ends_with("confirmation") && SENTENCE_ENDS.is_match(&text[m.end()..])
+            }) =>
+        {
+            (
+                Severity::High,
+                "Tells the agent to go on without asking whether to continue (`Never ask for confirmation`, an unattended loop), naming no action whose approval it skips.",
             )
         }
         "campaign/paste-command"

@@ -709,6 +709,23 @@ re!(
     r#"(?:^|[;&|(]\s*)(?:env|printenv)\s*\|\s*(?:cut\s+-d\s*['"]?=['"]?\s+-f\s*1\b|sed\s+(?:-E\s+)?['"]s/=\.\*//|awk\s+-F\s*['"]?=['"]?\s+['"]\{\s*print\s+\$1\s*\}['"])"#
 );
 re!(
+    /// Just before a command a sentence names as what is not used: `replaces `, `instead of `, `rather than `,
+    /// `not `, `avoid ` (a backtick or a quote may open the command).
+    pub(super) REPLACED_BEFORE,
+    r"(?i)\b(replaces|replacing|replaced|instead\s+of|rather\s+than|not|never|avoid|avoids|without)\s+[\x60'\x22]?$"
+);
+re!(
+    /// The end of a sentence or a list item right after a match: nothing more is said of it.
+    pub(super) SENTENCE_ENDS,
+    r"^[\s*_\x60]*([.!;]\s*)?$"
+);
+re!(
+    /// What follows `printenv` when it is given the names of variables to print and the command ends there
+    /// (`printenv VISUAL_REMOTE HOME`, `` `printenv PATH` ``); words of a sentence (`printenv and send it`) are not names.
+    pub(super) PRINTENV_NAMED,
+    r"^[ \t]+[A-Z_][A-Z0-9_]*([ \t]+[A-Z_][A-Z0-9_]*)*[ \t]*($|[;&|)>\x60'\x22<])"
+);
+re!(
     /// A search that prints no line of what it reads: a yes or no (`grep -q`), file names (`grep -l`, `grep -L`) or a
     /// count (`grep -c`).
     pub(super) GREP_NO_CONTENT,
