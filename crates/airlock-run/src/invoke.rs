@@ -97,14 +97,16 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
     // template is not run on its own; such files are counted, not suggested.
     let (programs, others): (Vec<_>, Vec<_>) = scripts
         .into_iter()
-        .partition(|(later, rel)| !*later && !test_file(rel));
+        .partition(|(later, rel)| !*later && !test_file(rel) && !vendored(rel));
     let scripts: Vec<&str> = programs.into_iter().map(|(_, s)| s).collect();
     let others = others.len();
     let suggest = |out: &mut String| {
         for s in scripts.iter().take(5) {
+            let args = shown_arguments(plan, s).unwrap_or_else(|| "ARGS".to_owned());
             out.push_str(&format!(
-                "\n  airlock run {source} --script {} -- ARGS",
-                escape_input(s)
+                "\n  airlock run {source} --script {} -- {}",
+                escape_input(s),
+                escape_input(&args)
             ));
         }
         if scripts.len() > 5 {
@@ -164,6 +166,42 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
     suggest(&mut out);
     out.push_str("\nor try it with an agent (--agent claude), or see every command with --mode dry-run");
     (Nothing::NoCommand, out)
+}
+
+/// The arguments the instructions show for one of the skill's scripts, from a command of theirs that could not run
+/// as it stands (`python scripts/fill.py input.pdf out.pdf`, `recalc.py <excel_file>`): what to fill in, as shown.
+fn shown_arguments(plan: &airlock_types::Plan, rel: &str) -> Option<String> {
+    plan.steps
+        .iter()
+        .filter(|s| s.kind != "script" && s.example.is_some())
+        .find_map(|s| {
+            let line = s.command.lines().find(|l| l.contains(rel))?;
+            let after = &line[line.find(rel)? + rel.len()..];
+            // Only the script's own words: not a path that goes on (`scripts/x.py.bak`), nor what a pipe, a redirection,
+            // another command or a comment adds.
+            if !after.is_empty() && !after.starts_with([' ', '\t']) {
+                return None;
+            }
+            let end = [" | ", " || ", " && ", "; ", " > ", " >> ", " 2>", " #"]
+                .iter()
+                .filter_map(|sep| after.find(sep))
+                .min()
+                .unwrap_or(after.len());
+            let args = after[..end].trim();
+            (!args.is_empty() && !args.ends_with('\\')).then(|| args.to_owned())
+        })
+}
+
+/// Whether a file of code is someone else's, shipped beside the skill's own: a package manager's folder
+/// (`node_modules/`, a virtual environment, `site-packages/`) or a `vendor/` copy. It is run by the code that uses
+/// it, never on its own.
+fn vendored(rel: &str) -> bool {
+    rel.split('/').any(|d| {
+        matches!(
+            d,
+            "node_modules" | "site-packages" | ".venv" | "venv" | "vendor" | "__pycache__"
+        )
+    })
 }
 
 /// Whether a file of code is a test by its name or a test runner's folder (`test_x.py`, `x_test.go`, `x.test.ts`,
@@ -291,7 +329,22 @@ pub(crate) fn resolve_steps(
     // for want of an input it names (`it reads output.pdf, which is in neither …`): (file, the line after it, its
     // line). A placeholder's example is one of the block's alternatives; the commands after it still run.
     let mut skipped_before: Option<(String, u32, u32)> = None;
-    for step in plan.steps.iter_mut().filter(|s| s.kind != "script") {
+    for step in plan.steps.iter_mut() {
+        if step.kind == "script" {
+            // A script run with the arguments the instructions show (a usage line) cannot run when one of them is
+            // an input that exists nowhere (`validate.py PROGRAM.md`, the user's own file).
+            if step.example.is_none()
+                && step
+                    .note
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(airlock_scan::plan::SHOWN_ARGUMENTS_NOTE))
+            {
+                if let Err(why) = resolve_line(&step.command, skill_root, &names, target_root, &mut made) {
+                    step.example = Some(why);
+                }
+            }
+            continue;
+        }
         let follows = skipped_before
             .take()
             .filter(|(file, next, _)| *file == step.file && *next == step.line)

@@ -31,7 +31,8 @@ const CONTEXT_TEXT_LIMIT: u64 = 256 * 1024;
 re!(
     INSTALL,
     r"(?x)
-    \b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b
+    \b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|pipx|uv\s+tool)\s+install\b
+    | \buv\s+add\b
     | \bnpm\s+(?:i|install|ci|add)\b
     | \bpnpm\s+(?:i|add|install)\b
     | \byarn\s+(?:add|install)\b
@@ -499,9 +500,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                     ));
                 } else {
                     step.command = format!("{} {args}", step.command);
-                    step.note = Some(format!(
-                        "with the arguments the instructions show at {skill_md}:{at}"
-                    ));
+                    step.note = Some(format!("{SHOWN_ARGUMENTS_NOTE} {skill_md}:{at}"));
                 }
                 continue;
             }
@@ -585,6 +584,8 @@ pub fn material(rel: &str) -> Option<String> {
     scripts::material(rel)
 }
 
+/// The note of a script step that runs with the arguments the instructions show in inline code (a usage table).
+pub const SHOWN_ARGUMENTS_NOTE: &str = "with the arguments the instructions show at";
 /// The note of a step that runs the skill's own program.
 pub const OWN_PROGRAM_NOTE: &str = "the skill's own program (its pyproject.toml), installed with the skill";
 

@@ -177,16 +177,14 @@ pub(super) fn usage_shown(rel: &str, body: &str, first_line: u32) -> Option<(u32
     for (i, line) in body.lines().enumerate() {
         for c in INLINE_CODE.captures_iter(line) {
             let mut words = c[1].split_whitespace().peekable();
-            if words.peek().is_some_and(|w| {
+            // The programs that start it, however many (`uv run python scripts/x.py`).
+            while words.peek().is_some_and(|w| {
                 matches!(
                     *w,
-                    "python" | "python3" | "bash" | "sh" | "node" | "uv" | "npx" | "ruby" | "perl"
+                    "python" | "python3" | "bash" | "sh" | "node" | "uv" | "npx" | "ruby" | "perl" | "run"
                 )
             }) {
                 words.next();
-                if words.peek() == Some(&"run") {
-                    words.next();
-                }
             }
             let Some(program) = words.next() else {
                 continue;

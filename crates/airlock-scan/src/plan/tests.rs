@@ -371,6 +371,11 @@ fn recognises_installs_and_interpreters() {
     assert_eq!(install_manager("pip install requests"), Some("pip"));
     assert_eq!(install_manager("python3 -m pip install -r r.txt"), Some("pip"));
     assert_eq!(install_manager("npm ci"), Some("npm"));
+    // What uv and pipx install from the Python registry.
+    assert_eq!(install_manager("uv add xbbg pandas numpy"), Some("pip"));
+    assert_eq!(install_manager("uv tool install ruff"), Some("pip"));
+    assert_eq!(install_manager("pipx install black"), Some("pip"));
+    assert_eq!(install_manager("uv run x.py"), None);
     assert_eq!(
         install_manager("curl -fsSL https://x.sh | sudo bash"),
         Some("curl-pipe-shell")

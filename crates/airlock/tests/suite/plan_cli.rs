@@ -704,6 +704,36 @@ fn a_usage_table_gives_a_script_its_arguments() {
     assert!(out.contains("hello from the skill"), "{out}");
 }
 
+/// A script shown started by a chain of programs (`uv run python scripts/x.py …`) gets the arguments shown; when one
+/// of them is an input that exists nowhere (the user's `PROGRAM.md`), the script is listed with why, not run bare.
+#[test]
+fn a_script_shown_with_an_input_that_exists_nowhere_is_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("validator");
+    let body = "- `scripts/validate_program.py`: checks `PROGRAM.md`.\n\n**Validate locally:** `uv run python scripts/validate_program.py PROGRAM.md --root .`\n\nAlso: `uv run python scripts/count.py 3`\n";
+    write(&dir, "SKILL.md", &skill_md("validator", body));
+    let script = "import argparse, sys\np = argparse.ArgumentParser()\np.add_argument('program', nargs='?', default='PROGRAM.md')\na = p.parse_args()\nprint(open(a.program).read())\n";
+    write(&dir, "scripts/validate_program.py", script);
+    write(
+        &dir,
+        "scripts/count.py",
+        "import sys\nprint('counted', sys.argv[1])\n",
+    );
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    let line = dry
+        .stdout
+        .lines()
+        .find(|l| l.contains("scripts/validate_program.py"))
+        .unwrap_or_default();
+    assert!(line.contains("PROGRAM.md"), "{}", dry.stdout);
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out}\n{}", run.stderr);
+    assert!(out.contains("counted 3"), "{out}");
+    assert!(!out.contains("validate_program.py  -> exit"), "{out}");
+}
+
 /// A script's usage line whose only placeholders are optional arguments (`[WORKSPACE_ROOT]`) runs without them,
 /// and says so; a required one (`<dir>`) still makes it an example.
 #[test]

@@ -671,6 +671,9 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
     );
     write(&reference, "scripts/fill.py", "import sys\nprint(sys.argv)\n");
     write(&reference, "scripts/recalc.py", "print(1)\n");
+    write(&reference, "scripts/other.py", "print(2)\n");
+    // A package manager's copy of someone else's code is not offered either.
+    write(&reference, "node_modules/lz/libs/lz.js", "console.log(3)\n");
     // Material sorts after the programs: the suggestions start with what may be run.
     for i in 0..6 {
         write(
@@ -704,9 +707,10 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
             120,
             vec![
                 "2 command(s) are examples",
-                "--script scripts/fill.py -- ARGS",
-                "--script scripts/recalc.py -- ARGS",
-                "(6 more file(s) of code are tests, templates, libraries or modules",
+                "--script scripts/fill.py -- input.pdf out.pdf",
+                "--script scripts/recalc.py -- <excel_file> [timeout_seconds]",
+                "--script scripts/other.py -- ARGS",
+                "(7 more file(s) of code are tests, templates, libraries or modules",
             ],
         ),
         (
@@ -726,6 +730,7 @@ fn a_plain_run_says_why_there_is_nothing_to_run() {
             assert!(r.stderr.contains(w), "{dir:?}: `{w}` not in {}", r.stderr);
         }
         assert!(!r.stderr.contains("--script tests/"), "{}", r.stderr);
+        assert!(!r.stderr.contains("--script node_modules/"), "{}", r.stderr);
     }
     let rows = airlock(&data, &["runs", "--json"]).json();
     assert!(rows.as_array().unwrap().is_empty(), "{rows}");
