@@ -144,12 +144,23 @@ fn every_hook_command(text: &str, ok: impl Fn(&str) -> bool) -> bool {
 }
 
 /// Whether every command a hooks file registers runs a file of the plugin's own (`python3
-/// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) and nothing fetched, piped or evaluated.
+/// "${CLAUDE_PLUGIN_ROOT}/tools/check.py"`) or a script of the project's own hooks folder
+/// (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/format.sh`, which a skill copies there and is scanned where it ships), and
+/// nothing fetched, piped or evaluated.
 pub(super) fn hooks_run_own_files(text: &str) -> bool {
     every_hook_command(text, |c| {
-        c.contains("${CLAUDE_PLUGIN_ROOT}") || c.contains("$CLAUDE_PLUGIN_ROOT")
+        c.contains("${CLAUDE_PLUGIN_ROOT}")
+            || c.contains("$CLAUDE_PLUGIN_ROOT")
+            || PROJECT_HOOK_SCRIPT.is_match(c)
     })
 }
+
+re!(
+    /// A command that is one script of the project's hooks folder, perhaps after its interpreter
+    /// (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/format.sh`, `python3 "${CLAUDE_PROJECT_DIR}/.claude/hooks/x.py"`).
+    PROJECT_HOOK_SCRIPT,
+    r#"^\s*(?:(?:bash|sh|python3?|node|uv\s+run)\s+)?(?:\\?")?\$\{?CLAUDE_PROJECT_DIR\}?(?:\\?")?/\.claude/hooks/[\w.-]+(?:\\?")?\s*$"#
+);
 
 /// Whether every command a hooks file registers only prints a short fixed label (`echo project-hook`, `true`) or is a
 /// placeholder path (`/abs/path/to/script.sh`), and no hook hands text to the model (`"type": "prompt"`).

@@ -472,6 +472,18 @@ pub(super) fn lesser_class(
             Severity::Low,
             "Adds a git alias that runs only git and text tools (`alias.undo '!git reset HEAD~1'`): nothing of the skill's runs later.",
         ),
+        "install/custom-source"
+            if PUBLIC_REGISTRY.is_match(text) && !OTHER_INDEX.is_match(&PUBLIC_REGISTRY.replace_all(text, " ")) =>
+        {
+            (
+                Severity::Low,
+                "Names the public registry itself (`source 'https://rubygems.org'`, `GOPROXY=https://proxy.golang.org,direct`): where packages come from anyway.",
+            )
+        }
+        "install/custom-source" if same_host_instead_of(text) => (
+            Severity::Medium,
+            "Has git fetch the same host another way (`url.\"git@github.com:\".insteadOf https://github.com/`: SSH for HTTPS, or a token in the address): no other server gets the fetches.",
+        ),
         "install/custom-source" if KNOWN_INDEX.is_match(text) && !OTHER_INDEX.is_match(&KNOWN_INDEX.replace_all(text, " ")) => (
             Severity::Medium,
             "Installs from a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`): where that vendor publishes its wheels.",
@@ -603,4 +615,19 @@ fn git_only_alias(text: &str) -> bool {
                         | "}"
                 )
             })
+}
+
+/// Whether every `url.<base>.insteadOf <original>` of the line sends git to the same host it would have reached
+/// (`git@github.com:` for `https://github.com/`, `https://x-access-token:$T@github.com/`).
+fn same_host_instead_of(text: &str) -> bool {
+    fn host(url: &str) -> Option<String> {
+        let rest = url.split_once("://").map_or(url, |(_, r)| r);
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        let end = rest.find(['/', ':']).unwrap_or(rest.len());
+        let h = rest[..end].to_ascii_lowercase();
+        (!h.is_empty() && h.contains('.')).then_some(h)
+    }
+    let mut found = INSTEAD_OF.captures_iter(text).peekable();
+    found.peek().is_some()
+        && found.all(|c| matches!((host(&c[1]), host(&c[2])), (Some(a), Some(b)) if a == b))
 }

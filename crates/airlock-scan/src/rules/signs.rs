@@ -366,7 +366,17 @@ re!(
     /// A vendor's own documented package index (PyTorch, NVIDIA, PyG, OpenMMLab, JAX's releases) or the public
     /// registries themselves.
     pub(super) KNOWN_INDEX,
-    r"(?i)https?://(?:download\.pytorch\.org|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|data\.pyg\.org|download\.openmmlab\.com|storage\.googleapis\.com/jax-releases|pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org)(?:/[^\s'\x22]*)?"
+    r"(?i)https?://(?:download\.pytorch\.org|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|data\.pyg\.org|download\.openmmlab\.com|storage\.googleapis\.com/jax-releases|pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22]*)?"
+);
+re!(
+    /// The public registries themselves (PyPI, npm, RubyGems, the Go module proxy, crates.io, Anaconda's channels).
+    pub(super) PUBLIC_REGISTRY,
+    r"(?i)https?://(?:pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?"
+);
+re!(
+    /// git's `url.<base>.insteadOf <original>`: fetches of the original go to the base.
+    pub(super) INSTEAD_OF,
+    r#"\burl\.['"]?([^\s'"]+?)['"]?\.insteadOf\s+['"]?([^\s'"]+)"#
 );
 re!(
     /// Any other address on a line about an index.
