@@ -58,7 +58,16 @@ fn carries_loaded_values(send: &str) -> bool {
 const NEAR: u32 = 6;
 
 fn counts(f: &Finding) -> bool {
-    f.severity >= Severity::Medium && matches!(f.context, FindingContext::Code | FindingContext::Instruction)
+    f.severity >= Severity::Medium
+        && matches!(f.context, FindingContext::Code | FindingContext::Instruction)
+        && !specimen(f)
+}
+
+/// Whether a finding is in a block its label shows as an attack or on a line marked as what not to do: a specimen
+/// a guide shows, which the label counts one step less; combined with another, it is no more than it was alone (an
+/// order after the block to run it undoes the label, and then it counts).
+fn specimen(f: &Finding) -> bool {
+    f.message.starts_with(super::SHOWN_AS_ATTACK) || f.message.starts_with(super::SHOWN_AS_BAD)
 }
 
 /// The findings that the evidence of one file adds up to.
@@ -293,9 +302,12 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         let page = l.rule == "campaign/paste-command" && m.line == l.line && m.rule == "net/endpoint";
         m.rule != l.rule && m.line.abs_diff(l.line) <= NEAR && (always || download || page)
     };
+    // A payload in a block its label shows as an attack, or marks as what not to do, is a specimen of one, not
+    // part of this skill's lure (an order after the block to run it undoes the label, and then it counts).
     let makers: Vec<&Finding> = found
         .iter()
         .filter(|f| f.severity >= Severity::Low && f.context != FindingContext::Prose)
+        .filter(|f| !specimen(f))
         .collect();
     // An archive with a password downloaded from an address on the same line is the lure whole; so is a command to
     // paste into a terminal that is copied from an address (what runs is what that page says that day).

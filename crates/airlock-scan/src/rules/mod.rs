@@ -732,12 +732,12 @@ impl<'a> FileScan<'a> {
             if let Some(label) = &lead_in {
                 f.severity = one_less(f.severity);
                 f.message = format!(
-                    "Shown as an attack (after `{label}`): {}",
+                    "{SHOWN_AS_ATTACK} (after `{label}`): {}",
                     lowercase_first(&f.message)
                 );
             } else if bad.contains(&f.line) {
                 f.severity = one_less(f.severity);
-                f.message = format!("Shown as what not to do: {}", lowercase_first(&f.message));
+                f.message = format!("{SHOWN_AS_BAD}: {}", lowercase_first(&f.message));
             }
         }
         for (line, comment) in &info.comments {
@@ -866,6 +866,11 @@ fn lowercase_first(text: &str) -> String {
 pub(crate) fn shows_an_attack(label: &str) -> bool {
     signs::describing_lead_in(label)
 }
+
+/// How the message of a finding in a code block its label shows as an attack starts (counted one step less).
+pub(super) const SHOWN_AS_ATTACK: &str = "Shown as an attack";
+/// How the message of a finding on a line a comment marks as what not to do starts (counted one step less).
+pub(super) const SHOWN_AS_BAD: &str = "Shown as what not to do";
 
 /// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
 pub fn prepare() {

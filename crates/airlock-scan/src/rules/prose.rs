@@ -20,8 +20,9 @@ fn continues(line: &str, next: &str) -> bool {
 }
 
 re!(
-    /// A markdown list item.
-    pub(super) LIST_ITEM, r"^\s*([-*+]|\d+[.)])\s");
+    /// A markdown list item, or a line of a block quote (what a label introduces the same way: `A typical lure
+    /// reads:` then `> Prerequisite: …`).
+    pub(super) LIST_ITEM, r"^\s*([-*+]|\d+[.)]|>)\s");
 
 re!(
     /// Prose that orders what follows it done: `do the setup below`, `Run each line of the list below`, `Execute the
@@ -152,14 +153,29 @@ impl FileScan<'_> {
             .collect();
         // The last two lines of prose before a code block: the last, when it ends in `:`, is its label
         // (`Attackers extract credentials via:`); both say what it is written into.
+        // A sentence wrapped over several lines of one paragraph is one line of the lead: a line break costs
+        // nothing, so `A stealer` / `typically does something like:` is the label it reads as.
         let mut lead: Vec<String> = Vec::new();
+        // Whether the last line of the lead joins lines of a wrapped paragraph, and whether the line before the
+        // one being read continues into it.
+        let mut lead_joined = false;
+        let mut previous_continues = false;
         for ((segment, asked), continued) in all.into_iter().zip(asked_after).zip(continued) {
             match segment {
                 Segment::Code { lang, line, text } => {
                     let lead = std::mem::take(&mut lead);
+                    let joined = std::mem::take(&mut lead_joined);
+                    previous_continues = false;
                     self.shown_then_asked = asked;
                     self.described_block = lead
                         .last()
+                        .map(|l| {
+                            if joined {
+                                context::last_sentence(l)
+                            } else {
+                                l.as_str()
+                            }
+                        })
                         .filter(|l| l.ends_with(':') && describing_lead_in(l) && !self.ordered_below)
                         .map(|l| {
                             // The label's last sentence is what is shown, when the label is long.
@@ -228,11 +244,22 @@ impl FileScan<'_> {
                     // A fence line an indented block leaves as prose (in a list item) is not a label.
                     let fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
                     if !trimmed.is_empty() && !fence {
-                        if lead.len() == 2 {
-                            lead.remove(0);
+                        match lead.last_mut() {
+                            Some(last) if previous_continues && !LIST_ITEM.is_match(&text) => {
+                                last.push(' ');
+                                last.push_str(trimmed.trim_start());
+                                lead_joined = true;
+                            }
+                            _ => {
+                                if lead.len() == 2 {
+                                    lead.remove(0);
+                                }
+                                lead.push(trimmed.to_owned());
+                                lead_joined = false;
+                            }
                         }
-                        lead.push(trimmed.to_owned());
                     }
+                    previous_continues = continued.is_some();
                     self.prose_line(line, &text, &inline_code);
                     if let Some((next, next_code)) = continued {
                         self.across_lines(line, &text, &inline_code, &next, &next_code);
@@ -247,7 +274,15 @@ impl FileScan<'_> {
                         self.ordered_below = orders || self.ordered_below && trimmed.ends_with(':');
                     }
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
-                        self.describing_list = describing_label(trimmed) && !self.ordered_below;
+                        // The sentence the label ends, when it is wrapped over lines of one paragraph.
+                        let label = match lead.last() {
+                            Some(l) if lead_joined && l.ends_with(trimmed.trim_start()) => {
+                                context::last_sentence(l)
+                            }
+                            _ => trimmed,
+                        };
+                        self.describing_list =
+                            (describing_label(label) || describing_lead_in(label)) && !self.ordered_below;
                         self.instructing_list = !self.describing_list
                             && MAKES.is_match(trimmed)
                             && !context::NEGATION.is_match(trimmed);
