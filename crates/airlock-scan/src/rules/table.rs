@@ -103,6 +103,13 @@ pub const RULES: &[RuleDef] = &[
         "Reads a file that holds registry or git tokens.",
     ),
     rule(
+        "secrets/shell-history",
+        High,
+        Instruction,
+        r"(?i)(^|[\s'\x22`/(=~])\.(bash_history|zsh_history|zhistory|python_history|psql_history|mysql_history|node_repl_history|sqlite_history|rediscli_history)\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt",
+        "Reads a shell's or a console's history, where tokens and passwords typed on command lines stay.",
+    ),
+    rule(
         "secrets/browser-data",
         Critical,
         Instruction,
@@ -320,7 +327,7 @@ pub const RULES: &[RuleDef] = &[
         "net/upload",
         High,
         Instruction,
-        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?(https?://|ssh://|[\w.-]+@[\w.-]+:)|\|\s*ssh\s+(-\S+\s+)*[\w.$-]+@[\w.$-]+",
+        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?(https?://|ssh://|[\w.-]+@[\w.-]+:)|\|\s*ssh\s+(-\S+\s+)*[\w.$-]+@[\w.$-]+|\bgh\s+gist\s+create\b|\bgh\s+(issue|pr)\s+(create|comment|edit)\b[^\n]*(--body-file\b|\s-F\s|--body\s+['\x22]?\$\(\s*(cat|base64|tar|env|printenv)\b)",
         "Uploads a local file over the network.",
     ),
     rule(
