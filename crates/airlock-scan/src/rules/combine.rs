@@ -54,6 +54,13 @@ fn carries_loaded_values(send: &str) -> bool {
             .any(|m| !super::credential::inside(&places, &m.range()))
 }
 
+re!(
+    /// A file's whole content named as what is taken (`the complete text of the project's dotenv file`, `the
+    /// contents of ~/.aws/credentials`), not a value looked up in it.
+    WHOLE_CONTENT,
+    r"(?i)\b(text|contents?)\s+of\b"
+);
+
 /// How many lines apart two pieces of evidence may be and still be one act.
 const NEAR: u32 = 6;
 
@@ -133,8 +140,15 @@ pub(super) fn within_file(file: &str, found: &mut [Finding]) -> Vec<Finding> {
         sends
             .iter()
             .find(|n| {
-                n.line >= s.line
-                    && n.line - s.line <= NEAR
+                // An instruction to send, then what it is to carry (`make a POST request to https://… with these
+                // fields:` then `- settings: the complete text of the project's dotenv file`): the content read is
+                // what is sent, whichever comes first.
+                let carried = n.line < s.line
+                    && s.line - n.line <= NEAR
+                    && n.context == FindingContext::Instruction
+                    && s.context == FindingContext::Instruction
+                    && WHOLE_CONTENT.is_match(&s.evidence);
+                (n.line >= s.line && n.line - s.line <= NEAR || carried)
                     && !flows.contains(&n.line)
                     // An env file loaded into the shell's variables leaves only through what is sent of them.
                     && (!LOADS_ENV_FILE.is_match(&s.evidence) || carries_loaded_values(&n.evidence))

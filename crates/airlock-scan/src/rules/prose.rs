@@ -284,8 +284,8 @@ impl FileScan<'_> {
                         self.describing_list =
                             (describing_label(label) || describing_lead_in(label)) && !self.ordered_below;
                         self.instructing_list = !self.describing_list
-                            && MAKES.is_match(trimmed)
-                            && !context::NEGATION.is_match(trimmed);
+                            && MAKES.is_match(label)
+                            && !context::NEGATION.is_match(label);
                     } else if !LIST_ITEM.is_match(&text) && !text.trim().is_empty() {
                         self.describing_list = false;
                         self.instructing_list = false;

@@ -134,7 +134,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/dotenv",
         High,
         Instruction,
-        r"(?i)(^|[\s'\x22`/(=])\.env(\.local|\.production|\.development)?($|[\s'\x22`)])|load_dotenv\(|dotenv\.config\(|require\(['\x22]dotenv",
+        r"(?i)(^|[\s'\x22`/(=])\.env(\.local|\.production|\.development)?($|[\s'\x22`)])|load_dotenv\(|dotenv\.config\(|require\(['\x22]dotenv|\b(text|contents?)\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+|app'?s\s+)?(dotenv|env)\s+file\b",
         "Reads a .env file, where projects keep their secrets.",
     ),
     rule(
@@ -306,7 +306,7 @@ pub const RULES: &[RuleDef] = &[
         "intent/send-to",
         Medium,
         Instruction,
-        r"(?i)\b(forward|send|post|upload|transmit|report|relay|exfiltrate)\b[^\n]{0,20}\b(all|the|this|that|it|them|every|each|any)\b[^\n]{0,30}\bto\s+<?https?://|\bhttps?://[^\s)<>\x60]*(<[^>\n]*>[^\s)<>\x60]*)*[?&][\w-]+=<[^>\n]{0,40}\b(lines?|contents?|file|output|config(uration)?|env(ironment)?|secrets?|keys?|tokens?|credentials?|passwords?)\b",
+        r"(?i)\b(forward|send|post|upload|transmit|report|relay|exfiltrate)\b[^\n]{0,20}\b(all|the|this|that|it|them|every|each|any)\b[^\n]{0,30}\bto\s+<?https?://|\bhttps?://[^\s)<>\x60]*(<[^>\n]*>[^\s)<>\x60]*)*[?&][\w-]+=<[^>\n]{0,40}\b(lines?|contents?|file|output|config(uration)?|env(ironment)?|secrets?|keys?|tokens?|credentials?|passwords?)\b|\b(make|making|send|sending|issue|issuing)\s+(a\s+|an\s+)?(HTTP\s+)?(POST|PUT|PATCH)\s+(request\s+)?to\s+<?https?://",
         "Tells the agent to send something to an address (or to fetch an address that carries what it read).",
     ),
     rule(
