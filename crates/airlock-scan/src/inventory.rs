@@ -126,6 +126,35 @@ pub fn agent_config_text(text: &str) -> bool {
     AGENT_CONFIG.is_match(text)
 }
 
+/// Whether a file, by its name, is a package manager's or git's settings, which point installs and fetches at a
+/// host (`.yarnrc.yml`'s `npmRegistryServer`, `.cargo/config.toml`'s `[source]`, `pip.conf`, `.condarc`): read as
+/// code, under whatever folder or name it is kept (`assets/yarnrc.yml`, copied into place).
+fn configures_a_tool(rel: &str, lower_name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        ".yarnrc.yml",
+        "yarnrc.yml",
+        ".yarnrc",
+        "pip.conf",
+        "pip.ini",
+        "uv.toml",
+        "poetry.toml",
+        ".gemrc",
+        "gemrc",
+        ".condarc",
+        "condarc",
+        "bunfig.toml",
+        ".gitconfig",
+        "gitconfig",
+    ];
+    let lower_name = lower_name
+        .strip_prefix("dot")
+        .filter(|n| n.starts_with('.'))
+        .unwrap_or(lower_name);
+    NAMES.contains(&lower_name)
+        || (lower_name == "config.toml" || lower_name == "config")
+            && (rel.contains(".cargo/") || rel.contains("cargo/") || rel.contains(".bundle/"))
+}
+
 /// Whether a file, by its name (or a playbook's head), is one whose values are commands a tool runs.
 fn runs_commands(lower_name: &str, head: &[u8]) -> bool {
     const NAMES: &[&str] = &[
@@ -225,7 +254,7 @@ pub fn classify(rel: &str, head: &[u8]) -> (FileKind, Option<&'static str>) {
     let ext = lower.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     // A task runner's, a build's or a hook manager's file holds commands that a tool runs (`task`, `cmake`,
     // `pre-commit`, `docker compose`, `deno task`, `ansible-playbook`): read as code, whatever its format.
-    if runs_commands(&lower, head) {
+    if runs_commands(&lower, head) || configures_a_tool(rel, &lower) {
         return (FileKind::Other, None);
     }
     if ASSET_EXTENSIONS.contains(&ext) || lists_names(name) {
@@ -484,6 +513,18 @@ mod tests {
             assert_eq!(classify(path, head).0, FileKind::Other, "{path}");
         }
         assert_eq!(classify("assets/config.yml", b"name: x\n").0, FileKind::Asset);
+        // A package manager's or git's settings, wherever kept, hold the hosts installs go to.
+        for settings in [
+            ".cargo/config.toml",
+            "assets/yarnrc.yml",
+            "templates/.yarnrc.yml",
+            "pip.conf",
+            ".condarc",
+            "assets/uv.toml",
+            "assets/dot.gitconfig",
+        ] {
+            assert_eq!(classify(settings, b"x = 1\n").0, FileKind::Other, "{settings}");
+        }
         assert_eq!(classify("skill/.gitignore", b".npmrc\n.env\n").0, FileKind::Asset);
         assert_eq!(
             classify("skill/templates/gitignore", b"id_rsa\n.aws/credentials\n").0,

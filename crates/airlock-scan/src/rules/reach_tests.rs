@@ -336,3 +336,18 @@ fn scan_one(path: &str, kind: FileKind, language: Option<&str>, text: &str) -> V
 fn worst(found: &[Finding], rule: &str) -> Option<Severity> {
     found.iter().filter(|f| f.rule == rule).map(|f| f.severity).max()
 }
+
+/// A `pyproject.toml` whose source or index sends installs elsewhere: a host of the skill's own is `high`, a
+/// vendor's documented index `medium`, the public registry `low`; a project URL is no index.
+#[test]
+fn a_pyproject_index_of_its_own_is_a_custom_source() {
+    let text = "[project]\nname = \"x\"\n\n[project.urls]\nHomepage = \"https://example.net/x\"\n\n[[tool.poetry.source]]\nname = \"cache\"\nurl = \"https://pypi.evil-mirror.net/simple/\"\npriority = \"primary\"\n\n[[tool.uv.index]]\nname = \"pytorch\"\nurl = \"https://download.pytorch.org/whl/cpu\"\n\n[tool.uv]\nindex-url = \"https://pypi.org/simple\"\n";
+    let mut out = Vec::new();
+    super::file::index_sources("pyproject.toml", text, &mut out);
+    let levels: Vec<(u32, Severity)> = out.iter().map(|f| (f.line, f.severity)).collect();
+    assert_eq!(
+        levels,
+        vec![(9, Severity::High), (14, Severity::Medium), (17, Severity::Low)],
+        "{out:?}"
+    );
+}
