@@ -332,7 +332,7 @@ fn source_of(line: &str) -> Option<&'static str> {
     if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
     } else if SECRET_FILE.is_match(&WEB_URL.replace_all(
-        &super::signs::KEY_USE.replace_all(&without_download_target(line), " "),
+        &super::keys::KEY_USE.replace_all(&without_download_target(line), " "),
         " ",
     )) {
         // A web address's path (`curl -I https://site/.env`, a check that the site does not serve it) is the

@@ -11,6 +11,8 @@ mod fetched;
 mod file;
 mod flow;
 mod flow_findings;
+mod keys;
+mod labels;
 mod lesser;
 mod literals;
 mod names;
@@ -43,6 +45,8 @@ use context::{
     code_expression, describing_cue, describing_label, names_a_path, only_placeholder_hosts, sentence_of,
     without_named_paths,
 };
+use keys::*;
+use labels::*;
 use lesser::*;
 use literals::{in_pattern_literal, RUNS_A_NAME};
 use prose::{description_of, LIST_ITEM};
@@ -864,7 +868,7 @@ fn lowercase_first(text: &str) -> String {
 /// shell usually looks like:`, `Attackers extract credentials via:`, `Never do this:`): what the planner lists as
 /// an example rather than a step.
 pub(crate) fn shows_an_attack(label: &str) -> bool {
-    signs::describing_lead_in(label)
+    labels::describing_lead_in(label)
 }
 
 /// How the message of a finding in a code block its label shows as an attack starts (counted one step less).

@@ -14,12 +14,6 @@ re!(
     /// Encoded text or a decoder: what a completion line must not carry.
     pub(super) ENCODED, r"(?i)base64|\\x[0-9a-f]{2}|xxd|openssl\s+enc");
 re!(
-    /// A key handed to a program as the identity it logs in or signs with (`ssh -i KEY`, `curl --key KEY`,
-    /// `--identity KEY`, `IdentityFile KEY`, `key_filename=KEY`, paramiko's `from_path(KEY)`).
-    pub(super) KEY_USE,
-    r#"(?i)(?:\bssh-add(?:\s+-{1,2}[\w-]+(?:\s+\d+[smhdw]?\b)?)*\s+|(?:^|\s)(?:-i|--key|--identity(?:-file)?|--ssh-key|--private-key(?:-file)?|--key-file|--keyfile)(?:\s+|=)|\bIdentityFile\s+|\bkey_filename\s*=\s*|\bidentity_?file['"]?\s*[:=]\s*|\b(?:from_path|from_private_key_file|load_private_key_file)\(\s*)['"]?(?:~|\$HOME|\$\{HOME\}|/home/[\w.-]+|(?:[A-Za-z]:)?/Users/[\w.-]+|/root)/\.ssh/[\w.-]+['"]?"#
-);
-re!(
     /// Lines naming a token filtered out of what is shown: `| grep -v authToken`, `| grep -v _auth`.
     pub(super) TOKENS_FILTERED_OUT, r#"(?i)\|\s*grep\s+(?:-\w*v\w*|--invert-match)\s+['"]?[^|'"]*(?:token|_auth|password|secret)"#);
 re!(
@@ -62,12 +56,6 @@ pub(super) fn tool_completion(text: &str) -> bool {
             .or_else(|| c.name("b"))
             .is_some_and(|tool| !INTERPRETERS.contains(&tool.as_str().to_ascii_lowercase().as_str()))
     })
-}
-
-/// Whether every SSH path of a line is a key handed to a program as its identity (`ssh -i ~/.ssh/deploy`,
-/// `curl --key ~/.ssh/id_rsa sftp://…`): with those taken out, no SSH path is left.
-pub(super) fn key_used_only(text: &str) -> bool {
-    KEY_USE.is_match(text) && !SSH_PATH.is_match(&KEY_USE.replace_all(text, " "))
 }
 
 re!(
@@ -192,7 +180,6 @@ pub(super) fn compared_literal(text: &str, start: usize, end: usize) -> bool {
         || trail.starts_with("==")
         || trail.starts_with("!=")
 }
-re!(pub(super) SSH_PATH, r"\.ssh\b/?(\S*)|\bid_(?:rsa|dsa|ecdsa|ed25519)(\S*)");
 re!(
     /// A command that only shows (lists, prints, searches) what it names.
     pub(super) READ_ONLY, r"^\s*(?:\$\s+)?(?:sudo\s+)?(?:cat|ls|less|more|head|tail|grep|rg|wc|stat|file|crontab\s+-l|systemctl\s+(?:--user\s+)?(?:list-units|list-timers|status|cat)|launchctl\s+list|ssh-keygen\s+-[a-zA-Z]*l)\b");
@@ -200,26 +187,6 @@ re!(
     pub(super) WRITES,
     r">|\btee\b|\b(?:cp|mv|install|ln|rm|chmod|chown|sed\s+-i)\b|\|"
 );
-
-/// Whether every SSH path a line names is public (`~/.ssh/id_ed25519.pub`, `~/.ssh/*.pub`, `authorized_keys`,
-/// `known_hosts`): vacuously so when it names none.
-pub(super) fn no_private_key(text: &str) -> bool {
-    SSH_PATH.captures_iter(text).all(|c| {
-        let rest = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
-        let rest = rest.trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '.']);
-        rest.ends_with(".pub")
-            || rest == "authorized_keys"
-            || rest == "known_hosts"
-            || rest == "config"
-            || rest.starts_with("control")
-            || rest.starts_with("sockets/")
-    })
-}
-
-/// Whether a line names SSH paths and every one of them is public.
-pub(super) fn public_keys_only(text: &str) -> bool {
-    SSH_PATH.is_match(text) && no_private_key(text)
-}
 
 /// Whether a line only reads or lists (no write, no pipe into another program).
 pub(super) fn read_only_listing(text: &str) -> bool {
@@ -260,16 +227,6 @@ pub(super) fn unquoted(text: &str) -> String {
     }
     out
 }
-
-/// Words that name what follows as an attack or as what not to do, in a comment or a label.
-const BAD_WORDS: &str =
-    "bad|wrong|incorrect|non-?compliant|insecure|unsafe|vulnerable|dangerous|malicious|attack|exploit";
-
-re!(
-    /// A comment that starts by marking the next line as a bad example (`# ❌ …`, `// Bad: …`).
-    pub(super) BAD_EXAMPLE,
-    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-pattern)\b\s*(example|practice|pattern|code|payload)?\s*[:(-])")
-);
 
 /// The environment file a toolchain's installer has shells source (`. "$HOME/.cargo/env"`): a known tool's
 /// folder, not any file named `env`.
@@ -649,32 +606,7 @@ re!(
     pub(super) RC_WRITE_OTHER,
     r"(>>?|\btee\b|\b(cp|mv|ln|install)\s|\bsed\s+-i)"
 );
-re!(
-    /// A path under `~/.ssh/` and the file it names.
-    pub(super) SSH_FILE, r"\.ssh/([\w.-]*)");
 
-/// Whether every SSH path of a line is the client's settings file (`~/.ssh/config`: host names, not keys).
-pub(super) fn only_ssh_config(text: &str) -> bool {
-    let mut files = SSH_FILE.captures_iter(text).map(|c| c[1].to_owned()).peekable();
-    files.peek().is_some()
-        && files.all(|f| {
-            f == "config"
-                || f.strip_prefix("config.")
-                    .is_some_and(|e| matches!(e, "bak" | "orig" | "backup" | "old"))
-        })
-        && !text.contains("id_")
-}
-
-re!(
-    /// Another account's `authorized_keys`, named by its home (`~deploy/.ssh/authorized_keys`).
-    pub(super) OTHER_ACCOUNT_KEYS,
-    r"~[a-z_][\w-]*/\.ssh/authorized_keys\b"
-);
-re!(
-    /// A public key written out in full (`ssh-ed25519 AAAA…`).
-    pub(super) LITERAL_KEY,
-    r"\b(ssh-(rsa|ed25519|dss)|ecdsa-sha2-\S+)\s+AAAA"
-);
 re!(
     /// Python's import path changed to reach a folder (`sys.path.insert(0, …)`).
     pub(super) IMPORT_PATH,
@@ -768,18 +700,6 @@ re!(
     r"^\s*(?:\$\s+)?git\s+config\s+(?:--(?:global|local|system|show-origin)\s+)*(?:--get(?:-all|-regexp)?|--list|-l)\b[^;&|]*$"
 );
 
-/// Whether every SSH path of a line names a public key (`~/.ssh/id_ed25519.pub`).
-pub(super) fn only_public_keys(text: &str) -> bool {
-    let mut paths = SSH_PATH.captures_iter(text).peekable();
-    paths.peek().is_some()
-        && paths.all(|c| {
-            c.get(1).or_else(|| c.get(2)).is_some_and(|rest| {
-                rest.as_str()
-                    .trim_end_matches(['"', '\'', '`', ')', ',', '.', ';'])
-                    .ends_with(".pub")
-            })
-        })
-}
 re!(
     /// A secret's name as the pattern of a `-name` test: `-name "id_rsa*"`, `-iname '*.pem'`.
     pub(super) NAME_PATTERN_BEFORE,
@@ -813,88 +733,6 @@ pub(super) fn names_only_grep(text: &str) -> bool {
             && !pattern.contains("_auth")
             && pattern.split('|').all(|alt| NAMES_ONLY_ALTERNATIVE.is_match(alt))
     })
-}
-
-re!(
-    /// Prose after a code block that asks to run what it shows (`Run the command above`, `Paste these lines`).
-    pub(super) RUN_SHOWN,
-    r"(?i)\b(run|execute|paste|exec)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b|\buse\s+(it|this|that|them)\s+(once|anyway|now|first|here|as\s+shown)\b"
-);
-re!(
-    /// A label that starts by naming what it introduces as an attack or what not to do (`Vulnerable code:`,
-    /// `**Attack filename:**`, `Never do this:`).
-    pub(super) BAD_LEAD_IN,
-    &format!(r"(?i)^\W*(❌|🚫|({BAD_WORDS}|anti-patterns?|red\s+flags?|never|don'?t|do\s+not|avoid)\b)")
-);
-re!(
-    /// A label of a word or two that marks what follows as failing in brackets (`**Example (fail):**`, `Code
-    /// (insecure):`): nothing else in it can ask for it.
-    pub(super) MARKED_BAD,
-    &format!(r"(?i)^\W*(\w+\s+){{0,2}}\((fail|failing|{BAD_WORDS})\)\W*$")
-);
-
-re!(
-    /// Where the clause of a label's subject ends and another may begin (`;`, a sentence's end, `so`, `then`).
-    pub(super) CLAUSE_END, r"(?i)[;.!?]|,?\s+(?:so|then|now)\s+");
-re!(
-    /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
-    /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
-    pub(super) ATTACK_SHOWN,
-    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$"#
-);
-
-/// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts
-/// so (`Vulnerable:`, `Never do this:`), its subject is an attacker (`Attackers extract credentials via:`), or its
-/// last sentence asks to look for what follows (`Flag any of them and ask the author why:`), and
-/// it is not an idiom that asks for it after all (`Don't forget to run:`).
-pub(super) fn describing_lead_in(label: &str) -> bool {
-    // A label that ends a longer paragraph (`… or browser profiles. A stealer typically does something like:`) is
-    // read by its last sentence too.
-    let last = super::context::last_sentence(label);
-    describing_label_sentence(label) || last != label && describing_label_sentence(last)
-}
-
-pub(super) fn describing_label_sentence(label: &str) -> bool {
-    // What an attacker does is told in the attacker's clause (`Stealers read … and send them out in one go:`); an
-    // order to the reader comes after it (`Attackers do this; do the same:`).
-    let actor = super::context::starts_with_actor(label) && {
-        let after = CLAUSE_END.find(label).map_or("", |m| &label[m.start()..]);
-        !super::context::asks_after_all(after)
-    };
-    actor
-        || (BAD_LEAD_IN.is_match(label) || ATTACK_SHOWN.is_match(label))
-            && !super::context::asks_after_all(label)
-        || MARKED_BAD.is_match(label)
-        || super::context::detection_label(label)
-}
-
-/// The lines of a code block (numbered from `first_line`) that follow a comment marking them as what not to do
-/// (`# ❌ Bad: hardcoded secret`, `# VULNERABLE: mounting host paths`), up to a blank line or the next comment.
-pub(super) fn bad_example_lines(text: &str, first_line: u32, comments: &[(u32, String)]) -> HashSet<u32> {
-    if !comments.iter().any(|(_, c)| BAD_EXAMPLE.is_match(c)) {
-        return HashSet::new();
-    }
-    let commented: HashSet<u32> = comments
-        .iter()
-        .flat_map(|(line, c)| {
-            (0..u32::try_from(c.lines().count().max(1)).unwrap_or(1)).map(move |i| line + i)
-        })
-        .collect();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut bad = HashSet::new();
-    for (line, comment) in comments.iter().filter(|(_, c)| BAD_EXAMPLE.is_match(c)) {
-        let mut n = line + u32::try_from(comment.lines().count().max(1)).unwrap_or(1);
-        while let Some(l) = lines.get(n.saturating_sub(first_line) as usize) {
-            if l.trim().is_empty()
-                || commented.contains(&n) && !l.trim_start().starts_with(|c: char| c.is_alphanumeric())
-            {
-                break;
-            }
-            bad.insert(n);
-            n += 1;
-        }
-    }
-    bad
 }
 
 re!(
@@ -1011,25 +849,8 @@ pub(super) fn in_search_pattern(text: &str, start: usize, end: usize) -> bool {
 }
 
 re!(
-    /// An SSH connection-sharing socket's path (`ControlPath ~/.ssh/cm-%r@%h:%p`, `-o ControlPath=~/.ssh/sockets/%C`).
-    pub(super) CONTROL_PATH, r"(?i)\bControlPath\s*[=\s]\s*['\x22]?(~|\$HOME)/\.ssh/[\w.%@:/-]*");
-re!(
     /// A home path left once quoted text is taken out: what a command reads or writes, not what it searches for.
     pub(super) HOME_PATH_OUTSIDE, r"(~|\$HOME|\$\{HOME\}|/home/|/Users/|/root)/|\.ssh/|\.aws/|\.kube/");
-re!(
-    /// A public key piped to the user's server and appended to its `authorized_keys` (`cat ~/.ssh/id_ed25519.pub |
-    /// ssh "$HOST" 'cat >> ~/.ssh/authorized_keys'`), or `ssh-copy-id -i KEY.pub`.
-    pub(super) COPY_ID, r#"\.pub['"]?\s*\|\s*ssh\s+[^|]*>>\s*['"]?~?/?\.ssh/authorized_keys|\bssh-copy-id\b"#);
-/// Whether a line sends the user's public key to their server's `authorized_keys` and names no other file under
-/// `.ssh` (a private key piped the same way stays what it is).
-pub(super) fn copies_public_key(text: &str) -> bool {
-    COPY_ID.is_match(text)
-        && !SENDS_TO.is_match(text)
-        && SSH_FILE.captures_iter(text).all(|c| {
-            let name = c[1].trim_end_matches(['"', '\'', '`', ')', ',', ';']);
-            name.is_empty() || name.ends_with(".pub") || name == "authorized_keys"
-        })
-}
 
 re!(
     /// A copy of the home folder to a local drive or folder (`rsync -a ~/ /Volumes/Backup/home/`, `tar czf
