@@ -844,7 +844,11 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
                 || later.contains(&format!("chmod u+x {file}"))
                 || later.split([';', '&', '|']).any(|cmd| {
                     // Quotes around a path change nothing of what runs (`source "$T/env.sh"`).
-                    let mut words = cmd.split_whitespace().map(|w| w.trim_matches(['"', '\'']));
+                    // `command .` and `builtin source` are the same source.
+                    let mut words = cmd
+                        .split_whitespace()
+                        .map(|w| w.trim_matches(['"', '\'']))
+                        .skip_while(|w| matches!(*w, "command" | "builtin"));
                     let first = words.next().unwrap_or_default();
                     let second = words.next().unwrap_or_default();
                     // A download's address continued on the next line is not a run of it.

@@ -17,7 +17,7 @@ re!(
 re!(
     /// Prose after a code block that asks to run what it shows (`Run the command above`, `Paste these lines`).
     pub(super) RUN_SHOWN,
-    r"(?i)\b(run|execute|paste|exec)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b|\buse\s+(it|this|that|them)\s+(once|anyway|now|first|here|as\s+shown)\b"
+    r"(?i)\bdo\s+the\s+same\b|\b(run|execute|paste|exec|reproduce|replay|repeat|try|rerun)\s+(it|this|that|them|these|those|the\s+(above|following|same)|(the|this|that|these|those)\s+(\w+\s+)?(commands?|snippets?|blocks?|scripts?|code|lines?|payloads?|examples?))\b|\buse\s+(it|this|that|them)\s+(once|anyway|now|first|here|as\s+shown)\b"
 );
 re!(
     /// A label that starts by naming what it introduces as an attack or what not to do (`Vulnerable code:`,
@@ -39,7 +39,7 @@ re!(
     /// A label whose subject is an attack of a kind, what it looks like (`A reverse shell usually looks like:`,
     /// `Download-and-run "prerequisites":`): no verb that orders it comes first.
     pub(super) ATTACK_SHOWN,
-    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$"#
+    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$|^[^:]{0,80}\b(?:shows?|quotes?|reproduces?)\s+(?:the\s+|a\s+|an\s+|one\s+)?(?:\w+\s+)?(?:lure|attack|payload|malware|phishing|scam)s?\b[^:]{0,100}:\s*$"#
 );
 
 /// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts

@@ -328,6 +328,19 @@ pub(super) fn lesser_class(
         }
         "secrets/token-files"
             if !SENDS_TO.is_match(text)
+                && c.rule(index).find_iter(text).all(|m| {
+                    project_settings_file(text, m.start(), m.as_str())
+                        && COPIED_FROM_SKILL_BEFORE.is_match(&text[..m.start() + 1])
+                        && COMMAND_ENDS.is_match(&text[m.end()..])
+                }) =>
+        {
+            (
+                Severity::Medium,
+                "Copies a file of the skill's into the project as its `.npmrc` or `.yarnrc.yml` (the project's registry settings): a write, no token file read.",
+            )
+        }
+        "secrets/token-files"
+            if !SENDS_TO.is_match(text)
                 && !READS_CONTENT.is_match(text)
                 && c.rule(index).find_iter(text).all(|m| project_settings_file(text, m.start(), m.as_str())) =>
         {
@@ -427,7 +440,11 @@ pub(super) fn lesser_class(
         "intent/widen-permissions"
             if c.rule(index).find_iter(text).all(|m| {
                 let found = m.as_str().to_lowercase();
-                found.starts_with("never") && found.ends_with("confirmation") && SENTENCE_ENDS.is_match(&text[m.end()..])
+                let rest = &text[m.end()..];
+                let sentence = rest.split(['.', ';', '!', '?']).next().unwrap_or(rest);
+                found.starts_with("never")
+                    && found.ends_with("confirmation")
+                    && (SENTENCE_ENDS.is_match(rest) || !NAMES_AN_ACTION.is_match(sentence) && !rest.contains('`'))
             }) =>
         {
             (

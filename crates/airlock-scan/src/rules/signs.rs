@@ -321,14 +321,16 @@ re!(
 );
 re!(
     /// A vendor's own documented package index (PyTorch, NVIDIA, PyG, OpenMMLab, JAX's releases) or the public
-    /// registries themselves.
+    /// registries themselves, the host ending there (not `download.pytorch.org.example.net`).
     pub(super) KNOWN_INDEX,
-    r"(?i)https?://(?:download\.pytorch\.org|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|data\.pyg\.org|download\.openmmlab\.com|storage\.googleapis\.com/jax-releases|pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22]*)?"
+    r"(?i)https?://(?:download\.pytorch\.org|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|data\.pyg\.org|download\.openmmlab\.com|storage\.googleapis\.com/jax-releases|pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?(?:[\s'\x22,;)\]]|$)"
 );
 re!(
-    /// The public registries themselves (PyPI, npm, RubyGems, the Go module proxy, crates.io, Anaconda's channels).
+    /// The public registries themselves (PyPI, npm, RubyGems, the Go module proxy, crates.io, Anaconda's channels),
+    /// the host ending there (`https://pypi.org.example.net/`, `https://registry.yarnpkg.com@npm.example.net` are other
+    /// hosts).
     pub(super) PUBLIC_REGISTRY,
-    r"(?i)https?://(?:pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?"
+    r"(?i)https?://(?:pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?(?:[\s'\x22,;)\]]|$)"
 );
 re!(
     /// git's `url.<base>.insteadOf <original>`: fetches of the original go to the base.
@@ -383,6 +385,15 @@ pub(super) fn project_settings_file(text: &str, start: usize, found: &str) -> bo
         && !text.contains("HOME/.npmrc")
 }
 
+re!(
+    /// A copy whose source is a relative path of the skill's (not the home folder, not an absolute path), up to the
+    /// destination's start: `cp assets/npmrc `.
+    pub(super) COPIED_FROM_SKILL_BEFORE,
+    r#"(?:^|[;&|\x60]\s*)(?:\$\s+)?(?:cp|install)\s+(?:-\S+\s+)*['"]?[\w.][\w./-]*['"]?\s+['"]?\.?$"#
+);
+re!(
+    /// The end of a command right after a match: nothing more, a separator or a closing quote.
+    pub(super) COMMAND_ENDS, r#"^['"\x60]?\s*(?:$|[;&|\x60])"#);
 re!(
     /// The crontab read, an entry filtered out and the rest written back, nothing added:
     /// `crontab -l | grep -v 'report.sh' | crontab -`.
@@ -655,6 +666,11 @@ re!(
     /// `not `, `avoid ` (a backtick or a quote may open the command).
     pub(super) REPLACED_BEFORE,
     r"(?i)\b(replaces|replacing|replaced|instead\s+of|rather\s+than|not|never|avoid|avoids|without)\s+[\x60'\x22]?$"
+);
+re!(
+    /// An act named in the rest of a sentence: what an approval would be asked for.
+    pub(super) NAMES_AN_ACTION,
+    r"(?i)\b(run|running|execut\w*|install\w*|delet\w*|remov\w*|push\w*|send\w*|upload\w*|download\w*|writ\w*|modif\w*|commit\w*|deploy\w*|chang\w*|creat\w*|overwrit\w*|edit\w*|curl|wget|sudo|rm|script|commands?|shell|tools?|files?|access\w*|credential\w*|keys?|tokens?|secrets?|https?://)\b"
 );
 re!(
     /// The end of a sentence or a list item right after a match: nothing more is said of it.
