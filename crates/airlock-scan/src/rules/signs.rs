@@ -668,6 +668,13 @@ re!(
     r"(?i)\b(replaces|replacing|replaced|instead\s+of|rather\s+than|not|never|avoid|avoids|without)\s+[\x60'\x22]?$"
 );
 re!(
+    /// A setting added to the PowerShell profile and nothing else on the line: a module imported by its bare name, a
+    /// PSReadLine option, an alias to a bare command, or a prompt tool's own start-up line (`oh-my-posh init pwsh …
+    /// | Invoke-Expression`, `starship init powershell`, `zoxide init powershell`).
+    pub(super) PROFILE_SETTING,
+    r#"(?i)^\s*Add-Content\s+(?:-Path\s+)?['"]?\$PROFILE(?:\.\w+)?['"]?\s+(?:-Value\s+)?(?:'|")(?:Import-Module\s+[\w.-]+|Set-PSReadLineOption(?:\s+-\w+(?:\s+[\w.-]+)?)+|Set-Alias\s+[\w-]+\s+[\w.-]+|(?:&\s*)?\(?\s*(?:oh-my-posh|starship|zoxide)\s+init\s+(?:pwsh|powershell)\b[^'"|;&$`(]*(?:--config\s+"?\$env:\w+\\[\w.-]+"?\s*)?(?:\|\s*(?:Invoke-Expression|iex|Out-String\s*\|\s*Invoke-Expression))?\s*\)?)(?:'|")\s*$"#
+);
+re!(
     /// An act named in the rest of a sentence: what an approval would be asked for.
     pub(super) NAMES_AN_ACTION,
     r"(?i)\b(run|running|execut\w*|install\w*|delet\w*|remov\w*|push\w*|send\w*|upload\w*|download\w*|writ\w*|modif\w*|commit\w*|deploy\w*|chang\w*|creat\w*|overwrit\w*|edit\w*|curl|wget|sudo|rm|script|commands?|shell|tools?|files?|access\w*|credential\w*|keys?|tokens?|secrets?|https?://)\b"
