@@ -1112,6 +1112,17 @@ fn a_downloaded_file_sourced_and_a_file_sent_through_gh() {
     );
     assert!(level("flow/secret-to-network", &pr).is_none(), "{pr:?}");
     assert_eq!(level("net/upload", &pr), Some(Severity::Medium), "{pr:?}");
+    let fill = run(FileKind::Script, "x.sh", "gh pr create -f\n");
+    assert!(level("net/upload", &fill).is_none(), "{fill:?}");
+    let guard = run(
+        FileKind::Script,
+        "x.sh",
+        "if [[ ! -f .env ]]; then cp .env.example .env; fi\n",
+    );
+    assert!(
+        level("secrets/dotenv", &guard) < Some(Severity::High),
+        "{guard:?}"
+    );
     let home = run(
         FileKind::Script,
         "x.sh",

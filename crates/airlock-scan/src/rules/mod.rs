@@ -136,7 +136,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     each,
     local: Regex::new(r"(?i)\blocalhost\b|\b127\.0\.0\.1\b|\[::1\]|\b0\.0\.0\.0\b").expect("local pattern compiles"),
     dotenv_read: Regex::new(
-        r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b|\bcontents?\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+)?[\x60'\x22]?[\w./-]*\.env\b|\b(text|contents?)\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+|app'?s\s+)?(dotenv|env)\s+file\b|(--body-file|--input|\s-F)[=\s]+['\x22]?[\w./-]*\.env\b",
+        r"(?i)(^|[\s;&|(\x60])(cat|less|more|head|tail|strings|base64|xxd|od|cp|mv|scp|rsync|curl|wget|nc|tar|zip|gzip|7z|type|Get-Content)\s[^\n;|&]*\.env\b|\bopen\([^)\n]*\.env\b|readFile(Sync)?\([^)\n]*\.env\b|\.env['\x22]?\)\.read_text\(|<\s*\.env\b|\bcontents?\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+)?[\x60'\x22]?[\w./-]*\.env\b|\b(text|contents?)\s+of\s+(the\s+|your\s+|its\s+|this\s+)?(project'?s\s+|repo'?s\s+|repository'?s\s+|user'?s\s+|app'?s\s+)?(dotenv|env)\s+file\b|(--body-file|--input|(?-i:\s-F))[=\s]+['\x22]?[\w./-]*\.env\b",
     )
     .expect("dotenv read pattern compiles"),
     dotenv_load: Regex::new(
