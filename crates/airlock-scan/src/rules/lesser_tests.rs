@@ -1112,6 +1112,16 @@ fn a_downloaded_file_sourced_and_a_file_sent_through_gh() {
     );
     assert!(level("flow/secret-to-network", &pr).is_none(), "{pr:?}");
     assert_eq!(level("net/upload", &pr), Some(Severity::Medium), "{pr:?}");
+    for honest in [
+        "gh issue create --title t --body-file /tmp/issue-body.md\n",
+        "gh pr create --title t --body \"$(cat <<'EOF'\n## Summary\nEOF\n)\"\n",
+    ] {
+        let found = run(FileKind::Script, "x.sh", honest);
+        assert!(
+            level("net/upload", &found) < Some(Severity::High),
+            "{honest}: {found:?}"
+        );
+    }
     let fill = run(FileKind::Script, "x.sh", "gh pr create -f\n");
     assert!(level("net/upload", &fill).is_none(), "{fill:?}");
     let guard = run(

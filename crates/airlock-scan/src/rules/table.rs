@@ -327,7 +327,7 @@ pub const RULES: &[RuleDef] = &[
         "net/upload",
         High,
         Instruction,
-        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?(https?://|ssh://|[\w.-]+@[\w.-]+:)|\|\s*ssh\s+(-\S+\s+)*[\w.$-]+@[\w.$-]+|\bgh\s+gist\s+create\b|\bgh\s+(issue|pr)\s+(create|comment|edit)\b[^\n]*(--body-file\b|(?-i:\s-F\s)|--body\s+['\x22]?\$\(\s*(cat|tail|head|base64|tar|env|printenv|<))|\bgh\s+api\b[^\n]*\s(-f|-F|--field|--raw-field)\s+['\x22]?\w+=['\x22]?(@|\$\(\s*(cat|tail|head|base64|tar|env|printenv|<))",
+        r"(?i)\bcurl\b[^\n]*(--data-binary\s+@|-d\s+@|--data\s+@|-F\s+\S+=@|--upload-file|\s-T\s)|requests\.post\([^\n]*files\s*=|\bgit\b[^\n]*\spush\s+(-\S+\s+)*['\x22]?(https?://|ssh://|[\w.-]+@[\w.-]+:)|\|\s*ssh\s+(-\S+\s+)*[\w.$-]+@[\w.$-]+|\bgh\s+gist\s+create\b|\bgh\s+(issue|pr)\s+(create|comment|edit)\b[^\n]*(--body-file\b|(?-i:\s-F\s)|--body\s+['\x22]?\$\(\s*(cat\s+[^<\s]|tail|head|base64|tar|env|printenv|<\s*[^<(\s]))|\bgh\s+api\b[^\n]*\s(-f|-F|--field|--raw-field)\s+['\x22]?\w+=['\x22]?(@|\$\(\s*(cat\s+[^<\s]|tail|head|base64|tar|env|printenv|<\s*[^<(\s]))",
         "Uploads a local file over the network.",
     ),
     rule(
