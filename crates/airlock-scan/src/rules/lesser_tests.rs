@@ -1114,6 +1114,7 @@ fn a_downloaded_file_sourced_and_a_file_sent_through_gh() {
     assert_eq!(level("net/upload", &pr), Some(Severity::Medium), "{pr:?}");
     for honest in [
         "gh issue create --title t --body-file /tmp/issue-body.md\n",
+        "- Use `gh pr create --body-file` / `gh pr edit --body-file` to avoid shell escaping issues.\n",
         "gh pr create --title t --body \"$(cat <<'EOF'\n## Summary\nEOF\n)\"\n",
     ] {
         let found = run(FileKind::Script, "x.sh", honest);

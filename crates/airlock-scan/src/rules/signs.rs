@@ -679,8 +679,9 @@ re!(
     pub(super) GH_BODY_FILE, r"\bgh\s+(?:issue|pr)\s+(?:create|comment|edit)\b[^\n]*(?:--body-file|\s-F)$");
 re!(
     /// A file of the project or a temporary one right after an option (`=.work/body.md`, ` PR.md`,
-    /// ` /tmp/issue-body.md`), not one of the home folder, another absolute path or a name's value.
-    pub(super) PROJECT_FILE_AFTER, r#"^(?:=|\s+)['"]?(?:/tmp/|\$\{?TMPDIR\}?/)?[\w.<][\w./<>-]*['"]?(?:\s|$)"#);
+    /// ` /tmp/issue-body.md`), or the option named alone in inline code (`` `gh pr create --body-file` ``); not a file of
+    /// the home folder, another absolute path or a name's value.
+    pub(super) PROJECT_FILE_AFTER, r#"^(?:(?:=|\s+)['"]?(?:/tmp/|\$\{?TMPDIR\}?/)?[\w.<][\w./<>-]*['"]?(?:\s|$)|\s*`)"#);
 re!(
     /// An act named in the rest of a sentence: what an approval would be asked for.
     pub(super) NAMES_AN_ACTION,
