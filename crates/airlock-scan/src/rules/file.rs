@@ -214,18 +214,18 @@ pub(super) fn index_sources(file: &str, text: &str, out: &mut Vec<Finding>) {
             section.as_str(),
             "tool.poetry.source" | "tool.uv.index" | "tool.pdm.source"
         ) && key == "url"
-            || section == "tool.uv" && matches!(key, "index-url" | "extra-index-url")
-            || section == "tool.uv.pip" && matches!(key, "index-url" | "extra-index-url");
+            || matches!(section.as_str(), "tool.uv" | "tool.uv.pip")
+                && matches!(key, "index-url" | "extra-index-url");
         if !source {
             continue;
         }
-        let without_public = PUBLIC_REGISTRY.replace_all(t, " ");
-        let (severity, message) = if !OTHER_INDEX.is_match(&without_public) {
+        // Read as the same source written on a command line is (`lesser`): the public registry, a vendor's index.
+        let (severity, message) = if only_indexes(&PUBLIC_REGISTRY, t) {
             (
                 Severity::Low,
                 "Names the public registry itself as the project's index: where packages come from anyway.",
             )
-        } else if !OTHER_INDEX.is_match(&KNOWN_INDEX.replace_all(t, " ")) {
+        } else if only_indexes(&KNOWN_INDEX, t) {
             (Severity::Medium, "Sends the project's installs to a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`).")
         } else {
             (Severity::High, "Sends the project's installs to a package index of its own (a `pyproject.toml` source): every `poetry install` or `uv sync` takes packages from there, code no public registry has seen.")

@@ -505,7 +505,7 @@ pub(super) fn lesser_class(
             "Adds a git alias that runs only git and text tools (`alias.undo '!git reset HEAD~1'`): nothing of the skill's runs later.",
         ),
         "install/custom-source"
-            if PUBLIC_REGISTRY.is_match(text) && !OTHER_INDEX.is_match(&PUBLIC_REGISTRY.replace_all(text, " ")) =>
+            if only_indexes(&PUBLIC_REGISTRY, text) =>
         {
             (
                 Severity::Low,
@@ -516,7 +516,7 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Has git fetch the same host another way (`url.\"git@github.com:\".insteadOf https://github.com/`: SSH for HTTPS, or a token in the address): no other server gets the fetches.",
         ),
-        "install/custom-source" if KNOWN_INDEX.is_match(text) && !OTHER_INDEX.is_match(&KNOWN_INDEX.replace_all(text, " ")) => (
+        "install/custom-source" if only_indexes(&KNOWN_INDEX, text) => (
             Severity::Medium,
             "Installs from a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`): where that vendor publishes its wheels.",
         ),

@@ -276,9 +276,8 @@ impl FileScan<'_> {
                     if trimmed.ends_with(':') && !LIST_ITEM.is_match(&text) {
                         // The sentence the label ends, when it is wrapped over lines of one paragraph.
                         let label = match lead.last() {
-                            Some(l) if lead_joined && l.ends_with(trimmed.trim_start()) => {
-                                context::last_sentence(l)
-                            }
+                            // The lead's last line is this one, joined to the lines it continues.
+                            Some(l) if lead_joined => context::last_sentence(l),
                             _ => trimmed,
                         };
                         self.describing_list =

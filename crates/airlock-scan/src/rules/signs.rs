@@ -340,6 +340,12 @@ re!(
 re!(
     /// Any other address on a line about an index.
     pub(super) OTHER_INDEX, r"(?i)https?://|git\+|github:|git://");
+
+/// Whether a line about an index names addresses and every one of them is one `known` names (the public registries,
+/// a vendor's documented index).
+pub(super) fn only_indexes(known: &Regex, text: &str) -> bool {
+    known.is_match(text) && !OTHER_INDEX.is_match(&known.replace_all(text, " "))
+}
 re!(
     /// A variable that makes a program run code of its own choosing (`BASH_ENV`, `PERL5OPT`, `NODE_OPTIONS`,
     /// `LD_PRELOAD`, `PYTHONSTARTUP`, `GIT_SSH_COMMAND`): not a setting.
