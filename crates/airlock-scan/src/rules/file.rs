@@ -87,9 +87,7 @@ pub fn scan_file(
                 None
             };
             scan.code(g, &text, 1, facts);
-            if entry.path.ends_with("pyproject.toml") {
-                index_sources(&entry.path, &text, scan.out);
-            }
+            super::sources::manifest_sources(&entry.path, &text, scan.out);
         }
         FileKind::Workflow | FileKind::AgentHookConfig => {
             let before = scan.out.len();
@@ -193,51 +191,3 @@ re!(
 re!(
     /// What in a hook's command fetches, evaluates, pipes or chains.
     HOOK_RISKY, r"(?i)\b(curl|wget|nc|eval|base64|bash\s+-c|sh\s+-c)\b|https?://|\||;|&&|`|\$\(");
-
-/// The package indexes a `pyproject.toml` sends installs to (`url` of `[[tool.poetry.source]]`, `[[tool.uv.index]]`
-/// or `[[tool.pdm.source]]`; `index-url` and `extra-index-url` of `[tool.uv]`), each an `install/custom-source`:
-/// `high` for a host of the skill's choosing, `medium` for a vendor's documented index, `low` for the public
-/// registry itself.
-pub(super) fn index_sources(file: &str, text: &str, out: &mut Vec<Finding>) {
-    let mut section = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            section = t.trim_matches(['[', ']']).trim().to_owned();
-            continue;
-        }
-        let key = match t.split_once('=') {
-            Some((k, v)) if v.trim_start().trim_start_matches(['"', '\'']).starts_with("http") => k.trim(),
-            _ => continue,
-        };
-        let source = matches!(
-            section.as_str(),
-            "tool.poetry.source" | "tool.uv.index" | "tool.pdm.source"
-        ) && key == "url"
-            || matches!(section.as_str(), "tool.uv" | "tool.uv.pip")
-                && matches!(key, "index-url" | "extra-index-url");
-        if !source {
-            continue;
-        }
-        // Read as the same source written on a command line is (`lesser`): the public registry, a vendor's index.
-        let (severity, message) = if only_indexes(&PUBLIC_REGISTRY, t) {
-            (
-                Severity::Low,
-                "Names the public registry itself as the project's index: where packages come from anyway.",
-            )
-        } else if only_indexes(&KNOWN_INDEX, t) {
-            (Severity::Medium, "Sends the project's installs to a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`).")
-        } else {
-            (Severity::High, "Sends the project's installs to a package index of its own (a `pyproject.toml` source): every `poetry install` or `uv sync` takes packages from there, code no public registry has seen.")
-        };
-        out.push(Finding {
-            rule: "install/custom-source".to_owned(),
-            severity,
-            file: file.to_owned(),
-            line: u32::try_from(i + 1).unwrap_or(u32::MAX),
-            evidence: visible(t, 160),
-            message: message.to_owned(),
-            context: FindingContext::Code,
-        });
-    }
-}

@@ -20,6 +20,7 @@ mod normal;
 mod planted;
 mod prose;
 mod signs;
+mod sources;
 pub mod table;
 
 pub use combine::hidden_runs;

@@ -343,11 +343,45 @@ fn worst(found: &[Finding], rule: &str) -> Option<Severity> {
 fn a_pyproject_index_of_its_own_is_a_custom_source() {
     let text = "[project]\nname = \"x\"\n\n[project.urls]\nHomepage = \"https://example.net/x\"\n\n[[tool.poetry.source]]\nname = \"cache\"\nurl = \"https://pypi.evil-mirror.net/simple/\"\npriority = \"primary\"\n\n[[tool.uv.index]]\nname = \"pytorch\"\nurl = \"https://download.pytorch.org/whl/cpu\"\n\n[tool.uv]\nindex-url = \"https://pypi.org/simple\"\n";
     let mut out = Vec::new();
-    super::file::index_sources("pyproject.toml", text, &mut out);
+    super::sources::manifest_sources("pyproject.toml", text, &mut out);
     let levels: Vec<(u32, Severity)> = out.iter().map(|f| (f.line, f.severity)).collect();
     assert_eq!(
         levels,
         vec![(9, Severity::High), (14, Severity::Medium), (17, Severity::Low)],
         "{out:?}"
     );
+}
+
+/// The other manifests' sources: a `Pipfile` index, a `Cargo.toml` patch or git crate, a `go.mod` replace, a
+/// `requirements.txt` requirement at an address; a local folder, a public code host and the registry are told apart.
+#[test]
+fn other_manifests_sources_are_custom_sources() {
+    let cases: [(&str, &str, Vec<(u32, Severity)>); 4] = [
+        (
+            "Pipfile",
+            "[[source]]\nurl = \"https://pypi.example-mirror.net/simple\"\nname = \"m\"\n\n[[source]]\nurl = \"https://pypi.org/simple\"\n\n[packages]\nrequests = \"*\"\n",
+            vec![(2, Severity::High), (6, Severity::Low)],
+        ),
+        (
+            "Cargo.toml",
+            "[package]\nname = \"x\"\nhomepage = \"https://git.example.net/x\"\n\n[dependencies]\nserde = \"1\"\nlocal = { path = \"../local\" }\nfork = { git = \"https://github.com/someone/fork\" }\n\n[patch.crates-io]\nserde = { git = \"https://git.example.net/serde-fast\", branch = \"main\" }\n",
+            vec![(8, Severity::Medium), (11, Severity::High)],
+        ),
+        (
+            "go.mod",
+            "module example.com/tool\n\nrequire github.com/spf13/cobra v1.8.0\n\nreplace github.com/spf13/cobra => git.example.net/cobra-patched v1.8.1\n\nreplace (\n\texample.com/lib => ../lib\n\tgithub.com/a/b => github.com/me/b v1.0.1 // a fork\n)\n",
+            vec![(5, Severity::High), (9, Severity::Medium)],
+        ),
+        (
+            "requirements-dev.txt",
+            "requests==2.32.0\nfastjson @ https://files.example.net/fastjson-1.0-py3-none-any.whl\n-e git+https://github.com/me/tool.git#egg=tool\n--extra-index-url https://pypi.example.net/simple\nx @ https://files.pythonhosted.org/packages/x-1.0.whl\n",
+            vec![(2, Severity::High), (3, Severity::Medium), (5, Severity::Low)],
+        ),
+    ];
+    for (name, text, want) in cases {
+        let mut out = Vec::new();
+        super::sources::manifest_sources(name, text, &mut out);
+        let levels: Vec<(u32, Severity)> = out.iter().map(|f| (f.line, f.severity)).collect();
+        assert_eq!(levels, want, "{name}: {out:?}");
+    }
 }
