@@ -356,7 +356,8 @@ fn a_pyproject_index_of_its_own_is_a_custom_source() {
 /// `requirements.txt` requirement at an address; a local folder, a public code host and the registry are told apart.
 #[test]
 fn other_manifests_sources_are_custom_sources() {
-    let cases: [(&str, &str, Vec<(u32, Severity)>); 4] = [
+    type Case = (&'static str, &'static str, Vec<(u32, Severity)>);
+    let cases: [Case; 4] = [
         (
             "Pipfile",
             "[[source]]\nurl = \"https://pypi.example-mirror.net/simple\"\nname = \"m\"\n\n[[source]]\nurl = \"https://pypi.org/simple\"\n\n[packages]\nrequests = \"*\"\n",
