@@ -491,6 +491,7 @@ mod tests {
             findings: Vec::new(),
             example: None,
             note: None,
+            shown_arguments: None,
         };
         let mut plan = Plan {
             steps: vec![

@@ -168,28 +168,35 @@ fn nothing_to_run(plan: &airlock_types::Plan, report: &ScanReport, source: &str)
     (Nothing::NoCommand, out)
 }
 
-/// The arguments the instructions show for one of the skill's scripts, from a command of theirs that could not run
-/// as it stands (`python scripts/fill.py input.pdf out.pdf`, `recalc.py <excel_file>`): what to fill in, as shown.
+/// The arguments the instructions show for one of the skill's scripts, from its usage line (inline code) or a command
+/// of theirs that could not run as it stands (`python scripts/fill.py input.pdf out.pdf`, `recalc.py <excel_file>`): what to fill in, as shown.
 fn shown_arguments(plan: &airlock_types::Plan, rel: &str) -> Option<String> {
-    plan.steps
+    let usage = plan
+        .steps
         .iter()
-        .filter(|s| s.kind != "script" && s.example.is_some())
-        .find_map(|s| {
-            let line = s.command.lines().find(|l| l.contains(rel))?;
-            let after = &line[line.find(rel)? + rel.len()..];
-            // Only the script's own words: not a path that goes on (`scripts/x.py.bak`), nor what a pipe, a redirection,
-            // another command or a comment adds.
-            if !after.is_empty() && !after.starts_with([' ', '\t']) {
-                return None;
-            }
-            let end = [" | ", " || ", " && ", "; ", " > ", " >> ", " 2>", " #"]
-                .iter()
-                .filter_map(|sep| after.find(sep))
-                .min()
-                .unwrap_or(after.len());
-            let args = after[..end].trim();
-            (!args.is_empty() && !args.ends_with('\\')).then(|| args.to_owned())
-        })
+        .filter(|s| s.kind == "script" && (s.file == rel || s.file.ends_with(&format!("/{rel}"))))
+        .find_map(|s| s.shown_arguments.clone());
+    usage.or_else(|| {
+        plan.steps
+            .iter()
+            .filter(|s| s.kind != "script" && s.example.is_some())
+            .find_map(|s| {
+                let line = s.command.lines().find(|l| l.contains(rel))?;
+                let after = &line[line.find(rel)? + rel.len()..];
+                // Only the script's own words: not a path that goes on (`scripts/x.py.bak`), nor what a pipe, a redirection,
+                // another command or a comment adds.
+                if !after.is_empty() && !after.starts_with([' ', '\t']) {
+                    return None;
+                }
+                let end = [" | ", " || ", " && ", "; ", " > ", " >> ", " 2>", " #"]
+                    .iter()
+                    .filter_map(|sep| after.find(sep))
+                    .min()
+                    .unwrap_or(after.len());
+                let args = after[..end].trim();
+                (!args.is_empty() && !args.ends_with('\\')).then(|| args.to_owned())
+            })
+    })
 }
 
 /// Whether a file of code is someone else's, shipped beside the skill's own: a package manager's folder
@@ -333,12 +340,7 @@ pub(crate) fn resolve_steps(
         if step.kind == "script" {
             // A script run with the arguments the instructions show (a usage line) cannot run when one of them is
             // an input that exists nowhere (`validate.py PROGRAM.md`, the user's own file).
-            if step.example.is_none()
-                && step
-                    .note
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with(airlock_scan::plan::SHOWN_ARGUMENTS_NOTE))
-            {
+            if step.example.is_none() && step.shown_arguments.is_some() {
                 if let Err(why) = resolve_line(&step.command, skill_root, &names, target_root, &mut made) {
                     step.example = Some(why);
                 }
@@ -1332,6 +1334,7 @@ mod tests {
             findings: Vec::new(),
             example: None,
             note: None,
+            shown_arguments: None,
         };
         let mut plan = airlock_types::Plan {
             steps: vec![

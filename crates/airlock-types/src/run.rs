@@ -41,6 +41,10 @@ pub struct PlanStep {
     /// with the script's inline dependencies installed before the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a script: the arguments the instructions show it with (a usage line in inline code), placeholders kept
+    /// (`--repo <hami>`). The step runs with them when they are real; otherwise they are what the user fills in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_arguments: Option<String>,
 }
 
 /// What an agent would receive and what the skill asks to run.

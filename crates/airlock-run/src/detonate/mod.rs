@@ -285,6 +285,7 @@ pub(crate) fn widen(plan: &mut airlock_types::Plan, skill_root: &Path, report: &
             findings: Vec::new(),
             example: None,
             note: Some("run by the detonation with no arguments".into()),
+            shown_arguments: None,
         });
         added += 1;
     }

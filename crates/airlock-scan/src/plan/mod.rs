@@ -265,6 +265,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 findings: findings_at(&f.path, 0),
                 example: None,
                 note: None,
+                shown_arguments: None,
             });
         }
     }
@@ -418,6 +419,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                                 .to_owned()
                         })
                     }),
+                shown_arguments: None,
             });
         }
     }
@@ -449,6 +451,7 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 line,
                 findings: findings_at(&skill_md, line),
                 note: Some(OWN_PROGRAM_NOTE.into()),
+                shown_arguments: None,
             });
         }
         shell.sort_by_key(|s| s.line);
@@ -496,12 +499,15 @@ pub fn plan(tree_root: &Path, subpath: &str, report: &ScanReport) -> Result<Plan
                 if let Some(p) = placeholder(&format!("{rel} {args}")) {
                     step.example = Some(format!(
                         "shown with arguments to fill in at {skill_md}:{at} (`{p}` is a placeholder); try --script \
-                         {rel} -- ARGS"
+                         {rel} -- {args}"
                     ));
                 } else {
                     step.command = format!("{} {args}", step.command);
-                    step.note = Some(format!("{SHOWN_ARGUMENTS_NOTE} {skill_md}:{at}"));
+                    step.note = Some(format!(
+                        "with the arguments the instructions show at {skill_md}:{at}"
+                    ));
                 }
+                step.shown_arguments = Some(args);
                 continue;
             }
             if let Some(at) =
@@ -584,8 +590,6 @@ pub fn material(rel: &str) -> Option<String> {
     scripts::material(rel)
 }
 
-/// The note of a script step that runs with the arguments the instructions show in inline code (a usage table).
-pub const SHOWN_ARGUMENTS_NOTE: &str = "with the arguments the instructions show at";
 /// The note of a step that runs the skill's own program.
 pub const OWN_PROGRAM_NOTE: &str = "the skill's own program (its pyproject.toml), installed with the skill";
 

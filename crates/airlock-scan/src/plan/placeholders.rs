@@ -253,8 +253,8 @@ pub fn placeholder(command: &str) -> Option<String> {
         .as_ref()?
         .captures(&command[..code_end])
         // Markup given as an option's value (`-d '<html>ok</html>'`) is data.
-        .filter(|c| !c.get(5).is_some_and(|rest| rest.as_str().contains("</")))
-        .and_then(|c| (1..=4).find_map(|i| c.get(i)))
+        .filter(|c| !c.get(6).is_some_and(|rest| rest.as_str().contains("</")))
+        .and_then(|c| (1..=5).find_map(|i| c.get(i)))
         .map(|m| m.as_str().to_owned())
 }
 
@@ -332,6 +332,7 @@ pub(super) static QUOTED_PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(||
         r#"(?x)
         ['"] (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\}) [/:]       # "<baseUrl>/api", '{host}:8080'
         | :// (<[A-Za-z_][\w.-]*> | \{[A-Za-z_]\w*\})           # "https://<host>/x"
+        | ['"][^'"\s<>]*/ (<[A-Za-z_][\w.-]*>)                   # ".codex/runs/<timestamp>-<name>": a path's part
         | ['"][^'"]*? \b(YOUR_[A-Z][A-Z_]* | path/to/[^\s'"]*)   # "Bearer YOUR_TOKEN", 'path/to/file'
         | (?:--?[\w-]+[\ =]|=) ['"] (<[\p{L}_][\w\ .-]{3,}>) ([^'"]*) ['"]
                                                                # --account-id "<ACCOUNT_ID>", -m "<type>: <subject>": a value to fill in

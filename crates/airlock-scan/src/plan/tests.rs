@@ -209,6 +209,13 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
         None
     );
     assert_eq!(placeholder("python3 x.py --format JSON --method GET"), None);
+    // A placeholder that is a part of a quoted path (a variable set to it) is one; markup in quoted data is not.
+    assert_eq!(
+        placeholder("exp_dir=\".codex/experiments/<timestamp>-<name>\"\nbash \"$exp_dir/command.sh\"")
+            .as_deref(),
+        Some("<timestamp>")
+    );
+    assert_eq!(placeholder("printf '<p>a<br/><b>b</b></p>' > out.html"), None);
     assert!(placeholder("ROOT_NUMBER=\"<ルート issue 番号>\"\nfetch \"$ROOT_NUMBER\"").is_some());
     assert!(
         placeholder("git commit -m \"$(cat <<'EOF'\nchore: sync\n\n<変更内容の要約>\nEOF\n)\"").is_some()

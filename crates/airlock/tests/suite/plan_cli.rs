@@ -734,6 +734,39 @@ fn a_script_shown_with_an_input_that_exists_nowhere_is_listed() {
     assert!(!out.contains("validate_program.py  -> exit"), "{out}");
 }
 
+/// When nothing can run because the instructions show each script only with arguments to fill in (a list item of
+/// inline code, `--repo <repo>`), the message that says so offers each script with those arguments, not a bare
+/// `ARGS`, and the dry run says the same.
+#[test]
+fn nothing_to_run_offers_the_arguments_a_usage_line_shows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("tasks");
+    let body = "- `scripts/status.py --repo <repo>`: a read-only summary.\n- Run: `bash ${CLAUDE_PLUGIN_ROOT}/scripts/validate.sh <dataset-path> --schema <path-or-url>`\n";
+    write(&dir, "SKILL.md", &skill_md("tasks", body));
+    write(&dir, "scripts/status.py", "import sys\nprint(sys.argv)\n");
+    write(&dir, "scripts/validate.sh", "#!/bin/sh\nls \"$1\"\n");
+    let run = airlock(&data, &["run", dir.to_str().unwrap()]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("--script scripts/status.py -- --repo <repo>"),
+        "{said}"
+    );
+    assert!(
+        said.contains("--script scripts/validate.sh -- <dataset-path> --schema <path-or-url>"),
+        "{said}"
+    );
+    assert!(!said.contains("-- ARGS"), "{said}");
+    let dry = airlock(&data, &["run", dir.to_str().unwrap(), "--mode", "dry-run"]);
+    assert!(
+        dry.stdout
+            .contains("try --script scripts/status.py -- --repo <repo>"),
+        "{}",
+        dry.stdout
+    );
+}
+
 /// A script's usage line whose only placeholders are optional arguments (`[WORKSPACE_ROOT]`) runs without them,
 /// and says so; a required one (`<dir>`) still makes it an example.
 #[test]
