@@ -185,7 +185,7 @@ pub const RULES: &[RuleDef] = &[
         "persist/shell-rc",
         Critical,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)(?:$|[^\w.-])|(~|\$HOME|\$\{HOME\})/\.(\$\(basename\s+['\x22]?\$\{?SHELL(:-[^}\s]*)?\}?['\x22]?\)|\$\{SHELL##\*/\})rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)|(>>?\s*|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s[^\n|;&]*\s)['\x22]?(\$\{ZSH_CUSTOM[^}\s]*\}|\$ZSH_CUSTOM|(~|\$HOME|\$\{HOME\})/\.oh-my-zsh/custom|(~|\$HOME|\$\{HOME\})/\.(bashrc|zshrc)\.d)/|\b(Add-Content|Set-Content|Out-File)\b[^\n]*\$PROFILE\b|(>>?|\bTee-Object\s+(-Append\s+)?(-FilePath\s+)?)\s*['\x22]?\$PROFILE\b",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\bsed\s+-i\S*\s+[^\n]*|\b(cp|mv|ln|install)\s+(-\S+\s+)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|\$\{ZDOTDIR[^}\s]*\}|\$ZDOTDIR|/home/[\w.-]+|/root)/\.(bashrc|bash_profile|bash_login|bash_aliases|zshrc|zprofile|zshenv|zlogin|profile|config/fish/config\.fish|config/fish/conf\.d/[\w.-]+|tmux\.conf|inputrc)(?:$|[^\w.-])|(~|\$HOME|\$\{HOME\})/\.(\$\(basename\s+['\x22]?\$\{?SHELL(:-[^}\s]*)?\}?['\x22]?\)|\$\{SHELL##\*/\})rc)|(expanduser|Path\.home|homedir)[^\n]{0,60}\.(bashrc|zshrc|profile)\b[^\n]{0,40}(['\x22]a['\x22]|append|write)|(>>?\s*|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s[^\n|;&]*\s)['\x22]?(\$\{ZSH_CUSTOM[^}\s]*\}|\$ZSH_CUSTOM|(~|\$HOME|\$\{HOME\})/\.oh-my-zsh/custom|(~|\$HOME|\$\{HOME\})/\.(bashrc|zshrc)\.d)/|\b(Add-Content|Set-Content|Out-File)\b[^\n]*\$PROFILE\b|(>>?|\bTee-Object\s+(-Append\s+)?(-FilePath\s+)?)\s*['\x22]?\$PROFILE\b|(\b(Add-Content|Set-Content|Out-File|Copy-Item|Move-Item|New-Item|cp|mv|copy|ln)\b|>>?)[^\n]*(Documents|\.config|\$\(?\[Environment\]::GetFolderPath\(\W*MyDocuments\W*\)\)?)[\\/]+(Windows)?PowerShell[\\/]+([\w.]+_)?profile\.ps1\b",
         "Touches the user's own shell startup file: code there runs in every new terminal.",
     ),
     rule(
@@ -206,8 +206,8 @@ pub const RULES: &[RuleDef] = &[
         "persist/command-shadow",
         High,
         Instruction,
-        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+(\d+\s+)?)*\S+\s+)\s*['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.local/|\.cargo/|go/|\.bun/|\.deno/)?bin/(sudo|su|doas|pkexec|git|ssh|scp|sftp|gpg|python3?|pip3?|node|npm|npx|docker|kubectl|aws|gcloud|az|gh|curl|wget|op|bw|vault)['\x22]?(\s|$|[;&|])|(>>?\s*|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s[^\n|;&]*\s)['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+)/\.local/share/applications/(code|code-url-handler|firefox|org\.mozilla\.firefox|google-chrome|chromium|chromium-browser|brave-browser|microsoft-edge|org\.gnome\.Terminal|gnome-terminal|konsole|slack|signal-desktop|discord|1password|bitwarden|keepassxc|org\.keepassxc\.KeePassXC|thunderbird|telegram-desktop|zoom|cursor)\.desktop\b",
-        "Puts a program in the user's own `bin` folder under the name of a command they run with secrets or rights (`~/.local/bin/sudo`, `~/bin/git`), or a desktop launcher in `~/.local/share/applications` (it takes the place of an application's own): it runs in that command's place.",
+        r"(?i)(>>?|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s+(-\S+\s+(\d+\s+)?)*\S+\s+)\s*['\x22]?((~|\$HOME|\$\{HOME\}|/home/[\w.-]+|/root)/(\.local/|\.cargo/|go/|\.bun/|\.deno/)?|/usr/local/|/opt/homebrew/)bin/(sudo|su|doas|pkexec|git|ssh|scp|sftp|gpg|python3?|pip3?|node|npm|npx|docker|kubectl|aws|gcloud|az|gh|curl|wget|op|bw|vault)['\x22]?(\s|$|[;&|])|(>>?\s*|\btee\s+(-a\s+)?|\b(cp|mv|ln|install)\s[^\n|;&]*\s)['\x22]?(~|\$HOME|\$\{HOME\}|/home/[\w.-]+)/\.local/share/applications/(code|code-url-handler|firefox|org\.mozilla\.firefox|google-chrome|chromium|chromium-browser|brave-browser|microsoft-edge|org\.gnome\.Terminal|gnome-terminal|konsole|slack|signal-desktop|discord|1password|bitwarden|keepassxc|org\.keepassxc\.KeePassXC|thunderbird|telegram-desktop|zoom|cursor)\.desktop\b",
+        "Puts a program in the user's own `bin` folder, `/usr/local/bin` or Homebrew's, under the name of a command they run with secrets or rights (`~/.local/bin/sudo`, `~/bin/git`, `/usr/local/bin/git`, ahead of the system's on the PATH), or a desktop launcher in `~/.local/share/applications` (it takes the place of an application's own): it runs in that command's place.",
     ),
     rule(
         "persist/shell-rc-name",
@@ -241,8 +241,8 @@ pub const RULES: &[RuleDef] = &[
         "persist/ssh-command",
         Critical,
         Instruction,
-        r"(?i)^[\s\x22'>]*(Match\s+(\w+\s+)*exec\s|LocalCommand\s+\S|PermitLocalCommand\s+yes\b|KnownHostsCommand\s+\S)|['\x22\s]Match\s+exec\s+['\x22]|-o\s*['\x22]?(LocalCommand|PermitLocalCommand=yes|KnownHostsCommand)|['\x22\s]KnownHostsCommand\s+\S",
-        "Has the SSH client run a command of its own on every connection (`Match exec`, `LocalCommand`, `KnownHostsCommand`).",
+        r"(?i)^[\s\x22'>]*(Match\s+(\w+\s+)*exec\s|LocalCommand\s+\S|PermitLocalCommand\s+yes\b|KnownHostsCommand\s+\S)|['\x22\s]Match\s+exec\s+['\x22]|-o\s*['\x22]?(LocalCommand|PermitLocalCommand=yes|KnownHostsCommand)|['\x22\s]KnownHostsCommand\s+\S|\bProxyCommand\b[\s=][^\n]*\b(curl|wget|iwr|Invoke-WebRequest|base64|/dev/tcp)\b",
+        "Has the SSH client run a command of its own on every connection (`Match exec`, `LocalCommand`, `KnownHostsCommand`, a `ProxyCommand` that fetches or encodes).",
     ),
     rule(
         "persist/git-hooks",
