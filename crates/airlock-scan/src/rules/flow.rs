@@ -41,6 +41,11 @@ re!(
     r"(?i)MEMORY\.md|SOUL\.md|\.claude/projects|\.claude/history|\bconversation\b|chat_history|\.codex/sessions"
 );
 re!(
+    /// A shell's or a console's history file, where tokens and passwords typed on command lines stay.
+    SHELL_HISTORY,
+    r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|python_history|psql_history|mysql_history|node_repl_history)\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b"
+);
+re!(
     SEND,
     r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
 );
@@ -349,6 +354,8 @@ fn source_of(line: &str) -> Option<&'static str> {
         Some("a credential a tool holds")
     } else if CLIPBOARD.is_match(line) {
         Some("the clipboard")
+    } else if SHELL_HISTORY.is_match(line) {
+        Some("the shell history")
     } else if AGENT_MEMORY
         .find_iter(line)
         .any(|m| !names_a_kind(line, m.range()))
@@ -588,6 +595,11 @@ fn replace_name(line: &str, var: &str, with: &str) -> String {
     }
     out.push_str(&line[last..]);
     out
+}
+
+/// Whether a line sends something over the network.
+pub(super) fn sends(line: &str) -> bool {
+    SEND.is_match(line)
 }
 
 /// Where a secret is read in one line, for the skill-wide pass: what it is.

@@ -22,6 +22,7 @@ mod prose;
 mod signs;
 mod sources;
 pub mod table;
+mod through_file;
 
 pub use combine::hidden_runs;
 pub use crossflow::{cross_file_flows, Script};
