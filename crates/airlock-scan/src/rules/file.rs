@@ -127,8 +127,13 @@ pub fn scan_file(
         // as code: what it holds is what a script that sources, copies or loads it runs, and its name is free.
         FileKind::Other => {
             scan.code(None, &text, 1, facts);
+            super::sources::manifest_sources(&entry.path, &text, scan.out);
         }
-        FileKind::Asset => scan.lines(1, &text, Place::Comment),
+        FileKind::Asset => {
+            scan.lines(1, &text, Place::Comment);
+            // A manifest's part kept as an asset (`assets/backports.toml`, appended to a `Cargo.toml`).
+            super::sources::manifest_sources(&entry.path, &text, scan.out);
+        }
         FileKind::Binary | FileKind::Symlink => {}
     }
     combine::within_file(&entry.path, &mut findings[start..])

@@ -471,6 +471,7 @@ fn flows_in(
         // The environment handed to a child process (`run(cmd, env=env)`) is that process's own, not sent.
         let line = &*CHILD_ENV.replace_all(line, "$1");
         let line = &*without_one_way_arguments(line);
+        let line = &*without_search_patterns(line);
         let here = source_of(line);
         let used = tainted.iter().find(|(v, _, _, _)| mentions(line, v));
         let from_var = used.map(|(_, l, what, _)| (*l, *what));
@@ -597,6 +598,23 @@ fn replace_name(line: &str, var: &str, with: &str) -> String {
     out
 }
 
+re!(
+    /// A search's pattern: the first argument after a search program and its options (`grep -rnE '\.ssh/|curl'`,
+    /// `rg -e curl`), quoted or a bare word.
+    SEARCH_PATTERN,
+    r#"(?:^|[\s|;&(])(?:grep|egrep|fgrep|zgrep|rg|ag|ack|git\s+grep)((?:\s+--?[A-Za-z][\w-]*(?:=(?:'[^']*'|"[^"]*"|\S+))?)*)\s+('[^']*'|"[^"]*"|[^\s'"|;&<>()]+)"#
+);
+
+/// `line` with every search's pattern emptied (`grep -rnE '' "$SKILL"`): the names a pattern holds (`\.ssh/`, `curl`)
+/// are what is looked for, neither read nor run. The files it searches stay (`grep -h . ~/.aws/credentials`).
+fn without_search_patterns(line: &str) -> std::borrow::Cow<'_, str> {
+    SEARCH_PATTERN.replace_all(line, |c: &regex::Captures<'_>| {
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        let pattern = c.get(2).map_or("", |m| m.as_str());
+        format!("{}''", &whole[..whole.len() - pattern.len()])
+    })
+}
+
 /// Whether a line sends something over the network.
 pub(super) fn sends(line: &str) -> bool {
     SEND.is_match(line)
@@ -694,12 +712,12 @@ pub(super) fn from_release_host(line: &str) -> bool {
 re!(
     STARTUP,
     &format!(
-        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini|\*)/skills/\*"
+        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini|\*)/skills/\*|PowerShell[\\/]+(Microsoft\.\w+_)?profile\.ps1\b|plasma-workspace[\\/]+(env|shutdown)[\\/]|\.config/autostart-scripts\b|(^|[/~'\x22\s(])\.(xprofile|xsessionrc|xinitrc)\b"
     )
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|>\s*['"]?\$[^\n]*\.pth['"]|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|>\s*['"]?\$[^\n]*\.pth['"]|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)|\b(Add-Content|Set-Content|Out-File|Copy-Item)\b"#
 );
 re!(
     /// `crontab FILE` run as a command (at a command's start), or from an argument list: a file installed as the
@@ -781,7 +799,8 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
         if (WRITE.is_match(&line) || copied_into) && !setting_only {
             out.push((source, n));
         }
-        if let Some(c) = ASSIGN.captures(raw) {
+        // PowerShell's variables are assigned with their `$` (`$target = Join-Path $docs 'PowerShell\…profile.ps1'`).
+        if let Some(c) = ASSIGN.captures(raw.trim_start().trim_start_matches('$')) {
             named.push((c[1].to_owned(), source));
         }
         // A loop variable over names of start-up files (`for name in (".zsh" + "rc", …)`).

@@ -322,7 +322,9 @@ pub(super) fn lesser_class(
             )
         }
         "intent/widen-permissions"
-            if c.rule(index).find_iter(text).all(|m| DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()])) =>
+            if c.rule(index).find_iter(text).all(|m| {
+                DESCRIBED_BY_CLAUSE.is_match(&text[..m.start()]) && !THAT_AS_SUBJECT.is_match(&text[..m.start()])
+            }) =>
         {
             (
                 Severity::Medium,
@@ -512,6 +514,10 @@ pub(super) fn lesser_class(
                 "Names the public registry itself (`source 'https://rubygems.org'`, `GOPROXY=https://proxy.golang.org,direct`): where packages come from anyway.",
             )
         }
+        "install/custom-source" if GO_REPLACE_FORK.is_match(text) => (
+            Severity::Medium,
+            "Builds another module from a public code host in place of the one the project requires (`go mod edit -replace x=github.com/…`): a fork, compiled instead on every build.",
+        ),
         "install/custom-source" if same_host_instead_of(text) => (
             Severity::Medium,
             "Has git fetch the same host another way (`url.\"git@github.com:\".insteadOf https://github.com/`: SSH for HTTPS, or a token in the address): no other server gets the fetches.",

@@ -379,6 +379,24 @@ fn other_manifests_sources_are_custom_sources() {
             vec![(2, Severity::High), (3, Severity::Medium), (5, Severity::Low)],
         ),
     ];
+    // A manifest's part kept under another name, known by its sections; a TOML file of other sections is none.
+    let mut out = Vec::new();
+    super::sources::manifest_sources(
+        "assets/backports.toml",
+        "# backports\n[patch.crates-io]\nring = { git = \"https://git.example.net/ring\", branch = \"fix\" }\n",
+        &mut out,
+    );
+    assert_eq!(
+        out.iter().map(|f| (f.line, f.severity)).collect::<Vec<_>>(),
+        vec![(3, Severity::High)]
+    );
+    let mut out = Vec::new();
+    super::sources::manifest_sources(
+        "assets/theme.toml",
+        "[colors]\nurl = \"https://example.net/theme\"\ngit = \"https://example.net/x\"\n",
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
     for (name, text, want) in cases {
         let mut out = Vec::new();
         super::sources::manifest_sources(name, text, &mut out);

@@ -475,6 +475,18 @@ re!(
     pub(super) DESCRIBED_BY_CLAUSE,
     r"(?i)\b\w+\s+(that|which)\s+$"
 );
+re!(
+    /// `go mod edit -replace` of a module by another on a public code host (a fork), and nothing else on the line
+    /// of the kind.
+    pub(super) GO_REPLACE_FORK,
+    r"(?i)\bgo\s+mod\s+edit\b[^\n]*\s-replace[= ]['\x22]?[^\s='\x22]+=(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)/"
+);
+re!(
+    /// `that` after a conjunction (`…, and that covers each command`): a pronoun, the subject of a clause of its
+    /// own, not a relative one.
+    pub(super) THAT_AS_SUBJECT,
+    r"(?i)\b(and|but|or|so|because|as|since)\s+(that|which)\s+$"
+);
 
 re!(
     /// An MCP server given by its address (`--url https://mcp.notion.com/mcp`, `--transport http <url>`).

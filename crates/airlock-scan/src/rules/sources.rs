@@ -30,7 +30,17 @@ pub(super) fn manifest_sources(file: &str, text: &str, out: &mut Vec<Finding>) {
         "Cargo.toml" => cargo_sources(text),
         "go.mod" => go_replacements(text),
         _ if name.starts_with("requirements") && name.ends_with(".txt") => direct_requirements(text),
-        _ => Vec::new(),
+        // A part of one kept under another name (`assets/backports.toml`, `templates/Pipfile.tpl`), known by its
+        // sections.
+        _ => match sectioned(text)
+            .map(|(_, section, _)| section)
+            .find(|s| s.starts_with("patch.") || s == "replace" || s == "source" || s.starts_with("tool."))
+        {
+            Some(s) if s.starts_with("patch.") || s == "replace" => cargo_sources(text),
+            Some(s) if s == "source" => index_sources("Pipfile", text),
+            Some(_) => index_sources("pyproject.toml", text),
+            None => Vec::new(),
+        },
     };
     for (i, severity, message) in found {
         let line = text.lines().nth(i).unwrap_or_default();
