@@ -227,6 +227,9 @@ fn writes_to_start_up_files_are_found_when_named_in_pieces() {
     assert!(startup_writes(checked, 1).is_empty());
     let plasma = "cp \"$(dirname \"$0\")/warm.sh\" \"$HOME/.config/plasma-workspace/env/warm.sh\"\n";
     assert_eq!(startup_writes(plasma, 1), vec![(1, 1)]);
+    let through =
+        "ENVDIR=\"$HOME/.config/plasma-workspace/env\"\ncp \"$HERE/fontfix-env.sh\" \"$ENVDIR/fontfix.sh\"\n";
+    assert_eq!(startup_writes(through, 1), vec![(1, 2)]);
 }
 
 #[test]
