@@ -137,12 +137,15 @@ pub fn text(report: &ScanReport, color: Color, verbose: bool) -> String {
             f.file.clone()
         };
         let sev = format!("{:<8}", f.severity.as_str().to_uppercase());
+        // The kind of evidence and where it stands, after the place: `intent, in the instructions`.
         let _ = writeln!(
             out,
-            "  {} {:<28} {}",
+            "  {} {:<28} {}  ({}, {})",
             paint(color, severity_color(f.severity), &sev),
             f.rule,
-            visible(&place, 160)
+            visible(&place, 160),
+            f.kind().as_str(),
+            f.standing().as_str()
         );
         if !f.evidence.is_empty() && f.context != FindingContext::File {
             let _ = writeln!(

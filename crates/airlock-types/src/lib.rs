@@ -20,8 +20,8 @@ pub use record::{
     LIVE_OUTPUT_LIMIT,
 };
 pub use report::{
-    Classification, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel, RunMode,
-    ScanReport, Severity, SkillSummary,
+    Classification, EvidenceKind, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel,
+    RunMode, ScanReport, Severity, SkillSummary, Standing, SHOWN_AS_ATTACK, SHOWN_AS_BAD,
 };
 pub use run::{
     Artifact, ContextFile, Environment, Install, Observed, PatchSkip, Plan, PlanStep, ReviewItem, SkillRun,

@@ -74,7 +74,7 @@ fn counts(f: &Finding) -> bool {
 /// a guide shows, which the label counts one step less; combined with another, it is no more than it was alone (an
 /// order after the block to run it undoes the label, and then it counts).
 fn specimen(f: &Finding) -> bool {
-    f.message.starts_with(super::SHOWN_AS_ATTACK) || f.message.starts_with(super::SHOWN_AS_BAD)
+    f.specimen()
 }
 
 /// The findings that the evidence of one file adds up to.

@@ -873,10 +873,7 @@ pub(crate) fn shows_an_attack(label: &str) -> bool {
     labels::describing_lead_in(label)
 }
 
-/// How the message of a finding in a code block its label shows as an attack starts (counted one step less).
-pub(super) const SHOWN_AS_ATTACK: &str = "Shown as an attack";
-/// How the message of a finding on a line a comment marks as what not to do starts (counted one step less).
-pub(super) const SHOWN_AS_BAD: &str = "Shown as what not to do";
+use airlock_types::{SHOWN_AS_ATTACK, SHOWN_AS_BAD};
 
 /// Compiles the rules now (on any core), so that the first file scanned does not wait for them.
 pub fn prepare() {

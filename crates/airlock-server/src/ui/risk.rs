@@ -217,6 +217,7 @@ fn risk(id: &str, source: &airlock_types::SkillSource, report: &ScanReport, here
                                 }
                             }
                             " " span.rule { (f.rule) }
+                            " " span.kind { "(" (f.kind().as_str()) ", " (f.standing().as_str()) ")" }
                             @if !f.evidence.is_empty() { pre.evidence { (shown(&f.evidence)) } }
                             p { (shown(&f.message)) }
                         }
