@@ -651,6 +651,15 @@ fn last_4k(output: &str) -> &str {
 /// A program or library a skill's own script says it lacks and how to install (`Error: cloc is not installed` then
 /// `Install with: apt-get install cloc`; `google-genai library not installed` then `pip install google-genai`), that
 /// this machine does not have either: (the program, the line that said so).
+/// Whether `word` stands in `line` as a word of its own (not part of `qpdf-tools` or `libqpdf`).
+fn word_in(line: &str, word: &str) -> bool {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    !word.is_empty()
+        && line.match_indices(word).any(|(at, _)| {
+            !part(line[..at].chars().next_back()) && !part(line[at + word.len()..].chars().next())
+        })
+}
+
 fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
     static MISSING: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
@@ -659,6 +668,29 @@ fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
             .ok()
     });
     let text = format!("{}\n{}", last_4k(&run.stdout), last_4k(&run.stderr));
+    // A program the environment found missing (the skill's prose asks for it), named on a line of the output that
+    // says it is missing (`[MISSING] qpdf — install with: brew install qpdf`).
+    let declared = run.environment.as_ref().and_then(|env| {
+        env.missing_programs.iter().find_map(|program| {
+            let said = text.lines().find(|l| {
+                let lower = l.to_lowercase();
+                word_in(l, program)
+                    && ["missing", "not found", "not installed", "install "]
+                        .iter()
+                        .any(|w| lower.contains(w))
+            })?;
+            Some((
+                program.clone(),
+                airlock_types::display::line(said.trim())
+                    .chars()
+                    .take(120)
+                    .collect(),
+            ))
+        })
+    });
+    if declared.is_some() {
+        return declared;
+    }
     MISSING.as_ref()?.captures_iter(&text).find_map(|c| {
         let program = c[1].to_owned();
         let advised = regex::Regex::new(&format!(r"(?i)\binstall\b[^\n]*\b{}\b", regex::escape(&program)))
@@ -1078,6 +1110,18 @@ mod tests {
                 "{why}"
             );
         }
+        // A program the environment found missing, named by a check of the skill's own as missing.
+        run.environment = Some(airlock_types::Environment {
+            missing_programs: vec!["qpdf".to_owned()],
+            ..Default::default()
+        });
+        run.stdout = "[MISSING] qpdf — install with: brew install qpdf\n[OK] pikepdf 10.1\nSome dependencies are missing.\n".to_owned();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("the skill needs `qpdf`"), "{cause}");
+        run.stdout = "[OK] qpdf-tools found\nError: config missing\n".to_owned();
+        assert!(!failure_cause(&run)
+            .unwrap_or_default()
+            .contains("the skill needs `qpdf`"));
     }
 
     #[test]

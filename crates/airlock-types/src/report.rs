@@ -521,24 +521,58 @@ mod tests {
     fn each_finding_says_where_it_stands() {
         let code = FindingContext::Code;
         for (file, context, message, standing) in [
-            ("SKILL.md", FindingContext::Instruction, "Reads a key.", Standing::Instructions),
+            (
+                "SKILL.md",
+                FindingContext::Instruction,
+                "Reads a key.",
+                Standing::Instructions,
+            ),
             ("sub/skill/SKILL.md", code, "Reads a key.", Standing::Instructions),
-            ("references/guide.md", FindingContext::Instruction, "Reads a key.", Standing::Reference),
+            (
+                "references/guide.md",
+                FindingContext::Instruction,
+                "Reads a key.",
+                Standing::Reference,
+            ),
             ("templates/hook.sh", code, "Runs later.", Standing::Example),
             ("scripts/tests/test_x.py", code, "Sends.", Standing::Test),
             ("scripts/x.test.js", code, "Sends.", Standing::Test),
             ("scripts/run.py", code, "Sends.", Standing::Code),
-            ("SKILL.md", code, "Shown as an attack (after `Attackers run:`): reads a key.", Standing::Example),
-            ("package.json", FindingContext::Metadata, "Install hook.", Standing::Metadata),
-            ("scripts/run.py", FindingContext::File, "A helper.", Standing::File),
+            (
+                "SKILL.md",
+                code,
+                "Shown as an attack (after `Attackers run:`): reads a key.",
+                Standing::Example,
+            ),
+            (
+                "package.json",
+                FindingContext::Metadata,
+                "Install hook.",
+                Standing::Metadata,
+            ),
+            (
+                "scripts/run.py",
+                FindingContext::File,
+                "A helper.",
+                Standing::File,
+            ),
         ] {
-            assert_eq!(finding("secrets/ssh-keys", file, context, message).standing(), standing, "{file} {message}");
+            assert_eq!(
+                finding("secrets/ssh-keys", file, context, message).standing(),
+                standing,
+                "{file} {message}"
+            );
         }
     }
 
     #[test]
     fn a_finding_written_out_carries_its_kind_and_standing_and_reads_back() {
-        let f = finding("flow/secret-to-network", "scripts/up.sh", FindingContext::Code, "Sends a key.");
+        let f = finding(
+            "flow/secret-to-network",
+            "scripts/up.sh",
+            FindingContext::Code,
+            "Sends a key.",
+        );
         let json = serde_json::to_value(&f).unwrap();
         assert_eq!(json["kind"], "flow");
         assert_eq!(json["stands_in"], "code");
