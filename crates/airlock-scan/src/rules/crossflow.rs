@@ -271,6 +271,7 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
     }
     // And through files one script writes and another reads.
     out.extend(super::through_file::flows(scripts));
+    out.extend(super::through_file::downloads_run_elsewhere(scripts));
     out
 }
 

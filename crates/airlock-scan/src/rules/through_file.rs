@@ -34,6 +34,82 @@ re!(
     /// A name in code.
     IDENT, r"[A-Za-z_][A-Za-z0-9_]*");
 
+re!(
+    /// A download into a place (`git clone URL DEST`, `git -C DEST pull`, `curl -o DEST URL`, `wget -O DEST`,
+    /// `urlretrieve(URL, DEST)`), from an address.
+    DOWNLOAD_INTO,
+    r#"\bgit\s+clone\b|\bgit\s+-C\s+\S+\s+(?:pull|fetch)\b|\b(?:curl|wget)\b[^\n|;&]*\s(?:-o|-O|--output|--output-document)[\s=]|\burlretrieve\s*\("#
+);
+re!(
+    /// Code loaded and run from a place: Python's `spec_from_file_location`/`run_path`/`exec(open(…))`/`sys.path`
+    /// then an import, Node's `require`/`import()` of a path, a shell's `source`/`.`/`bash FILE`.
+    RUNS_FROM,
+    r#"\bspec_from_file_location\s*\(|\brunpy\.run_path\s*\(|\bexec\s*\(\s*open\s*\(|\bsys\.path\.(?:insert|append)\s*\(|\bimportlib\.import_module\s*\(|\brequire\s*\(\s*[A-Za-z_$(]|\bimport\s*\(\s*[A-Za-z_$(]|(?:^|[;&|]\s*)(?:source|\.)\s+['"]?[$~./\w]|(?:^|[;&|]\s*)(?:ba|z)?sh\s+['"]?[$~./]|\bsubprocess\.\w+\s*\(\s*\[\s*[A-Za-z_]|\bos\.system\s*\("#
+);
+
+/// Code one script downloads into a place and another loads and runs from there (`sync.sh` clones a repository of
+/// a host's into `~/.cache/x/rules`; `lint.py` imports `~/.cache/x/rules/__init__.py` on every run): what runs is
+/// whatever that host serves at the time, never reviewed with the skill. Both ends are cited.
+pub(super) fn downloads_run_elsewhere(scripts: &[Script]) -> Vec<Finding> {
+    let mut downloads: Vec<(&Script, u32, Vec<String>)> = Vec::new();
+    for script in scripts {
+        let statements = flow::statements(&script.code);
+        let definitions = definitions(&statements);
+        for (offset, line) in &statements {
+            if DOWNLOAD_INTO.is_match(line) {
+                let keys = path_keys(line, &definitions, &[]);
+                if !keys.is_empty() {
+                    downloads.push((script, offset + 1, keys));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if downloads.is_empty() {
+        return out;
+    }
+    for script in scripts {
+        let statements = flow::statements(&script.code);
+        let definitions = definitions(&statements);
+        for (offset, line) in &statements {
+            if !RUNS_FROM.is_match(line) || DOWNLOAD_INTO.is_match(line) {
+                continue;
+            }
+            let keys = path_keys(line, &definitions, &[]);
+            let Some((from, at, key)) = downloads.iter().find_map(|(s, at, k)| {
+                (s.path != script.path)
+                    .then(|| k.iter().find(|k| keys.contains(k)).map(|k| (s, *at, k)))
+                    .flatten()
+            }) else {
+                continue;
+            };
+            let run_at = offset + 1;
+            let text = script
+                .code
+                .lines()
+                .nth(*offset as usize)
+                .unwrap_or_default()
+                .trim();
+            out.push(Finding {
+                rule: "exec/remote-code".to_owned(),
+                severity: Severity::High,
+                file: script.path.clone(),
+                line: run_at,
+                evidence: visible(&format!("{text} <- {key} ({}:{at} downloads it)", from.path), 240),
+                message: format!(
+                    "Runs code another script downloads: {}:{at} fetches it into `…/{}`, which this script loads and \
+                     runs at line {run_at}. What runs is whatever that address serves when it runs, never reviewed \
+                     with the skill.",
+                    visible(&from.path, 120),
+                    visible(key, 80)
+                ),
+                context: FindingContext::Code,
+            });
+        }
+    }
+    out
+}
+
 /// Where a script writes a secret: the file's key, the line, and what the secret is.
 struct Write {
     key: String,
@@ -214,14 +290,25 @@ fn definitions(statements: &[(u32, String)]) -> Vec<(String, String)> {
 fn path_keys(code: &str, definitions: &[(String, String)], skip: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let mut texts = vec![code.to_owned()];
-    for m in IDENT.find_iter(code) {
-        let name = m.as_str();
-        if skip.contains(&name) {
-            continue;
+    // The names the code uses, and the names their definitions use (`entry = RULES_DIR / "x.py"`), two levels deep.
+    let mut seen: Vec<&str> = Vec::new();
+    let mut frontier = vec![code.to_owned()];
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for text in &frontier {
+            for m in IDENT.find_iter(text) {
+                let name = m.as_str();
+                if skip.contains(&name) || seen.contains(&name) {
+                    continue;
+                }
+                if let Some((n, value)) = definitions.iter().find(|(n, _)| n == name) {
+                    seen.push(n.as_str());
+                    texts.push(value.clone());
+                    next.push(value.clone());
+                }
+            }
         }
-        if let Some((_, value)) = definitions.iter().find(|(n, _)| n == name) {
-            texts.push(value.clone());
-        }
+        frontier = next;
     }
     for text in texts {
         // A shell word outside quotes (`> ~/.cache/x/state`) counts as a literal too.
@@ -230,15 +317,25 @@ fn path_keys(code: &str, definitions: &[(String, String)], skip: &[&str]) -> Vec
             .filter_map(|c| (1..=3).find_map(|i| c.get(i)).map(|m| m.as_str().to_owned()))
             .collect();
         for w in text.split_whitespace() {
-            let w = w.trim_matches(['"', '\'', ';', ')', '(']);
-            if (w.contains('/') || w.starts_with('.')) && !w.contains("://") {
-                parts.push(w.trim_start_matches(['>', '<', '@']).to_owned());
+            // Quoted words are the literals above; an operator alone (`/` of a path join) is no part.
+            if w.starts_with(['"', '\'', '`']) {
+                continue;
+            }
+            let w = w
+                .trim_matches([';', ')', '('])
+                .trim_start_matches(['>', '<', '@']);
+            if w.len() > 1
+                && (w.contains('/') || w.starts_with('.'))
+                && !w.contains("://")
+                && !w.contains(['"', '\''])
+            {
+                parts.push(w.to_owned());
             }
         }
         let pathish = |p: &str| {
             !p.contains("://")
                 && !p.contains(char::is_whitespace)
-                && (p.contains('/') || p.contains('\\') || has_extension(p))
+                && (p.contains('/') || p.contains('\\') || has_extension(p) || hidden_folder(p))
         };
         if !parts.iter().any(|p| pathish(p)) {
             continue;
@@ -282,6 +379,15 @@ fn key_of(parts: &[&str]) -> Option<String> {
         n => format!("{}/{}", components[n - 2], last),
     };
     (key.len() >= 6).then_some(key)
+}
+
+/// Whether a part is a hidden folder's name (`.cache`, `.config`): a path's start in the home.
+fn hidden_folder(part: &str) -> bool {
+    part.len() > 2
+        && part.starts_with('.')
+        && part[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Whether a name ends in an extension (`state.json`, `.env` is a name, not an extension).
@@ -338,6 +444,28 @@ mod tests {
         ]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].line, 5);
+    }
+
+    #[test]
+    fn code_one_script_downloads_and_another_runs_is_named() {
+        let sync = "#!/usr/bin/env bash\nDEST=\"$HOME/.cache/lint-rules-sync/rules\"\nREPO=\"https://git.example.net/platform/lint-rules.git\"\ngit clone -q --depth 1 \"$REPO\" \"$DEST\"\n";
+        let lint = "import importlib.util\nfrom pathlib import Path\nRULES_DIR = Path.home() / \".cache\" / \"lint-rules-sync\" / \"rules\"\n\ndef load():\n    entry = RULES_DIR / \"rules\" / \"__init__.py\"\n    spec = importlib.util.spec_from_file_location(\"shared\", entry)\n    module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n";
+        let found = downloads_run_elsewhere(&[
+            script("scripts/sync_rules.sh", Grammar::Shell, sync),
+            script("scripts/lint.py", Grammar::Python, lint),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].file.as_str(), found[0].line, found[0].severity),
+            ("scripts/lint.py", 7, Severity::High)
+        );
+        // A download that is only read (a data file) is not run.
+        let data = "import json\nfrom pathlib import Path\nRULES_DIR = Path.home() / \".cache\" / \"lint-rules-sync\" / \"rules\"\nprint(json.loads((RULES_DIR / \"index.json\").read_text()))\n";
+        assert!(downloads_run_elsewhere(&[
+            script("scripts/sync_rules.sh", Grammar::Shell, sync),
+            script("scripts/show.py", Grammar::Python, data),
+        ])
+        .is_empty());
     }
 
     #[test]
