@@ -27,6 +27,13 @@ re!(
     r"(?i)(?:<[\w-]*skill[\w-]*>|\{[\w-]*skill[\w-]*\})/"
 );
 
+re!(
+    /// The skill's folder named bare at a path's start, as a word of its own (`SKILL_DIR/scripts/x.py`, not
+    /// `$SKILL_DIR/` or `MY_SKILL_DIR/`).
+    BARE_SKILL_DIR,
+    r#"(^|[\s'"=(])(?:SKILL_DIR|SKILL_ROOT|SKILL_PATH|BASE_DIR|skill_dir)/"#
+);
+
 /// Where a run puts the target, the project a skill works on.
 pub const TARGET_DIR: &str = "/workspace";
 
@@ -97,6 +104,11 @@ pub fn skill_dir_placeholders(command: &str, skill_name: &str) -> String {
     };
     let replaced = SKILL_FOLDER_PLACEHOLDER
         .replace_all(&replaced, "$$SKILL_DIR/")
+        .into_owned();
+    // The name written bare as a path's start (`python3 SKILL_DIR/scripts/x.py`), as instructions write what the
+    // agent fills in.
+    let replaced = BARE_SKILL_DIR
+        .replace_all(&replaced, "$1$$SKILL_DIR/")
         .into_owned();
     // A path from the collection's root through the skill's own folder (`crm/scripts/crm-cli`,
     // `skills/crm/scripts/crm-cli` or `.agent-skills/crm/scripts/crm-cli` in the skill `crm`) is the skill's file.

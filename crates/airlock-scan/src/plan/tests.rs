@@ -179,6 +179,15 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
         skill_dir_placeholders("ls ~/.claude/skills/other/scripts", "context7"),
         "ls ~/.claude/skills/other/scripts"
     );
+    // The folder's name written bare at a path's start; a variable of that name or a longer name is not it.
+    assert_eq!(
+        skill_dir_placeholders("python3 SKILL_DIR/scripts/init.py <repo>", "x"),
+        "python3 $SKILL_DIR/scripts/init.py <repo>"
+    );
+    assert_eq!(
+        skill_dir_placeholders("python3 \"$SKILL_DIR/scripts/a.py\" MY_SKILL_DIR/b", "x"),
+        "python3 \"$SKILL_DIR/scripts/a.py\" MY_SKILL_DIR/b"
+    );
     // A project's skills folder, relative.
     assert_eq!(
         skill_dir_placeholders("cd .pi/skills/ingest-youtube\n./run.sh", "ingest-youtube"),
