@@ -248,6 +248,9 @@ struct FileScan<'a> {
     /// The lines of the code being scanned that append a here-document of settings only (`export`s, aliases, a
     /// version manager's start-up line) to a file.
     settings_heredocs: HashSet<u32>,
+    /// The prose line before the one being scanned when this one continues its sentence (a wrapped paragraph): what
+    /// governs a match at this line's start may stand there (`The worm's postinstall script ran` / `` `cat ~/.npmrc` ``).
+    sentence_before: Option<String>,
     out: &'a mut Vec<Finding>,
 }
 
@@ -266,6 +269,7 @@ impl<'a> FileScan<'a> {
             shown_then_asked: false,
             runs_code: false,
             runs_strings: false,
+            sentence_before: None,
             ordered_doc: false,
             depth: 0,
             planted: None,
@@ -337,14 +341,31 @@ impl<'a> FileScan<'a> {
                 if place == Place::Code || self.ordered_below && (list_item || table_row) {
                     None
                 } else {
+                    // "Do not tell the user" is what the rule is about, not a negation of it.
+                    let negation_is_the_pattern = rule.id == "prompt/conceal";
                     describing_cue(
                         text,
                         m.start(),
                         m.end(),
                         self.describing_list && list_item,
-                        // "Do not tell the user" is what the rule is about, not a negation of it.
-                        rule.id == "prompt/conceal",
+                        negation_is_the_pattern,
                     )
+                    .or_else(|| {
+                        // The sentence read whole when the line continues one: a line break costs nothing either way.
+                        let before = self
+                            .sentence_before
+                            .as_deref()
+                            .filter(|_| place == Place::ProseLine)?;
+                        let joined = format!("{} {text}", before.trim_end());
+                        let shift = before.trim_end().len() + 1;
+                        describing_cue(
+                            &joined,
+                            m.start() + shift,
+                            m.end() + shift,
+                            self.describing_list && list_item,
+                            negation_is_the_pattern,
+                        )
+                    })
                 }
             };
             // In prose, a later match that nothing describes is the one that counts: a negated or described

@@ -160,6 +160,7 @@ impl FileScan<'_> {
         // one being read continues into it.
         let mut lead_joined = false;
         let mut previous_continues = false;
+        let mut previous_text = String::new();
         for ((segment, asked), continued) in all.into_iter().zip(asked_after).zip(continued) {
             match segment {
                 Segment::Code { lang, line, text } => {
@@ -259,8 +260,11 @@ impl FileScan<'_> {
                             }
                         }
                     }
+                    self.sentence_before = previous_continues.then(|| previous_text.clone());
                     previous_continues = continued.is_some();
+                    previous_text.clone_from(&text);
                     self.prose_line(line, &text, &inline_code);
+                    self.sentence_before = None;
                     if let Some((next, next_code)) = continued {
                         self.across_lines(line, &text, &inline_code, &next, &next_code);
                     }
