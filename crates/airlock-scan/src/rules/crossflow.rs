@@ -207,10 +207,12 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
         .iter()
         .flat_map(|s| secret_names(&s.path, s.grammar, &s.code))
         .collect();
+    // Through files one script writes and another reads, whatever names the scripts define.
+    let mut out = super::through_file::flows(scripts);
+    out.extend(super::through_file::downloads_run_elsewhere(scripts));
     if names.is_empty() {
-        return Vec::new();
+        return out;
     }
-    let mut out = Vec::new();
     for script in scripts {
         // A module-level name is followed in its own file already; a function defined here is not.
         let visible_names: Vec<&SecretName> = names
@@ -269,9 +271,6 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
             });
         }
     }
-    // And through files one script writes and another reads.
-    out.extend(super::through_file::flows(scripts));
-    out.extend(super::through_file::downloads_run_elsewhere(scripts));
     out
 }
 

@@ -318,7 +318,7 @@ fn path_keys(code: &str, definitions: &[(String, String)], skip: &[&str]) -> Vec
             .collect();
         for w in text.split_whitespace() {
             // Quoted words are the literals above; an operator alone (`/` of a path join) is no part.
-            if w.starts_with(['"', '\'', '`']) {
+            if w.starts_with(['"', '\'', '`']) || w.contains("/dev/") {
                 continue;
             }
             let w = w
