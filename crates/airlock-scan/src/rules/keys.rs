@@ -48,8 +48,9 @@ pub(super) fn only_ssh_config(text: &str) -> bool {
     files.peek().is_some()
         && files.all(|f| {
             f == "config"
+                || f == "config.d"
                 || f.strip_prefix("config.")
-                    .is_some_and(|e| matches!(e, "bak" | "orig" | "backup" | "old"))
+                    .is_some_and(|e| matches!(e, "bak" | "orig" | "backup" | "old" | "new" | "tmp" | "d"))
         })
         && !text.contains("id_")
 }

@@ -159,6 +159,14 @@ pub(super) fn lesser_class(
             Severity::Low,
             "Names a system password file to deny access to it.",
         ),
+        "secrets/ssh-keys" | "secrets/cloud-credentials" | "secrets/token-files"
+            if !SENDS_TO.is_match(text) && c.rule(index).find_iter(text).all(|m| denied(text, m.start())) =>
+        {
+            (
+                Severity::Low,
+                "Names a secret's place to deny the agent access to it (`\"deny\": [\"Read(~/.ssh/**)\"]`): a protection, not a read.",
+            )
+        }
         "secrets/token-files" if quiet() && !SENDS_TO.is_match(text) && TOKENS_FILTERED_OUT.is_match(text) => (
             Severity::Medium,
             "Shows a token file's settings with its tokens filtered out (`grep -v authToken`).",
@@ -514,6 +522,10 @@ pub(super) fn lesser_class(
                 "Names the public registry itself (`source 'https://rubygems.org'`, `GOPROXY=https://proxy.golang.org,direct`): where packages come from anyway.",
             )
         }
+        "install/custom-source" if (text.contains("set-url") || text.contains("pushurl")) && PUSH_TO_FORGE.is_match(text) && !OTHER_PUSH_HOST.is_match(&PUSH_TO_FORGE.replace_all(text, " ")) => (
+            Severity::Medium,
+            "Adds a push address on a public code host (`git remote set-url --add --push origin git@github.com:…`): every push also goes there, a mirror of the user's choosing to read.",
+        ),
         "install/custom-source" if GO_REPLACE_FORK.is_match(text) => (
             Severity::Medium,
             "Builds another module from a public code host in place of the one the project requires (`go mod edit -replace x=github.com/…`): a fork, compiled instead on every build.",
@@ -581,6 +593,16 @@ pub(super) fn lesser_class(
             Severity::Low,
             "Names a browser's data only as part of a web address (`https://developer.mozilla.org/…/HTTP/Cookies`): a page, not a file read.",
         ),
+        "prompt/conceal"
+            if c.rule(index).find_iter(text).all(|m| {
+                NOTHING_TO_SAY.is_match(m.as_str()) && CONDITION_BEFORE.is_match(&text[..m.start()])
+            }) && !NAMES_A_RUN.is_match(text) =>
+        {
+            (
+                Severity::Medium,
+                "Says there is nothing to say in the reply about what a condition leaves out (`If a file needed no changes, there is nothing to say about it`), with no command or step named: brevity, to read.",
+            )
+        }
         "prompt/conceal" if c.rule(index).find_iter(text).all(|m| ON_REQUEST.is_match(&text[m.end()..])) => (
             Severity::Medium,
             "Keeps something out of the reply until the user asks for it (`Do not show it to the user unless they ask`): shown on request, so not hidden.",
@@ -603,6 +625,14 @@ pub(super) fn lesser_class(
             Severity::Low,
             "Tells the agent not to ask the user to do something by hand (nothing is hidden from the user).",
         ),
+        "prompt/ignore-instructions"
+            if c.rule(index).find_iter(text).all(|m| OUTRANKS.is_match(m.as_str()) && USER_OUTRANKS.is_match(&text[..m.start()])) =>
+        {
+            (
+                Severity::Low,
+                "Ranks the user's own request above the skill's text (`the user's request outranks whatever is asked here`): the reverse of an injection.",
+            )
+        }
         "prompt/ignore-instructions" if c.rule(index).find_iter(text).all(|m| quoted_as_a_thing(text, m.start(), m.end())) => (
             Severity::Low,
             "Names a prompt-injection phrase in quotes as a kind of attempt (`\"ignore previous instructions\" attempts`), not as an order.",

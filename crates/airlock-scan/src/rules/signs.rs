@@ -66,6 +66,12 @@ re!(
 );
 
 re!(
+    /// An agent's permission rule for a path put on its deny list.
+    AGENT_DENY, r#"(?i)\bRead\([^)\n]*\)[^\n]*\b(permissions\.deny|["']deny["']|deny\s+list|denylist)\b|\b(permissions\.deny|["']deny["']\s*:)[^\n]*\bRead\("#);
+re!(
+    /// An allow list on the same line: a rule there grants access.
+    AGENT_ALLOW, r#"(?i)\bpermissions\.allow\b|["']allow["']\s*:|\ballow\s+list\b"#);
+re!(
     /// `gh repo create … --public`: a repository made on the host, empty unless it is given local files.
     pub(super) EMPTY_PUBLIC_REPO, r"\bgh\s+repo\s+create\b");
 re!(
@@ -84,7 +90,10 @@ pub(super) fn denied(text: &str, start: usize) -> bool {
         .next()
         .unwrap_or_default()
         .to_lowercase();
-    word.starts_with("--deny")
+    // An agent's permission rules listed to deny (`"deny": ["Read(~/.ssh/**)"]`, "add … to `permissions.deny`").
+    let agent_deny = AGENT_DENY.is_match(text) && !AGENT_ALLOW.is_match(text);
+    agent_deny
+        || word.starts_with("--deny")
         || word.starts_with("--no-read")
         || before.trim_end().to_lowercase().ends_with("deny('fs',")
         || before.trim_end().to_lowercase().ends_with("deny(\"fs\",")
@@ -330,7 +339,7 @@ re!(
     /// the host ending there (`https://pypi.org.example.net/`, `https://registry.yarnpkg.com@npm.example.net` are other
     /// hosts).
     pub(super) PUBLIC_REGISTRY,
-    r"(?i)https?://(?:pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?(?:[\s'\x22,;)\]]|$)"
+    r"(?i)https?://(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org|registry\.npmjs\.org|registry\.yarnpkg\.com|rubygems\.org|proxy\.golang\.org|index\.crates\.io|github\.com/rust-lang/crates\.io-index|repo\.anaconda\.com|conda\.anaconda\.org)(?:/[^\s'\x22,]*)?(?:[\s'\x22,;)\]]|$)"
 );
 re!(
     /// git's `url.<base>.insteadOf <original>`: fetches of the original go to the base.
@@ -481,6 +490,29 @@ re!(
     pub(super) GO_REPLACE_FORK,
     r"(?i)\bgo\s+mod\s+edit\b[^\n]*\s-replace[= ]['\x22]?[^\s='\x22]+=(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)/"
 );
+re!(
+    /// "Nothing to say about it in your reply".
+    pub(super) NOTHING_TO_SAY, r"(?i)^nothing\s+to\s+(say|mention|report|tell)\b");
+re!(
+    /// A line that names a command or a step of the skill's (what "it" may be): inline code, a run, a script.
+    pub(super) NAMES_A_RUN, r"(?i)`|\b(run|runs|ran|running|execute[sd]?|script|command|step|warm|prime|sync)\b");
+re!(
+    /// A condition the sentence starts with (`If a file needed no changes, there is `).
+    pub(super) CONDITION_BEFORE, r"(?i)^[\W\d]*(if|when|where|whenever)\b[^.;:]*,\s*(there\s+is|there's|you\s+have)?\s*$");
+re!(
+    /// "outranks whatever is asked".
+    pub(super) OUTRANKS, r"(?i)^(outranks?|overrules?|supersedes?|trumps?)\b");
+re!(
+    /// The user's own request as what outranks (the subject just before).
+    pub(super) USER_OUTRANKS, r"(?i)\b(the\s+)?user'?s?\s+(own\s+)?(request|instructions?|words?|messages?|prompt)\s*$");
+re!(
+    /// A push address added on a public code host (`set-url --add --push origin git@github.com:o/r.git`).
+    pub(super) PUSH_TO_FORGE,
+    r"(?i)(?:https://|ssh://git@|git@)(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[/:][\w.-]+/[\w.-]+"
+);
+re!(
+    /// Any other address on the line of a push address.
+    pub(super) OTHER_PUSH_HOST, r"(?i)https?://|ssh://|\bgit@");
 re!(
     /// `that` after a conjunction (`…, and that covers each command`): a pronoun, the subject of a clause of its
     /// own, not a relative one.

@@ -238,7 +238,19 @@ fn secret_writes(script: &Script) -> Vec<Write> {
                     }
                 }
             }
-            if let Some(c) = ASSIGN.captures(line) {
+            // What a request returns is the service's answer, not the secret that authorised it; a secret used as a
+            // request's credential is not carried into what is built with it.
+            let credential_only = here.is_none()
+                && held
+                    .iter()
+                    .filter(|(v, _)| flow::mentions(line, v))
+                    .all(|(v, _)| {
+                        super::credential::only_as_credential(line, v) || super::credential::in_field(line, v)
+                    });
+            if let Some(c) = ASSIGN
+                .captures(line)
+                .filter(|_| !flow::sends(line) && !credential_only)
+            {
                 held.push((c[1].to_owned(), what));
             }
         }
