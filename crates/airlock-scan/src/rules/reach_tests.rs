@@ -379,6 +379,27 @@ fn other_manifests_sources_are_custom_sources() {
             vec![(2, Severity::High), (3, Severity::Medium), (5, Severity::Low)],
         ),
     ];
+    // A pyproject's dependencies by address; a go.work's replace.
+    let mut out = Vec::new();
+    super::sources::manifest_sources(
+        "pyproject.toml",
+        "[project]\nname = \"x\"\ndependencies = [\"requests\", \"fastjson @ https://files.example.net/fastjson.whl\"]\n\n[project.urls]\nHomepage = \"https://example.net\"\n\n[tool.uv.sources]\nrequests = { url = \"https://cdn.example.net/requests-2.32.whl\" }\nlib = { git = \"https://github.com/me/lib\" }\n",
+        &mut out,
+    );
+    assert_eq!(
+        out.iter().map(|f| (f.line, f.severity)).collect::<Vec<_>>(),
+        vec![(3, Severity::High), (9, Severity::High), (10, Severity::Medium)]
+    );
+    let mut out = Vec::new();
+    super::sources::manifest_sources(
+        "go.work",
+        "go 1.22\n\nuse ./a\n\nreplace example.com/x => git.example.net/x v1.0.0\n",
+        &mut out,
+    );
+    assert_eq!(
+        out.iter().map(|f| (f.line, f.severity)).collect::<Vec<_>>(),
+        vec![(5, Severity::High)]
+    );
     // A manifest's part kept under another name, known by its sections; a TOML file of other sections is none.
     let mut out = Vec::new();
     super::sources::manifest_sources(

@@ -26,9 +26,14 @@ re!(
 pub(super) fn manifest_sources(file: &str, text: &str, out: &mut Vec<Finding>) {
     let name = file.rsplit('/').next().unwrap_or(file);
     let found: Vec<(usize, Severity, &str)> = match name {
-        "pyproject.toml" | "Pipfile" => index_sources(name, text),
+        "pyproject.toml" => {
+            let mut found = index_sources(name, text);
+            found.extend(project_direct_sources(text));
+            found
+        }
+        "Pipfile" => index_sources(name, text),
         "Cargo.toml" => cargo_sources(text),
-        "go.mod" => go_replacements(text),
+        "go.mod" | "go.work" => go_replacements(text),
         _ if name.starts_with("requirements") && name.ends_with(".txt") => direct_requirements(text),
         // A part of one kept under another name (`assets/backports.toml`, `templates/Pipfile.tpl`), known by its
         // sections.
@@ -102,6 +107,38 @@ fn index_sources(name: &str, text: &str) -> Vec<(usize, Severity, &'static str)>
                 (Severity::Medium, "Sends the project's installs to a vendor's own documented package index (PyTorch's `download.pytorch.org/whl/…`, NVIDIA's `pypi.nvidia.com`).")
             } else {
                 (Severity::High, "Sends the project's installs to a package index of its own (a `pyproject.toml` or `Pipfile` source): every `poetry install`, `uv sync` or `pipenv install` takes packages from there, code no public registry has seen.")
+            };
+            (i, severity, message)
+        })
+        .collect()
+}
+
+re!(
+    /// A dependency of a `pyproject.toml` given by address: PEP 508's `"pkg @ https://…"` in a list, or uv's
+    /// `[tool.uv.sources]` entry `pkg = { url = "…" }` / `{ git = "…" }`.
+    PROJECT_DIRECT,
+    r#"(?i)["'][A-Za-z0-9_.\[\], -]+@\s*(?:git\+)?(?:https?|ssh)://[^"']+["']|\b(?:url|git)\s*=\s*["'](?:git\+)?(?:https?|ssh)://[^"']+["']"#
+);
+
+/// A `pyproject.toml`'s dependencies given by address (a PEP 508 `@ https://…` in `[project]`'s lists, uv's
+/// `[tool.uv.sources]` `url` or `git`), read as a requirements file's are.
+fn project_direct_sources(text: &str) -> Vec<(usize, Severity, &'static str)> {
+    sectioned(text)
+        .filter(|(_, section, t)| {
+            let dependency_section = section == "project"
+                || section == "project.optional-dependencies"
+                || section == "dependency-groups"
+                || section == "tool.uv.sources"
+                || section == "tool.uv";
+            dependency_section && PROJECT_DIRECT.is_match(t)
+        })
+        .map(|(i, _, t)| {
+            let (severity, message) = if only_indexes(&PUBLIC_REGISTRY, t) {
+                (Severity::Low, "Takes a dependency from a file of the public registry, by its address.")
+            } else if FORGE.is_match(t) || only_indexes(&KNOWN_INDEX, t) {
+                (Severity::Medium, "Takes a dependency from a repository on a public code host or a vendor's documented index, not from the registry.")
+            } else {
+                (Severity::High, "Takes a dependency from an address of its own (`pkg @ https://…`, a `[tool.uv.sources]` url): a file no registry has seen, installed with the project under the package's name.")
             };
             (i, severity, message)
         })
