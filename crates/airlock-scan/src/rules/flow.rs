@@ -615,6 +615,13 @@ fn without_search_patterns(line: &str) -> std::borrow::Cow<'_, str> {
     })
 }
 
+/// Whether a line reads a secret-named variable (`os.environ["DEPLOY_TOKEN"]`, `$NPM_TOKEN`), wherever it is put.
+pub(super) fn reads_secret_variable(line: &str) -> bool {
+    SECRET_VAR
+        .find_iter(line)
+        .any(|m| !names_where_not_what(line, m.range().end))
+}
+
 /// Whether a line sends something over the network.
 pub(super) fn sends(line: &str) -> bool {
     SEND.is_match(line)

@@ -117,7 +117,7 @@ re!(
     /// A dependency of a `pyproject.toml` given by address: PEP 508's `"pkg @ https://…"` in a list, or uv's
     /// `[tool.uv.sources]` entry `pkg = { url = "…" }` / `{ git = "…" }`.
     PROJECT_DIRECT,
-    r#"(?i)["'][A-Za-z0-9_.\[\], -]+@\s*(?:git\+)?(?:https?|ssh)://[^"']+["']|\b(?:url|git)\s*=\s*["'](?:git\+)?(?:https?|ssh)://[^"']+["']"#
+    r#"(?i)["'][A-Za-z0-9_.\[\], -]+@\s*(?:git\+)?(?:https?|ssh)://[^"']+["']|(?:^|[\s{,])(?:url|git)\s*=\s*["'](?:git\+)?(?:https?|ssh)://[^"']+["']"#
 );
 
 /// A `pyproject.toml`'s dependencies given by address (a PEP 508 `@ https://…` in `[project]`'s lists, uv's
