@@ -109,6 +109,12 @@ pub(super) fn detection_label(label: &str) -> bool {
         .is_some_and(|frame| frame.start() == 0 && !VERB.is_match(&last[frame.end()..]))
 }
 
+/// Whether a line's first clause orders done what was just described (`do the same here`, `then run it`).
+pub(super) fn follows_up(text: &str) -> bool {
+    let first = text.split(['.', '!', '?']).next().unwrap_or(text);
+    FOLLOW_UP.is_match(first)
+}
+
 /// Whether a label that looks like a negation or a description asks for the act after all (`Don't forget to
 /// run:`, `Attackers do this; do the same:`).
 pub(super) fn asks_after_all(label: &str) -> bool {

@@ -251,6 +251,9 @@ struct FileScan<'a> {
     /// The prose line before the one being scanned when this one continues its sentence (a wrapped paragraph): what
     /// governs a match at this line's start may stand there (`The worm's postinstall script ran` / `` `cat ~/.npmrc` ``).
     sentence_before: Option<String>,
+    /// The prose line after the one being scanned when it continues this one's sentence: an order there to do what
+    /// was described (`…; do the same here`) undoes the description.
+    sentence_after: Option<String>,
     out: &'a mut Vec<Finding>,
 }
 
@@ -270,6 +273,7 @@ impl<'a> FileScan<'a> {
             runs_code: false,
             runs_strings: false,
             sentence_before: None,
+            sentence_after: None,
             ordered_doc: false,
             depth: 0,
             planted: None,
@@ -343,13 +347,19 @@ impl<'a> FileScan<'a> {
                 } else {
                     // "Do not tell the user" is what the rule is about, not a negation of it.
                     let negation_is_the_pattern = rule.id == "prompt/conceal";
-                    describing_cue(
+                    let undone = |cue: Option<String>| {
+                        cue.filter(|_| {
+                            !(place == Place::ProseLine
+                                && self.sentence_after.as_deref().is_some_and(context::follows_up))
+                        })
+                    };
+                    undone(describing_cue(
                         text,
                         m.start(),
                         m.end(),
                         self.describing_list && list_item,
                         negation_is_the_pattern,
-                    )
+                    ))
                     .or_else(|| {
                         // The sentence read whole when the line continues one: a line break costs nothing either way.
                         let before = self
@@ -358,13 +368,13 @@ impl<'a> FileScan<'a> {
                             .filter(|_| place == Place::ProseLine)?;
                         let joined = format!("{} {text}", before.trim_end());
                         let shift = before.trim_end().len() + 1;
-                        describing_cue(
+                        undone(describing_cue(
                             &joined,
                             m.start() + shift,
                             m.end() + shift,
                             self.describing_list && list_item,
                             negation_is_the_pattern,
-                        )
+                        ))
                     })
                 }
             };

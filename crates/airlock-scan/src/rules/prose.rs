@@ -261,10 +261,12 @@ impl FileScan<'_> {
                         }
                     }
                     self.sentence_before = previous_continues.then(|| previous_text.clone());
+                    self.sentence_after = continued.as_ref().map(|(next, _)| next.clone());
                     previous_continues = continued.is_some();
                     previous_text.clone_from(&text);
                     self.prose_line(line, &text, &inline_code);
                     self.sentence_before = None;
+                    self.sentence_after = None;
                     if let Some((next, next_code)) = continued {
                         self.across_lines(line, &text, &inline_code, &next, &next_code);
                     }
