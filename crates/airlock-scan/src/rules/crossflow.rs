@@ -274,17 +274,19 @@ pub fn cross_file_flows(scripts: &[Script]) -> Vec<Finding> {
     out
 }
 
+/// A script of `text`, analysed as the scan analyses one, for the tests of flows across scripts.
+#[cfg(test)]
+pub(super) fn script(path: &str, grammar: Grammar, text: &str) -> Script {
+    Script {
+        path: path.to_owned(),
+        grammar,
+        code: crate::code::analyze(Some(grammar), text, 1).code,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn script(path: &str, grammar: Grammar, text: &str) -> Script {
-        Script {
-            path: path.to_owned(),
-            grammar,
-            code: crate::code::analyze(Some(grammar), text, 1).code,
-        }
-    }
 
     #[test]
     fn a_secret_read_in_one_file_and_sent_from_another_is_a_flow() {

@@ -423,6 +423,7 @@ fn has_extension(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::crossflow::script;
     use super::*;
     use crate::code::Grammar;
 
@@ -433,14 +434,6 @@ mod tests {
         b: (&str, Grammar, &str),
     ) -> Vec<Finding> {
         f(&[script(a.0, a.1, a.2), script(b.0, b.1, b.2)])
-    }
-
-    fn script(path: &str, grammar: Grammar, text: &str) -> Script {
-        Script {
-            path: path.to_owned(),
-            grammar,
-            code: crate::code::analyze(Some(grammar), text, 1).code,
-        }
     }
 
     #[test]
