@@ -261,7 +261,9 @@ fn secret_writes(script: &Script) -> Vec<Write> {
                     });
             if let Some(c) = ASSIGN
                 .captures(line)
-                .filter(|_| !flow::sends(line) && !credential_only)
+                // At most a few dozen names are followed: a long script whose every line touches a secret is
+                // read by the names it gives first.
+                .filter(|_| !flow::sends(line) && !credential_only && held.len() < 64)
             {
                 held.push((c[1].to_owned(), what));
             }
@@ -295,23 +297,24 @@ fn held_name(line: &str) -> Option<String> {
 }
 
 /// Each name a script assigns, with the text it is assigned (the last assignment wins).
-fn definitions(statements: &[(u32, String)]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+fn definitions(statements: &[(u32, String)]) -> Definitions {
+    let mut out = Definitions::new();
     for (_, line) in statements {
         if let Some(c) = ASSIGN.captures(line) {
-            let name = c[1].to_owned();
             let value = line[c.get(0).map_or(0, |m| m.end()) - 1..].to_owned();
-            out.retain(|(n, _)| *n != name);
-            out.push((name, value));
+            out.insert(c[1].to_owned(), value);
         }
     }
     out
 }
 
+/// Each name a script assigns, with the text of its last assignment.
+type Definitions = std::collections::HashMap<String, String>;
+
 /// The keys of the files a piece of code names: for each path made of string literals (on the line, or in the
 /// definition of a name it uses, not one of `skip`), its last two parts (`shellstats/state.json`). Parts are joined
 /// however the code joins them (`Path.home() / ".cache" / "x"`, `os.path.join`, `"$HOME/.cache/x"`).
-fn path_keys(code: &str, definitions: &[(String, String)], skip: &[&str]) -> Vec<String> {
+fn path_keys(code: &str, definitions: &Definitions, skip: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let mut texts = vec![code.to_owned()];
     // The names the code uses, and the names their definitions use (`entry = RULES_DIR / "x.py"`), two levels deep.
@@ -325,7 +328,7 @@ fn path_keys(code: &str, definitions: &[(String, String)], skip: &[&str]) -> Vec
                 if skip.contains(&name) || seen.contains(&name) {
                     continue;
                 }
-                if let Some((n, value)) = definitions.iter().find(|(n, _)| n == name) {
+                if let Some((n, value)) = definitions.get_key_value(name) {
                     seen.push(n.as_str());
                     texts.push(value.clone());
                     next.push(value.clone());
