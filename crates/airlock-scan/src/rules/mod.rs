@@ -21,6 +21,7 @@ mod planted;
 mod prose;
 mod signs;
 mod sources;
+mod startup;
 pub mod table;
 mod through_file;
 
