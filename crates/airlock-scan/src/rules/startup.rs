@@ -66,7 +66,7 @@ fn settings_valued(statements: &[(u32, String)]) -> Vec<String> {
         i += 1;
         let Some(c) = ASSIGN.captures(raw) else { continue };
         let name = c[1].to_owned();
-        let rhs = raw[c.get(0).map_or(0, |m| m.end()) - 1..].trim();
+        let rhs = super::flow::assigned_value(raw, &c).trim();
         // A PowerShell here-string: its lines up to the closing `'@`.
         let text = if rhs == "@'" || rhs == "@\"" {
             let mut body = Vec::new();

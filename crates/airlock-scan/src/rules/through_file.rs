@@ -301,7 +301,7 @@ fn definitions(statements: &[(u32, String)]) -> Definitions {
     let mut out = Definitions::new();
     for (_, line) in statements {
         if let Some(c) = ASSIGN.captures(line) {
-            let value = line[c.get(0).map_or(0, |m| m.end()) - 1..].to_owned();
+            let value = flow::assigned_value(line, &c).to_owned();
             out.insert(c[1].to_owned(), value);
         }
     }
@@ -524,6 +524,21 @@ mod tests {
             ("scripts/stats.sh", Grammar::Shell, up),
         );
         assert_eq!(found.len(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn a_value_that_starts_with_a_wide_character_is_read() {
+        let wide = "export KERNEL_API_KEY=…\nOUT=…/x.json\necho \"$KERNEL_API_KEY\" > \"$OUT\"\n";
+        let _ = two(
+            flows,
+            ("scripts/a.sh", Grammar::Shell, wide),
+            ("scripts/b.sh", Grammar::Shell, wide),
+        );
+        let _ = two(
+            downloads_run_elsewhere,
+            ("scripts/a.sh", Grammar::Shell, wide),
+            ("scripts/b.sh", Grammar::Shell, wide),
+        );
     }
 
     #[test]
