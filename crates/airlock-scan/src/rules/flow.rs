@@ -608,6 +608,10 @@ re!(
 /// `line` with every search's pattern emptied (`grep -rnE '' "$SKILL"`): the names a pattern holds (`\.ssh/`, `curl`)
 /// are what is looked for, neither read nor run. The files it searches stay (`grep -h . ~/.aws/credentials`).
 fn without_search_patterns(line: &str) -> std::borrow::Cow<'_, str> {
+    // Most lines search nothing: the pattern is looked for only on a line that names a search program.
+    if !["grep", "rg", "ag", "ack"].iter().any(|p| line.contains(p)) {
+        return std::borrow::Cow::Borrowed(line);
+    }
     SEARCH_PATTERN.replace_all(line, |c: &regex::Captures<'_>| {
         let whole = c.get(0).map_or("", |m| m.as_str());
         let pattern = c.get(2).map_or("", |m| m.as_str());

@@ -154,7 +154,9 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
     let mut named: Vec<(String, u32)> = Vec::new();
     // Names assigned text that is settings only (`lines = ("export QT_SCALE_FACTOR=1.5\n" …)`, a PowerShell
     // here-string of `Set-PSReadLineOption` lines): written to a start-up file, they are the rc rule's lesser class.
-    let settings_names = settings_valued(statements);
+    // Read only once a start-up file is named (most code names none).
+    let settings_names = std::cell::OnceCell::new();
+    let settings = || settings_names.get_or_init(|| settings_valued(statements));
     for (offset, raw) in statements {
         let n = first_line + offset;
         // Pieces of a path joined as the program would join them.
@@ -182,7 +184,7 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
         let setting_only = (super::signs::SETTING_ONLY.is_match(raw)
             && !super::signs::RUNS_AT_PROMPT.is_match(raw)
             && !super::signs::FETCHES.is_match(raw))
-            || writes_only_settings(raw, &settings_names);
+            || writes_only_settings(raw, settings());
         // A copy into it (`cp qol.py "$dest/00-qol.py"`): the start-up file or folder is the last word.
         let copied_into = COPY.is_match(raw)
             && raw.split_whitespace().last().is_some_and(|last| {
@@ -213,7 +215,7 @@ pub(super) fn startup_writes_in(statements: &[(u32, String)], first_line: u32) -
                 .filter(|(o, s)| *o > *offset && mentions(s, handle) && s.contains(".write"))
                 .map(|(_, s)| s)
                 .collect();
-            !writes.is_empty() && writes.iter().all(|s| writes_only_settings(s, &settings_names))
+            !writes.is_empty() && writes.iter().all(|s| writes_only_settings(s, settings()))
         });
         if (WRITE.is_match(&line) || copied_into) && !setting_only && !opened_for_settings {
             out.push((source, n));

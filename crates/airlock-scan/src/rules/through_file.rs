@@ -55,7 +55,10 @@ re!(
 /// whatever that host serves at the time, never reviewed with the skill. Both ends are cited.
 pub(super) fn downloads_run_elsewhere(scripts: &[Script]) -> Vec<Finding> {
     let mut downloads: Vec<(&Script, u32, Vec<String>)> = Vec::new();
-    for script in scripts {
+    if scripts.len() < 2 {
+        return Vec::new();
+    }
+    for script in scripts.iter().filter(|s| DOWNLOAD_INTO.is_match(&s.code)) {
         let statements = flow::statements(&script.code);
         let definitions = definitions(&statements);
         for (offset, line) in &statements {
@@ -71,7 +74,7 @@ pub(super) fn downloads_run_elsewhere(scripts: &[Script]) -> Vec<Finding> {
     if downloads.is_empty() {
         return out;
     }
-    for script in scripts {
+    for script in scripts.iter().filter(|s| RUNS_FROM.is_match(&s.code)) {
         let statements = flow::statements(&script.code);
         let definitions = definitions(&statements);
         for (offset, line) in &statements {
@@ -122,15 +125,26 @@ struct Write {
 
 /// The flows through files among one skill's scripts.
 pub(super) fn flows(scripts: &[Script]) -> Vec<Finding> {
+    // Two scripts at least, one that sends and another that writes a secret it reads: most skills have neither, and
+    // are let go after a look at each script's whole text.
+    let sends = |s: &Script| flow::sends(&s.code);
+    if scripts.len() < 2 || !scripts.iter().any(sends) {
+        return Vec::new();
+    }
     let writes: Vec<(&Script, Write)> = scripts
         .iter()
+        .filter(|s| {
+            WRITE.is_match(&s.code)
+                && (flow::reads_secret_variable(&s.code)
+                    || s.code.lines().any(|l| flow::reads_secret(l).is_some()))
+        })
         .flat_map(|s| secret_writes(s).into_iter().map(move |w| (s, w)))
         .collect();
     if writes.is_empty() {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for script in scripts {
+    for script in scripts.iter().filter(|s| sends(s) && READ.is_match(&s.code)) {
         let statements = flow::statements(&script.code);
         let definitions = definitions(&statements);
         for (k, (offset, line)) in statements.iter().enumerate() {
