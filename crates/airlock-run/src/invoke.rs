@@ -217,12 +217,7 @@ fn vendored(rel: &str) -> bool {
 fn test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let dirs = &rel[..rel.len() - name.len()];
-    name == "conftest.py"
-        || name.starts_with("test_")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || dirs.split('/').any(|d| matches!(d, "__tests__" | "spec"))
+    airlock_types::test_file_name(name) || dirs.split('/').any(|d| matches!(d, "__tests__" | "spec"))
 }
 
 /// Data files a command reads, by extension: when one exists in neither the skill nor the target, the command is

@@ -20,8 +20,9 @@ pub use record::{
     LIVE_OUTPUT_LIMIT,
 };
 pub use report::{
-    Classification, EvidenceKind, FileKind, Finding, FindingContext, Inventory, InventoryEntry, RiskLevel,
-    RunMode, ScanReport, Severity, SkillSummary, Standing, SHOWN_AS_ATTACK, SHOWN_AS_BAD,
+    test_file_name, Classification, EvidenceKind, FileKind, Finding, FindingContext, Inventory,
+    InventoryEntry, RiskLevel, RunMode, ScanReport, Severity, SkillSummary, Standing, SHOWN_AS_ATTACK,
+    SHOWN_AS_BAD,
 };
 pub use run::{
     Artifact, ContextFile, Environment, Install, Observed, PatchSkip, Plan, PlanStep, ReviewItem, SkillRun,

@@ -273,6 +273,16 @@ impl Standing {
     }
 }
 
+/// Whether a file's name is a test's (`test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, pytest's `conftest.py`): a
+/// test runner runs it, not a user.
+pub fn test_file_name(name: &str) -> bool {
+    name == "conftest.py"
+        || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
 /// The start of a finding's message when a label shows its text as an attack (`Shown as an attack (after …)`), or a
 /// comment marks it as what not to do: a specimen, counted one step less.
 pub const SHOWN_AS_ATTACK: &str = "Shown as an attack";
@@ -307,12 +317,7 @@ impl Finding {
             dirs.iter()
                 .any(|d| names.contains(&d.to_ascii_lowercase().as_str()))
         };
-        if under(&["tests", "test", "__tests__", "spec", "testdata"])
-            || name.starts_with("test_")
-            || name.contains("_test.")
-            || name.contains(".test.")
-            || name.contains(".spec.")
-        {
+        if under(&["tests", "test", "__tests__", "spec", "testdata"]) || test_file_name(name) {
             Standing::Test
         } else if under(&[
             "examples",

@@ -484,11 +484,14 @@ re!(
     pub(super) DESCRIBED_BY_CLAUSE,
     r"(?i)\b\w+\s+(that|which)\s+$"
 );
+/// The public code hosts: a repository there is a fork anyone can read, not a host of the skill's own.
+pub(super) const FORGE_HOSTS: &str = r"(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)";
+
 re!(
     /// `go mod edit -replace` of a module by another on a public code host (a fork), and nothing else on the line
     /// of the kind.
     pub(super) GO_REPLACE_FORK,
-    r"(?i)\bgo\s+mod\s+edit\b[^\n]*\s-replace[= ]['\x22]?[^\s='\x22]+=(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)/"
+    &format!(r"(?i)\bgo\s+mod\s+edit\b[^\n]*\s-replace[= ]['\x22]?[^\s='\x22]+={FORGE_HOSTS}/")
 );
 re!(
     /// "Nothing to say about it in your reply".
@@ -508,7 +511,7 @@ re!(
 re!(
     /// A push address added on a public code host (`set-url --add --push origin git@github.com:o/r.git`).
     pub(super) PUSH_TO_FORGE,
-    r"(?i)(?:https://|ssh://git@|git@)(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[/:][\w.-]+/[\w.-]+"
+    &format!(r"(?i)(?:https://|ssh://git@|git@){FORGE_HOSTS}[/:][\w.-]+/[\w.-]+")
 );
 re!(
     /// Any other address on the line of a push address.

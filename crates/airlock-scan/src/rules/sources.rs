@@ -4,13 +4,13 @@
 //! `install/custom-source`: `high` for a host of the skill's choosing, `medium` for a vendor's documented index or a
 //! fork on a public code host, `low` for the public registry itself.
 
-use super::signs::{only_indexes, KNOWN_INDEX, PUBLIC_REGISTRY};
+use super::signs::{only_indexes, FORGE_HOSTS, KNOWN_INDEX, PUBLIC_REGISTRY};
 use super::*;
 
 re!(
     /// A public code host, the host ending there (`https://github.com.example.net/` is another host).
     FORGE,
-    r"(?i)(?:https?://|ssh://git@|git@)(?:www\.)?(?:github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[/:]"
+    &format!(r"(?i)(?:https?://|ssh://git@|git@)(?:www\.)?{FORGE_HOSTS}[/:]")
 );
 re!(
     /// An inline table's or a key's git source in a `Cargo.toml` (`serde = { git = "https://…" }`, `git = "…"`).
@@ -133,16 +133,30 @@ fn project_direct_sources(text: &str) -> Vec<(usize, Severity, &'static str)> {
             dependency_section && PROJECT_DIRECT.is_match(t)
         })
         .map(|(i, _, t)| {
-            let (severity, message) = if only_indexes(&PUBLIC_REGISTRY, t) {
-                (Severity::Low, "Takes a dependency from a file of the public registry, by its address.")
-            } else if FORGE.is_match(t) || only_indexes(&KNOWN_INDEX, t) {
-                (Severity::Medium, "Takes a dependency from a repository on a public code host or a vendor's documented index, not from the registry.")
-            } else {
-                (Severity::High, "Takes a dependency from an address of its own (`pkg @ https://…`, a `[tool.uv.sources]` url): a file no registry has seen, installed with the project under the package's name.")
-            };
+            let (severity, message) = by_address(
+                t,
+                [
+                    "Takes a dependency from a file of the public registry, by its address.",
+                    "Takes a dependency from a repository on a public code host or a vendor's documented index, not from the registry.",
+                    "Takes a dependency from an address of its own (`pkg @ https://…`, a `[tool.uv.sources]` url): a file no registry has seen, installed with the project under the package's name.",
+                ],
+            );
             (i, severity, message)
         })
         .collect()
+}
+
+/// How much a dependency taken from an address on `line` counts, with the message of its class (`messages`: the
+/// public registry's own file, `low`; a public code host's repository or a vendor's documented index, `medium`; an
+/// address of the skill's own, `high`).
+fn by_address(line: &str, messages: [&'static str; 3]) -> (Severity, &'static str) {
+    if only_indexes(&PUBLIC_REGISTRY, line) {
+        (Severity::Low, messages[0])
+    } else if FORGE.is_match(line) || only_indexes(&KNOWN_INDEX, line) {
+        (Severity::Medium, messages[1])
+    } else {
+        (Severity::High, messages[2])
+    }
 }
 
 /// A `Cargo.toml`'s crates from git (a dependency, or a `[patch.…]` or `[replace]` entry that builds another
@@ -216,13 +230,14 @@ fn direct_requirements(text: &str) -> Vec<(usize, Severity, &'static str)> {
         .enumerate()
         .filter(|(_, l)| DIRECT_REQUIREMENT.is_match(l))
         .map(|(i, l)| {
-            let (severity, message) = if only_indexes(&PUBLIC_REGISTRY, l) {
-                (Severity::Low, "Installs a file of the public registry by its address: what the registry serves anyway.")
-            } else if FORGE.is_match(l) || only_indexes(&KNOWN_INDEX, l) {
-                (Severity::Medium, "Installs a requirement from a repository on a public code host or a vendor's documented index, not from the registry.")
-            } else {
-                (Severity::High, "Installs a requirement from an address of its own (`pkg @ https://…`): a file no registry has seen, installed with the project's requirements.")
-            };
+            let (severity, message) = by_address(
+                l,
+                [
+                    "Installs a file of the public registry by its address: what the registry serves anyway.",
+                    "Installs a requirement from a repository on a public code host or a vendor's documented index, not from the registry.",
+                    "Installs a requirement from an address of its own (`pkg @ https://…`): a file no registry has seen, installed with the project's requirements.",
+                ],
+            );
             (i, severity, message)
         })
         .collect()

@@ -133,11 +133,7 @@ pub(super) fn flows(scripts: &[Script]) -> Vec<Finding> {
     }
     let writes: Vec<(&Script, Write)> = scripts
         .iter()
-        .filter(|s| {
-            WRITE.is_match(&s.code)
-                && (flow::reads_secret_variable(&s.code)
-                    || s.code.lines().any(|l| flow::reads_secret(l).is_some()))
-        })
+        .filter(|s| WRITE.is_match(&s.code))
         .flat_map(|s| secret_writes(s).into_iter().map(move |w| (s, w)))
         .collect();
     if writes.is_empty() {
