@@ -9,42 +9,69 @@ use std::collections::BTreeSet;
 
 use super::credential;
 
-re!(
-    ENVIRONMENT,
-    r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\|"
-);
-re!(
-    SECRET_VAR,
-    r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?"
-);
-re!(
-    SECRET_FILE,
-    r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)"
-);
+const ENVIRONMENT_PATTERN: &str = r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\|";
+re!(ENVIRONMENT, ENVIRONMENT_PATTERN);
+const SECRET_VAR_PATTERN: &str = r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?";
+re!(SECRET_VAR, SECRET_VAR_PATTERN);
+const SECRET_FILE_PATTERN: &str = r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)";
+re!(SECRET_FILE, SECRET_FILE_PATTERN);
+const SDK_CREDENTIALS_PATTERN: &str = r"\.get_(?:frozen_)?credentials\(\)";
 re!(
     /// Cloud credentials an SDK hands over (`boto3.Session().get_credentials()`): the keys, read without naming a file.
     SDK_CREDENTIALS,
-    r"\.get_(?:frozen_)?credentials\(\)"
+    SDK_CREDENTIALS_PATTERN
 );
+const TOOL_SECRET_PATTERN: &str = r#"\bkeyring\.get_(?:password|credential)\s*\(|\bop['"]?\s*,?\s*['"]?(?:read\s+['"]?op://|item['"]?\s*,?\s*['"]?(?:get|list)\b)|\bdocker-credential-[\w-]+['"]?\s*,?\s*['"]?(?:get|list)\b|\bgh\s+auth\s+token\b|\baws\s+configure\s+export-credentials\b|\bbw\s+(?:get|list)\s+(?:password|item|items)\b|['"]gh['"]\s*,\s*['"]auth['"]\s*,\s*['"]token['"]|\bgh\s+auth\s+status\b[^\n]*(?:--show-token|\s-t\b)|\bkubectl\s+get\s+secrets?\b[^\n]*\s-o\s*['"]?(?:json|yaml|jsonpath)"#;
 re!(
     /// A credential a tool or the system keyring hands over: `keyring.get_password(…)`, `op read op://…`, `op item
     /// get`, `docker-credential-desktop get`, `gh auth token`, `aws configure export-credentials`.
     TOOL_SECRET,
-    r#"\bkeyring\.get_(?:password|credential)\s*\(|\bop['"]?\s*,?\s*['"]?(?:read\s+['"]?op://|item['"]?\s*,?\s*['"]?(?:get|list)\b)|\bdocker-credential-[\w-]+['"]?\s*,?\s*['"]?(?:get|list)\b|\bgh\s+auth\s+token\b|\baws\s+configure\s+export-credentials\b|\bbw\s+(?:get|list)\s+(?:password|item|items)\b|['"]gh['"]\s*,\s*['"]auth['"]\s*,\s*['"]token['"]|\bgh\s+auth\s+status\b[^\n]*(?:--show-token|\s-t\b)|\bkubectl\s+get\s+secrets?\b[^\n]*\s-o\s*['"]?(?:json|yaml|jsonpath)"#
+    TOOL_SECRET_PATTERN
 );
-re!(
-    CLIPBOARD,
-    r"(?i)\bpbpaste\b|xclip\s+-o|xsel\s+-o|pyperclip\.paste|clipboard\.readText|Get-Clipboard"
-);
-re!(
-    AGENT_MEMORY,
-    r"(?i)MEMORY\.md|SOUL\.md|\.claude/projects|\.claude/history|\bconversation\b|chat_history|\.codex/sessions"
-);
+const CLIPBOARD_PATTERN: &str =
+    r"(?i)\bpbpaste\b|xclip\s+-o|xsel\s+-o|pyperclip\.paste|clipboard\.readText|Get-Clipboard";
+re!(CLIPBOARD, CLIPBOARD_PATTERN);
+const AGENT_MEMORY_PATTERN: &str = r"(?i)MEMORY\.md|SOUL\.md|\.claude/projects|\.claude/history|\bconversation\b|chat_history|\.codex/sessions";
+re!(AGENT_MEMORY, AGENT_MEMORY_PATTERN);
+const SHELL_HISTORY_PATTERN: &str = r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|histfile|python_history|psql_history|mysql_history|node_repl_history)\b|\batuin/history\.db\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b";
 re!(
     /// A shell's or a console's history file, where tokens and passwords typed on command lines stay.
     SHELL_HISTORY,
-    r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|histfile|python_history|psql_history|mysql_history|node_repl_history)\b|\batuin/history\.db\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b"
+    SHELL_HISTORY_PATTERN
 );
+/// Whether a line can name any source at all: every source's pattern in one pass, with what the readings of a
+/// credential file's path take out of a line (a key handed to a program, a web address, a download's target) able
+/// to put a space before `.env` or close up `login data` and `/Cookies`. Most lines read nothing, and one pass is a
+/// fraction of the ten the sources take in turn. Word boundaries are ASCII ones: next to the ASCII letters the
+/// patterns put them by, one holds wherever a Unicode one does.
+static ANY_SOURCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| any_source(""));
+/// The same for a whole script at once, `^` and `$` at each line's ends.
+static ANY_SOURCE_IN_LINES: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| any_source("(?m)"));
+
+fn any_source(flags: &str) -> regex::Regex {
+    let all: Vec<String> = [
+        ENVIRONMENT_PATTERN,
+        SECRET_VAR_PATTERN,
+        SECRET_FILE_PATTERN,
+        r"(?i)\.env|login|/Cookies",
+        SDK_CREDENTIALS_PATTERN,
+        TOOL_SECRET_PATTERN,
+        CLIPBOARD_PATTERN,
+        AGENT_MEMORY_PATTERN,
+        SHELL_HISTORY_PATTERN,
+    ]
+    .iter()
+    .map(|p| format!("(?:{})", super::ascii_boundaries(p)))
+    .collect();
+    crate::compile(&format!("{flags}{}", all.join("|")))
+}
+
+/// Whether any line of `code` can read a secret: a script none of whose lines names a source holds no secret to
+/// hand on.
+pub(super) fn may_read_secret(code: &str) -> bool {
+    ANY_SOURCE_IN_LINES.is_match(code)
+}
 re!(
     SEND,
     r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
@@ -334,7 +361,9 @@ fn names_a_kind(line: &str, at: std::ops::Range<usize>) -> bool {
 
 /// Where a secret is read, and what it is.
 fn source_of(line: &str) -> Option<&'static str> {
-    if ENVIRONMENT.is_match(line) {
+    if !ANY_SOURCE.is_match(line) {
+        None
+    } else if ENVIRONMENT.is_match(line) {
         Some("the whole environment")
     } else if SECRET_FILE.is_match(&WEB_URL.replace_all(
         &super::keys::KEY_USE.replace_all(&without_download_target(line), " "),
@@ -452,6 +481,15 @@ fn flows_in(
     named: &[(&str, &'static str)],
 ) -> Vec<(Origin, &'static str, u32)> {
     let lines: Vec<&str> = statements.iter().map(|(_, s)| s.as_str()).collect();
+    // Every flow starts at a source, on a line or in a name handed in: code that names none (a path joined from
+    // parts is the path it makes) has none.
+    if named.is_empty()
+        && !lines
+            .iter()
+            .any(|l| may_read_secret(l) || super::decode::joined_paths(l).is_some())
+    {
+        return Vec::new();
+    }
     // Each name holding a secret: where it was read, what it is, and the secret's own name there
     // (`TELEGRAM_BOT_TOKEN` for `TOKEN = os.environ["TELEGRAM_BOT_TOKEN"]`).
     let mut tainted: Vec<(String, Origin, &'static str, Option<String>)> = named

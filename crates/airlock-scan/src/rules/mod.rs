@@ -173,7 +173,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 });
 
 /// `pattern` with each word boundary `\b` made an ASCII one, `(?-u:\b)`.
-fn ascii_boundaries(pattern: &str) -> String {
+pub(super) fn ascii_boundaries(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 16);
     let mut escaped = false;
     for c in pattern.chars() {
