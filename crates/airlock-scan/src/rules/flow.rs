@@ -729,7 +729,12 @@ pub(super) fn statements(code: &str) -> Vec<(u32, String)> {
 pub(super) fn mentions(line: &str, var: &str) -> bool {
     line.match_indices(var).any(|(at, _)| {
         whole_word(line, at, var.len())
-            && !line[..at].ends_with(['-', '.'])
+            // A member of another object is another name, but an environment variable read by its name
+            // (`process.env.NAME`) is the variable another script exported.
+            && (!line[..at].ends_with(['-', '.'])
+                || ["process.env.", "Bun.env.", "import.meta.env."]
+                    .iter()
+                    .any(|e| line[..at].ends_with(e)))
             && !line[..at].trim_end().ends_with("def")
     }) && ASSIGN
         .captures(line)
@@ -766,6 +771,13 @@ re!(
 pub(super) fn script_run_by_shell(line: &str) -> bool {
     SHELL_RUNS_SCRIPT.is_match(line)
 }
+
+re!(
+    /// A tool's setting that names a file it runs: as the tool itself (Yarn's `yarnPath`), or with every install or
+    /// command (a pnpmfile, npm's `init-module`, `script-shell`, `onload-script`).
+    RUNS_AS_SET,
+    r"\byarnPath\b|\bpnpmfile\b|\binit[.-]module\b|\bscript-shell\b|\bonload-script\b"
+);
 
 /// A download to a file that a later line of the same code makes executable or runs: (download line, run line).
 pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32)> {
@@ -805,7 +817,11 @@ pub(super) fn download_then_run(code: &str, first_line: u32) -> Option<(u32, u32
         for (j, later) in
             std::iter::once((i, rest)).chain(lines.iter().copied().enumerate().skip(i + 1).take(30))
         {
-            let runs = later.contains(&format!("chmod +x {file}"))
+            // A setting that has a tool run the file as itself or with every command (Yarn's `yarnPath`, a
+            // pnpmfile, npm's `init-module`) runs it.
+            let registered = RUNS_AS_SET.is_match(later) && later.contains(name.as_str());
+            let runs = registered
+                || later.contains(&format!("chmod +x {file}"))
                 || later.contains(&format!("chmod 755 {file}"))
                 || later.contains(&format!("chmod 777 {file}"))
                 || later.contains(&format!("chmod u+x {file}"))

