@@ -88,7 +88,10 @@ pub(super) fn places(line: &str) -> Vec<Range<usize>> {
             .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_')
             .trim_end_matches([' ', '\t', '\'', '"']);
         if before.ends_with(['{', '(', ',']) {
-            out.push(m.start()..expression_end(line, m.end()));
+            // The value is read from its own start: a match can end inside the value's quotes (`Key='k'`), and a
+            // quote read as opening there would make the rest of the line the credential's.
+            let value = m.as_str().find([':', '=']).map_or(m.end(), |i| m.start() + i + 1);
+            out.push(m.start()..expression_end(line, value));
         }
     }
     for c in SHORTHAND.captures_iter(line) {

@@ -33,7 +33,7 @@ const CLIPBOARD_PATTERN: &str =
 re!(CLIPBOARD, CLIPBOARD_PATTERN);
 const AGENT_MEMORY_PATTERN: &str = r"(?i)MEMORY\.md|SOUL\.md|\.claude/projects|\.claude/history|\bconversation\b|chat_history|\.codex/sessions";
 re!(AGENT_MEMORY, AGENT_MEMORY_PATTERN);
-const SHELL_HISTORY_PATTERN: &str = r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|histfile|python_history|psql_history|mysql_history|node_repl_history)\b|\batuin/history\.db\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b";
+const SHELL_HISTORY_PATTERN: &str = r"(?i)(?:^|[\s'\x22`/(=~])\.(?:bash_history|zsh_history|zhistory|histfile|python_history|psql_history|mysql_history|node_repl_history)\b|\batuin/history\.db\b|\bfish/fish_history\b|PSReadLine[/\\]+ConsoleHost_history\.txt|\$\{?HISTFILE\b|['\x22]\.\*_?history['\x22]";
 re!(
     /// A shell's or a console's history file, where tokens and passwords typed on command lines stay.
     SHELL_HISTORY,
@@ -74,7 +74,7 @@ pub(super) fn may_read_secret(code: &str) -> bool {
 }
 re!(
     SEND,
-    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\("
+    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\(|\.(put_object|upload_file|upload_fileobj|upload_blob|publish)\s*\(|\bpublish\.(single|multiple)\s*\(|\bsentry_sdk\.(set_context|set_extra|set_tag|capture_\w+)\s*\(|\bSentry\.(setContext|setExtra|setTag|capture\w+)\s*\(|\bwebbrowser\.open(_new(_tab)?)?\s*\(|\bhttp2\.connect\s*\("
 );
 re!(
     /// A logging handler that sends each record over the network: the logger's calls are sends.
@@ -579,10 +579,22 @@ fn flows_in(
                 };
                 tainted.push((var, source_line, what, origin));
             }
+        } else if let Some(c) = FOR_EACH.captures(line) {
+            // Each item of what a loop goes over holds what it holds (`for f in Path.home().glob(".*_history"):`).
+            let var = c.get(1).or(c.get(2)).map_or("", |m| m.as_str()).to_owned();
+            if !var.is_empty() && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+                tainted.push((var, source_line, what, None));
+            }
         }
     }
     out
 }
+
+re!(
+    /// A loop's name for each item: Python's and the shell's `for NAME in`, JavaScript's `for (const NAME of`.
+    FOR_EACH,
+    r"^\s*(?:async\s+)?for\s+([A-Za-z_]\w*)\s+in\b|\bfor\s*\(\s*(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s+of\b"
+);
 
 re!(
     /// The name of a value looked up in the environment that says it is a secret: a variable's own (`API_TOKEN`,

