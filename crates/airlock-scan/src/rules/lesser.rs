@@ -657,14 +657,45 @@ fn git_only_alias(text: &str) -> bool {
     let Some(at) = text.find('!') else {
         return false;
     };
-    let body = &text[at + 1..];
+    // A `$` that names nothing (a pattern's end anchor, `"…develop)$"`) expands nothing.
+    let mut body = String::new();
+    let mut chars = text[at + 1..].chars().peekable();
+    while let Some(c) = chars.next() {
+        let expands = chars.peek().is_some_and(|n| {
+            n.is_ascii_alphanumeric() || matches!(n, '_' | '{' | '(' | '@' | '*' | '#' | '?' | '!')
+        });
+        if c != '$' || expands {
+            body.push(c);
+        }
+    }
+    // The commands, split at `|`, `;` and `&` outside quotes (a pattern's alternatives are one argument).
+    let mut parts = vec![String::new()];
+    let mut quote: Option<char> = None;
+    for c in body.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '|' | ';' | '&') => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = parts.last_mut() {
+            last.push(c);
+        }
+    }
     !body.contains(['/', '`', '$', '>', '~'])
-        && body
-            .split(['|', ';', '&'])
+        && parts
+            .iter()
             .map(|part| part.trim().trim_start_matches("xargs").trim())
             .filter(|part| !part.is_empty())
             .all(|part| {
-                let first = part.split_whitespace().next().unwrap_or_default();
+                // `xargs -r git branch -d`: the program after xargs's own options.
+                let first = part
+                    .split_whitespace()
+                    .find(|w| !w.starts_with('-'))
+                    .unwrap_or_default();
                 matches!(
                     first.trim_matches(['\'', '"']),
                     "git"

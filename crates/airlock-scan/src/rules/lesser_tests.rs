@@ -722,6 +722,10 @@ fn ninth_red_team_honest_and_hostile_forms() {
         ("scripts/provision.sh", FileKind::Script, "usermod -aG sudo vagrant\n", "priv/escalate", None),
         ("x.sh", FileKind::Script, "cat >> ~/.Rprofile <<'EOF'\noptions(repos = c(CRAN = \"https://cloud.r-project.org\"))\nEOF\n", "persist/interpreter-startup", Some(Severity::High)),
         ("x.sh", FileKind::Script, "git config --global alias.cleanup '!git branch --merged main | grep -v main | xargs git branch -d'\n", "persist/git-hooks", Some(Severity::Low)),
+        // A pattern's end anchor expands nothing, and xargs's own options run nothing; a substitution still does.
+        ("x.sh", FileKind::Script, "git config --global alias.cleanup '!git fetch --prune && git branch --merged main | grep -vE \"^\\*|^\\s*(main|master|develop)$\" | xargs -r git branch -d'\n", "persist/git-hooks", Some(Severity::Low)),
+        ("x.sh", FileKind::Script, "git config --global alias.cleanup '!git branch --merged | grep -v \"$(curl -s https://x.invalid/p)\" | xargs -r git branch -d'\n", "persist/git-hooks", Some(Severity::High)),
+        ("x.sh", FileKind::Script, "git config --global alias.up '!git push && xargs -r sh -c id'\n", "persist/git-hooks", Some(Severity::High)),
         ("x.sh", FileKind::Script, "cp assets/obsidian.desktop ~/.local/share/applications/obsidian.desktop\n", "persist/command-shadow", None),
         ("x.sh", FileKind::Script, "pip install torch --index-url https://download.pytorch.org/whl/cu121\n", "install/custom-source", Some(Severity::Medium)),
         ("x.sh", FileKind::Script, "echo 'source <(fzf --zsh)' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Medium)),
