@@ -139,6 +139,18 @@ pub(super) fn lesser_class(
             Severity::Medium,
             "Backs up or edits the SSH client's settings (`~/.ssh/config`: host names and options), not a key; what is written into it is read as code.",
         ),
+        "secrets/ssh-keys"
+            if quiet()
+                && KEY_NAMED_FOR_USE.is_match(text)
+                && !SENDS_TO.is_match(text)
+                && !SHOWN_OUT.is_match(text)
+                && c.action.find_iter(text).all(|m| m.as_str().eq_ignore_ascii_case("use")) =>
+        {
+            (
+                Severity::Medium,
+                "Names an SSH key for git or ssh to use (`tell git to use it`): the key is used where it lies, not read out.",
+            )
+        }
         "secrets/ssh-keys" if quiet() && key_used_only(text) => (
             Severity::Medium,
             "Points a program at an SSH key to log in or sign with (the key is used where it lies, not read out).",
@@ -653,6 +665,17 @@ fn inline_span(text: &str, at: usize) -> &str {
 
 /// Whether every git alias a line adds runs only git and text tools (`'!git branch --merged | grep -v main | xargs git
 /// branch -d'`): no path, no substitution, no other program.
+re!(
+    /// Prose that has git or ssh use a key (`tell git to use it for this repository only`).
+    KEY_NAMED_FOR_USE,
+    r"(?i)\b(?:tell|configure|point|set\s+up|have)\s+(?:git|ssh|the\s+ssh\s+client|the\s+git\s+client)\s+(?:to\s+use|at)\b"
+);
+re!(
+    /// Words that hand a secret's text to someone: shown, shared, given, encoded.
+    SHOWN_OUT,
+    r"(?i)\b(?:show|display|reveal|share|echo|give|hand|base64|encode|contents?|text\s+of|tell\s+me)\b"
+);
+
 fn git_only_alias(text: &str) -> bool {
     let Some(at) = text.find('!') else {
         return false;
