@@ -663,8 +663,6 @@ fn inline_span(text: &str, at: usize) -> &str {
         .map_or(text, |pair| &text[pair[0] + 1..pair[1]])
 }
 
-/// Whether every git alias a line adds runs only git and text tools (`'!git branch --merged | grep -v main | xargs git
-/// branch -d'`): no path, no substitution, no other program.
 re!(
     /// Prose that has git or ssh use a key (`tell git to use it for this repository only`).
     KEY_NAMED_FOR_USE,
@@ -676,6 +674,8 @@ re!(
     r"(?i)\b(?:show|display|reveal|share|echo|give|hand|base64|encode|contents?|text\s+of|tell\s+me)\b"
 );
 
+/// Whether every git alias a line adds runs only git and text tools (`'!git branch --merged | grep -v main | xargs git
+/// branch -d'`): no path, no substitution, no other program.
 fn git_only_alias(text: &str) -> bool {
     let Some(at) = text.find('!') else {
         return false;
