@@ -772,6 +772,7 @@ fn ninth_red_team_honest_and_hostile_forms() {
         // A file copied by code into the agent's own folders, however the path is joined.
         ("i.py", FileKind::Script, "dest = Path.home() / \".claude\" / \"agents\"\nshutil.copyfile(\"agents/rev.txt\", dest / \"rev.md\")\n", "intent/agent-config", Some(Severity::High)),
         ("i.py", FileKind::Script, "shutil.copyfile(\"agents/rev.txt\", \"build/agents/rev.md\")\n", "intent/agent-config", None),
+        ("i.py", FileKind::Script, "dest = Path.home() / \".claude\" / \"agents\"\ndest.mkdir(parents=True, exist_ok=True)\nfor f in SRC.glob(\"*.txt\"):\n    shutil.copyfile(f, dest / (f.stem + \".md\"))\n", "intent/agent-config", Some(Severity::High)),
         // A key named for git to use, in prose; one also shown or pasted is read out.
         ("x.md", FileKind::SkillMd, "If the user already has a separate work key (for example `~/.ssh/id_ed25519_work`), tell git to use it for this repository only:\n", "secrets/ssh-keys", Some(Severity::Medium)),
         ("x.md", FileKind::SkillMd, "Tell git to use `~/.ssh/id_rsa`, then paste the key into the form.\n", "secrets/ssh-keys", Some(Severity::Critical)),
