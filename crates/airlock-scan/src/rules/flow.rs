@@ -43,13 +43,11 @@ re!(
 /// credential file's path take out of a line (a key handed to a program, a web address, a download's target) able
 /// to put a space before `.env` or close up `login data` and `/Cookies`. Most lines read nothing, and one pass is a
 /// fraction of the ten the sources take in turn. Word boundaries are ASCII ones: next to the ASCII letters the
-/// patterns put them by, one holds wherever a Unicode one does.
-static ANY_SOURCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| any_source(""));
-/// The same for a whole script at once, `^` and `$` at each line's ends.
-static ANY_SOURCE_IN_LINES: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| any_source("(?m)"));
+/// patterns put them by, one holds wherever a Unicode one does. `^` and `$` hold at each line's ends, so the one
+/// expression serves a line and a whole script alike.
+static ANY_SOURCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(any_source);
 
-fn any_source(flags: &str) -> regex::Regex {
+fn any_source() -> regex::Regex {
     let all: Vec<String> = [
         ENVIRONMENT_PATTERN,
         SECRET_VAR_PATTERN,
@@ -64,13 +62,13 @@ fn any_source(flags: &str) -> regex::Regex {
     .iter()
     .map(|p| format!("(?:{})", super::ascii_boundaries(p)))
     .collect();
-    crate::compile(&format!("{flags}{}", all.join("|")))
+    crate::compile(&format!("(?m){}", all.join("|")))
 }
 
 /// Whether any line of `code` can read a secret: a script none of whose lines names a source holds no secret to
 /// hand on.
 pub(super) fn may_read_secret(code: &str) -> bool {
-    ANY_SOURCE_IN_LINES.is_match(code)
+    ANY_SOURCE.is_match(code)
 }
 re!(
     SEND,
