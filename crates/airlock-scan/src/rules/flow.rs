@@ -13,7 +13,7 @@ const ENVIRONMENT_PATTERN: &str = r"dict\(\s*os\.environ\s*\)|os\.environ\.(item
 re!(ENVIRONMENT, ENVIRONMENT_PATTERN);
 const SECRET_VAR_PATTERN: &str = r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?";
 re!(SECRET_VAR, SECRET_VAR_PATTERN);
-const SECRET_FILE_PATTERN: &str = r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)";
+const SECRET_FILE_PATTERN: &str = r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|\.databrickscfg|\.snowsql/config|\.dbt/profiles\.yml|\.my\.cnf|\.pgpass|\.vault-token|\.s3cfg|\.cargo/credentials|\.terraform\.d/credentials|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)";
 re!(SECRET_FILE, SECRET_FILE_PATTERN);
 const SDK_CREDENTIALS_PATTERN: &str = r"\.get_(?:frozen_)?credentials\(\)";
 re!(
@@ -73,6 +73,17 @@ pub(super) fn may_read_secret(code: &str) -> bool {
 re!(
     SEND,
     r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\(|\bpublish\.(single|multiple)\s*\(|\bsentry_sdk\.(set_context|set_extra|set_tag|capture_\w+)\s*\(|\bSentry\.(setContext|setExtra|setTag|capture\w+)\s*\(|\bwebbrowser\.open(_new(_tab)?)?\s*\(|\bhttp2\.connect\s*\("
+);
+re!(
+    /// A client's method that uploads or publishes its arguments (object stores, queues, topics).
+    METHOD_SEND,
+    r"\.(?:put_object|upload_file|upload_fileobj|put_record|put_records|send_message|publish|sendMessage|putObject|upload)\s*\("
+);
+re!(
+    /// A git command that reaches a remote by its address (`git ls-remote URL`, `["git", "clone", url]`): what is
+    /// in the address reaches the remote's host.
+    GIT_REMOTE,
+    r#"\bgit['"]?(?:\s*,\s*['"]|\s+)(?:ls-remote|clone|fetch|pull|archive\s+--remote)\b"#
 );
 re!(
     /// A logging handler that sends each record over the network: the logger's calls are sends.
@@ -504,7 +515,23 @@ fn flows_in(
         let Some((source_line, what)) = source else {
             continue;
         };
-        if SEND.is_match(line) || logs_send && LOG_CALL.is_match(line) {
+        // A secret in a git address's credential part (`https://x-access-token:${TOKEN}@github.com/…`) is how a
+        // private repository is reached; anywhere else in the address (its path) it is data handed to the host.
+        let git_send = GIT_REMOTE.is_match(line)
+            && match used {
+                Some((v, _, _, _)) if here.is_none() => !only_in_userinfo(line, v),
+                _ => here.is_some() && !line.contains('@'),
+            };
+        // A client's call that uploads or publishes what it is handed (`s3.put_object(Body=body)`): a send of its
+        // arguments, not of the client (one built with its own key holds that key, and using it is its use).
+        let method_send = METHOD_SEND.find(line).is_some_and(|m| {
+            let arguments = &line[m.end()..];
+            match used {
+                Some((v, _, _, _)) if here.is_none() => mentions(arguments, v),
+                _ => source_of(arguments).is_some(),
+            }
+        });
+        if SEND.is_match(line) || git_send || method_send || logs_send && LOG_CALL.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
             // A name that holds a secret read elsewhere is that secret where it is sent (`bot{TOKEN}` is
@@ -566,6 +593,17 @@ fn flows_in(
                 };
                 tainted.push((var, source_line, what, origin));
             }
+        } else if let Some(c) = MEMBER_ASSIGN.captures(line) {
+            // A secret put in an item of a container (`body["adapters"][kind] = src.read_text()`) is in the
+            // container; one put in an attribute (`self.token = …`) is that attribute.
+            let var = match (c.get(1), c.get(2)) {
+                (Some(name), _) => name.as_str().to_owned(),
+                (None, Some(attribute)) => attribute.as_str().to_owned(),
+                (None, None) => String::new(),
+            };
+            if !var.is_empty() && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+                tainted.push((var, source_line, what, None));
+            }
         } else if let Some(c) = FOR_EACH.captures(line) {
             // Each item of what a loop goes over holds what it holds (`for f in Path.home().glob(".*_history"):`).
             let var = c.get(1).or(c.get(2)).map_or("", |m| m.as_str()).to_owned();
@@ -578,9 +616,17 @@ fn flows_in(
 }
 
 re!(
+    /// An assignment to an item of a container (`body["k"][kind] =`, `data[k] =`: the container's name) or to an
+    /// attribute (`self.token =`, `cfg.key =`: the dotted name).
+    MEMBER_ASSIGN,
+    r"^\s*(?:([A-Za-z_]\w*)(?:\s*\[[^\]\n]*\])+|((?:self|this|[A-Za-z_]\w*)\.[A-Za-z_]\w*))\s*=[^=]"
+);
+
+re!(
     /// A loop's name for each item: Python's and the shell's `for NAME in`, JavaScript's `for (const NAME of`.
+    /// Of a tuple of names (`for kind, src in paths.items()`), the last: the value.
     FOR_EACH,
-    r"^\s*(?:async\s+)?for\s+([A-Za-z_]\w*)\s+in\b|\bfor\s*\(\s*(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s+of\b"
+    r"^\s*(?:async\s+)?for\s+\(?(?:[A-Za-z_]\w*\s*,\s*)*([A-Za-z_]\w*)\)?\s+in\b|\bfor\s*\(\s*(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s+of\b"
 );
 
 re!(
@@ -673,6 +719,31 @@ pub(super) fn reads_secret_variable(line: &str) -> bool {
         .any(|m| !names_where_not_what(line, m.range().end))
 }
 
+/// Whether every mention of `var` in `line` is inside an address's credential part: after `://` with no `/`
+/// between, and followed by `@` before any `/`, quote or space.
+fn only_in_userinfo(line: &str, var: &str) -> bool {
+    let mut any = false;
+    for (at, _) in line.match_indices(var) {
+        if !whole_word(line, at, var.len()) {
+            continue;
+        }
+        any = true;
+        let before = &line[..at];
+        let Some(scheme) = before.rfind("://") else {
+            return false;
+        };
+        if before[scheme + 3..].contains(['/', ' ', '"', '\'']) {
+            return false;
+        }
+        let after = &line[at + var.len()..];
+        let end = after.find(['/', ' ', '"', '\'']).unwrap_or(after.len());
+        if !after[..end].contains('@') {
+            return false;
+        }
+    }
+    any
+}
+
 /// Whether a line sends something over the network.
 pub(super) fn sends(line: &str) -> bool {
     SEND.is_match(line)
@@ -691,10 +762,14 @@ pub(super) fn statements(code: &str) -> Vec<(u32, String)> {
     let mut start = 0;
     let mut depth: i32 = 0;
     let mut joined = 0;
+    let mut literal = false;
     for (i, line) in code.lines().enumerate() {
         if current.is_empty() {
             start = u32::try_from(i).unwrap_or(0);
             joined = 0;
+            // A literal assigned over several lines (`SOURCES = {` … `}`) is one statement; other braces (a
+            // function's or a block's body) are not joined.
+            literal = LITERAL_OPENS.is_match(line);
         } else {
             current.push(' ');
         }
@@ -708,6 +783,8 @@ pub(super) fn statements(code: &str) -> Vec<(u32, String)> {
                 (None, '\'' | '"' | '`') => quote = Some(c),
                 (None, '(') => depth += 1,
                 (None, ')') => depth -= 1,
+                (None, '{' | '[') if literal => depth += 1,
+                (None, '}' | ']') if literal => depth -= 1,
                 _ => {}
             }
         }
@@ -722,6 +799,12 @@ pub(super) fn statements(code: &str) -> Vec<(u32, String)> {
     }
     out
 }
+
+re!(
+    /// A line that assigns a literal it opens and goes on with on the next lines: `PATHS = {`, `const hosts = [`.
+    LITERAL_OPENS,
+    r"^\s*(?:export\s+|const\s+|let\s+|var\s+)?[A-Za-z_][\w.]*\s*(?::[^=]+)?=\s*[\[{]\s*$"
+);
 
 /// Whether `line` uses variable `var` (as a word, `$var`, `${var}`). A word of a hyphenated name (`key` in
 /// `"x-api-key"`) or an attribute (`cfg.key`) is another thing of the same name.

