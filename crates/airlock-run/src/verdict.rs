@@ -641,6 +641,19 @@ pub fn verdict(report: &ScanReport, run: &SkillRun) -> Vec<String> {
 }
 
 /// The end of a run's output where a failure's cause is read: its last 4 KiB, from a character's start.
+/// Words of a program's output about the network: a refused or failed connection, a name not resolved, a proxy.
+static NETWORK_WORDS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)connect|network|resolv|ENOTFOUND|EAI_AGAIN|proxy|socket|unreachable|timed? ?out|\bhost\b|fetch failed|urlopen|\bHTTPS?\b|\bSSL\b|\bTLS\b|\bDNS\b|registry",
+    )
+    .ok()
+});
+
+/// Words of an error that is not the network's: a program's own complaint.
+static OTHER_ERROR: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)error|exception|traceback|not found|no such|invalid|usage:|missing").ok()
+});
+
 fn last_4k(output: &str) -> &str {
     let start = output.len().saturating_sub(4096);
     (start..=output.len())
@@ -730,6 +743,23 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         });
     let code = step.and_then(|s| s.exit_code).or(run.exit_code);
     let tail = last_4k(&run.stderr);
+    // What the failing step itself printed (both streams), when the record says where its output ends.
+    let step_output = step
+        .and_then(|s| {
+            let before = run.steps.iter().rev().find(|p| p.index < s.index);
+            let part = |text: &str, from: Option<u64>, to: Option<u64>| -> Option<String> {
+                let bytes = text.as_bytes();
+                let to = usize::try_from(to?).ok()?.min(bytes.len());
+                let from = usize::try_from(from.unwrap_or(0)).ok()?.min(to);
+                Some(String::from_utf8_lossy(&bytes[from..to]).into_owned())
+            };
+            Some(
+                part(&run.stderr, before.and_then(|b| b.stderr_end), s.stderr_end)?
+                    + &part(&run.stdout, before.and_then(|b| b.stdout_end), s.stdout_end)?,
+            )
+        })
+        .unwrap_or_else(|| format!("{}{}", run.stderr, run.stdout));
+    let step_output = step_output.as_str();
     let grab = |re: &str| -> Option<String> {
         regex::Regex::new(re)
             .ok()?
@@ -795,7 +825,16 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
             other => format!("it hit the {} limit", airlock_types::wire_name(&other)),
         }
     } else if let Some(module) = grab(r"ModuleNotFoundError: No module named '([^']+)'") {
+        // A package of the skill's repository that holds the skill's folder (`science_skills.common` for a
+        // skill at `science_skills/clinvar`): the skill is imported without it.
+        let top = module.split('.').next().unwrap_or_default();
+        let folders: Vec<&str> = run.source.subpath.split('/').filter(|c| !c.is_empty()).collect();
+        let holder = folders.len() > 1 && folders[..folders.len() - 1].contains(&top);
         match &install_cut {
+            _ if holder => format!(
+                "the skill's code imports `{module}`, a package of its repository that holds the skill's folder \
+                 (`{top}/`): only the skill's own folder is imported, so the package is not part of it"
+            ),
             Some(why) => format!("the Python module `{module}` is not installed{why}"),
             None => format!(
                 "the Python module `{module}` is not installed in the sandbox (your own packages live in your home \
@@ -819,6 +858,11 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
                 "a file it expected is missing: `{file}` (give it with the target or the script's arguments)"
             )
         }
+    } else if let Some(file) = grab(r"Cannot find module '(/[^']+)'")
+        .or_else(|| grab(r"cannot stat '([^']+)': No such file or directory"))
+        .or_else(|| grab(r"can't open file '([^']+)': \[Errno 2\] No such file or directory"))
+    {
+        format!("a file it expected is missing: `{file}` (give it with the target or the script's arguments)")
     } else if let Some(module) = grab(r"Cannot find (?:module|package) '(\.\.?/[^']+)'") {
         format!(
             "the skill's code loads `{module}`, a file by a path relative to it that the skill does not have (its \
@@ -877,6 +921,10 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         .network
         .iter()
         .any(|n| n.decision == airlock_types::NetDecision::Denied)
+        // A refused attempt is this step's cause when its own output speaks of the network or of no other error:
+        // another step (a background one, a later one) may have made it.
+        && (NETWORK_WORDS.as_ref().is_some_and(|w| w.is_match(step_output))
+            || !OTHER_ERROR.as_ref().is_some_and(|w| w.is_match(step_output)))
         || [
             "Temporary failure in name resolution",
             "Name or service not known",
@@ -1026,6 +1074,33 @@ mod tests {
             failed_run("FileNotFoundError: [Errno 2] No such file or directory: '/workspace/data/in.csv'\n");
         let cause = failure_cause(&run).unwrap_or_default();
         assert!(cause.contains("a file it expected is missing"), "{cause}");
+        // A file the step copies, a project file a script loads, a package of the repository around the skill.
+        let run = failed_run("cp: cannot stat '.env.local.example.json': No such file or directory\n");
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("a file it expected is missing: `.env.local.example.json`"),
+            "{cause}"
+        );
+        let run = failed_run("Error: Cannot find module '/workspace/.orchestrator/check.cjs'\n");
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("a file it expected is missing: `/workspace/.orchestrator/check.cjs`"),
+            "{cause}"
+        );
+        let mut run = failed_run("ModuleNotFoundError: No module named 'science_skills'\n");
+        run.source.subpath = "science_skills/clinvar_database".to_owned();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(
+            cause.contains("a package of its repository that holds the skill's folder (`science_skills/`)"),
+            "{cause}"
+        );
+        run.source.subpath = "clinvar_database".to_owned();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("is not installed in the sandbox"), "{cause}");
+        // A refused lookup made elsewhere is not the cause of a step that failed with an error of its own.
+        let mut run = failed_run("npm error Missing script: \"remove\"\n");
+        run.network = denied_lookup();
+        assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
         let mut run = failed_run("Deploying...\n");
         assert!(!failure_cause(&run).unwrap_or_default().contains("network"));
         run.network = denied_lookup();

@@ -640,6 +640,12 @@ const INTERACTIVE: &[&str] = &[
 /// which nothing answers in a sandbox.
 fn interactive(command: &str) -> Option<String> {
     let code = shell::code_lines(command);
+    if let Some(line) = code.lines().find(|l| ASKS_AT_TERMINAL.is_match(l)) {
+        return Some(format!(
+            "`{}` asks a person at the terminal (the shell's `read`): nothing answers it in a sandbox",
+            line.trim()
+        ));
+    }
     if let Some(m) = WAITS_FOR_INPUT.find(&code) {
         return Some(format!(
             "`{}` waits for a person's input: nothing answers it in a sandbox",
@@ -664,6 +670,13 @@ re!(
     /// that off (`--no-interactive`, `--non-interactive`).
     WAITS_FOR_INPUT,
     r"(?:^|\s)--(?:wait-for-(?:input|user|enter|keypress|answer)|interactive)(?:[\s=]|$)"
+);
+
+re!(
+    /// The shell's `read` asking a person at the terminal: with a prompt (`-p`) or hiding what is typed (`-s`), and
+    /// nothing fed to it (a loop over a file's lines, `while read -r l; do … done < f`, reads no person).
+    ASKS_AT_TERMINAL,
+    r"(?:^|[;&(]\s*|\bthen\s+|\bdo\s+)read\s+(?:-[a-zA-Z]+\s+(?:'[^']*'\s+|\x22[^\x22]*\x22\s+)?)*?-[a-zA-Z]*[ps][a-zA-Z]*\b[^<|\n]*$"
 );
 
 re!(

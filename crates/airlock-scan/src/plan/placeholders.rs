@@ -183,6 +183,15 @@ pub(super) const AGENT_DIRS: &[&str] = &[
     ".gemini",
     ".pi",
     ".opencode",
+    ".config/opencode",
+    ".config/goose",
+    ".copilot",
+    ".github",
+    ".kiro",
+    ".qwen",
+    ".windsurf",
+    ".factory",
+    ".openclaw",
 ];
 
 pub(super) static PLACEHOLDER: LazyLock<Option<Regex>> = LazyLock::new(|| {

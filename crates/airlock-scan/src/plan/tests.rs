@@ -309,6 +309,12 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
     assert!(interactive("python3 scripts/gui.py --wait-for-input").is_some());
     assert!(interactive("npx create-x --interactive").is_some());
     assert!(interactive("npx create-x --no-interactive").is_none());
+    // The shell's `read` asking a person (a prompt, hidden typing); a loop over a file's lines reads no person.
+    assert!(interactive("printf \"Key: \" && read -s key && echo \"K=$key\" >> .env").is_some());
+    assert!(interactive("read -rp \"Project name: \" name").is_some());
+    assert!(interactive("while read -r line; do echo \"$line\"; done < hosts.txt").is_none());
+    assert!(interactive("git ls-files | while read -r f; do wc -l \"$f\"; done").is_none());
+    assert!(interactive("read -p \"x\" v < answers.txt").is_none());
     assert!(interactive("openspec init --non-interactive").is_none());
     // Following output never ends by itself; reading it once does.
     for follows in [
