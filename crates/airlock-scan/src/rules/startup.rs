@@ -31,7 +31,7 @@ pub(super) fn copies_own_service(line: &str) -> bool {
 re!(
     STARTUP,
     &format!(
-        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|bash_completion|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini|\*)/skills/\*|PowerShell[\\/]+(Microsoft\.\w+_)?profile\.ps1\b|plasma-workspace[\\/]+(env|shutdown)\b|\.config/autostart-scripts\b|(^|[/~'\x22\s(])\.(xprofile|xsessionrc|xinitrc)\b"
+        r"(?i)(^|[/~'\x22\s(])\.(bashrc|zshrc|bash_profile|bash_login|bash_aliases|bash_completion|zprofile|zshenv|zlogin|profile)\b|\.\$\(basename\s+['\x22]?\$\{{?SHELL\}}?['\x22]?\)rc|\.git/hooks/|{SCHEDULER_FILES}|Startup\\|\.config/fish/(config|conf\.d/)|\.pth['\x22]|\b(sitecustomize|usercustomize)\.py\b|\.ipython/profile_\w+/startup|\.(claude|codex|cursor|gemini|\*)/skills/\*|PowerShell[\\/]+(Microsoft\.\w+_)?profile\.ps1\b|plasma-workspace[\\/]+(env|shutdown)\b|\.config/autostart-scripts\b|(^|[/~'\x22\s(])\.(xprofile|xsessionrc|xinitrc)\b|\bstarship\.toml\b|\.config/nvim/(init\.(lua|vim)|lua/plugins/|plugin/)|\.(vscode|cursor|windsurf|vscode-server)/extensions\b"
     )
 );
 re!(

@@ -99,7 +99,7 @@ pub const RULES: &[RuleDef] = &[
         "secrets/token-files",
         Critical,
         Instruction,
-        r"(?i)(^|[\s'\x22`/(=~])\.(netrc|npmrc|pypirc|git-credentials)\b|(~|\$HOME|\$\{HOME\}|expanduser\([^)]*)/\.(vault-token|pgpass|s3cfg|boto|terraformrc)\b|\.config/gh/hosts\.yml|\.cargo/credentials|\.claude/\.credentials\.json|\.terraform\.d/credentials|\.config/(doctl|netlify|vercel|stripe|heroku|rclone|configstore/firebase-tools)\b|\.gnupg/private-keys|\.oci/config\b|\.fly/config\.yml|\.config/solana/id\.json|\.ethereum/keystore|\bwallet\.dat\b",
+        r"(?i)(^|[\s'\x22`/(=~])\.(netrc|npmrc|pypirc|git-credentials)\b|(~|\$HOME|\$\{HOME\}|expanduser\([^)]*)/\.(vault-token|pgpass|s3cfg|boto|terraformrc)\b|\.config/gh/hosts\.yml|\.cargo/credentials|\.gem/credentials|\.claude/\.credentials\.json|\.terraform\.d/credentials|\.config/(doctl|netlify|vercel|stripe|heroku|rclone|configstore/firebase-tools)\b|\.gnupg/private-keys|\.oci/config\b|\.fly/config\.yml|\.config/solana/id\.json|\.ethereum/keystore|\bwallet\.dat\b",
         "Reads a file that holds registry or git tokens.",
     ),
     rule(
