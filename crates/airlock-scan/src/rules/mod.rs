@@ -168,7 +168,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     env_filter: Regex::new(r"(^|[;&|]\s*)(?:print)?env\s*\|\s*(grep|rg)\s+(-\w+\s+)*['\x22]?[A-Za-z_]").expect("env filter pattern compiles"),
     decode_to_file: Regex::new(r"(?i)base64\s+(-d|--decode|-D)\s*>\s*[\w./-]+\s*$").expect("decode-to-file pattern compiles"),
     action: Regex::new(
-        r"(?i)\b(run|execute|read|cat|copy|send|forward|transmit|relay|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|pipe|use|call|invoke|start|first|then|next|always)\b",
+        r"(?i)\b(run|execute|read|cat|copy|send|forward|transmit|relay|upload|post|include|collect|gather|print|output|dump|open|load|fetch|download|install|write|append|add|save|store|delete|remove|export|source|grab|extract|exfiltrate|zip|archive|attach|paste|submit|mask|redact|pipe|use|call|invoke|start|first|then|next|always)\b",
     )
     .expect("action pattern compiles"),
 }
