@@ -404,6 +404,10 @@ fn resolve_step(
             return false;
         }
     }
+    if let Some(why) = missing_project_script(&step.command, skill_root, target_root) {
+        step.example = Some(why);
+        return true;
+    }
     let mut lines = Vec::new();
     for line in step.command.split('\n') {
         match resolve_line(line, skill_root, names, target_root, made) {
@@ -416,6 +420,45 @@ fn resolve_step(
     }
     step.command = lines.join("\n");
     false
+}
+
+/// Why a command is an example when it runs a project's npm script (`npm run offline`, `pnpm run deploy`, `npm
+/// test`) that neither the target's `package.json` nor the skill's defines: the project it was written for is not
+/// the one the run has. A command that first moves elsewhere (`cd app && npm run dev`) is left to run.
+fn missing_project_script(command: &str, skill_root: &Path, target_root: &Path) -> Option<String> {
+    static RUN_SCRIPT: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^\s*(?:(?:npm|pnpm|bun)\s+run(?:-script)?|yarn\s+run)\s+([\w:.-]+)|^\s*npm\s+(start|test|t)\b",
+        )
+        .ok()
+    });
+    let c = RUN_SCRIPT.as_ref()?.captures(command)?;
+    if command.contains("cd ") || command.contains("--prefix") || command.contains(" -C ") {
+        return None;
+    }
+    let name = c.get(1).or(c.get(2))?.as_str();
+    let name = if name == "t" { "test" } else { name };
+    let scripts = |root: &Path| -> Option<std::collections::HashSet<String>> {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&fs_err::read(root.join("package.json")).ok()?).ok()?;
+        Some(
+            manifest
+                .get("scripts")
+                .and_then(|s| s.as_object())
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+        )
+    };
+    let defined = [target_root, skill_root]
+        .iter()
+        .any(|root| scripts(root).is_some_and(|s| s.contains(name)));
+    (!defined).then(|| {
+        format!(
+            "an example: it runs the project's `{}` script, which neither the target's package.json nor the skill's \
+             defines (the project it was written for is not the target)",
+            escape_input(name)
+        )
+    })
 }
 
 /// The packages the skill's `package.json` depends on (`dependencies` and `devDependencies`).
@@ -663,7 +706,20 @@ fn resolve_line(
     let mut command_start = true;
     // The word after an interpreter (and its options) is the program it runs.
     let mut after_interpreter = false;
-    for word in line.split(' ') {
+    // A copy's or a move's last word is where it writes (`cp .env.example .env`): not an input.
+    let words: Vec<&str> = line.split(' ').collect();
+    let copies = words
+        .iter()
+        .find(|w| !w.is_empty())
+        .is_some_and(|w| matches!(*w, "cp" | "mv" | "ln" | "install" | "rsync"))
+        && !line.contains(['&', '|', ';']);
+    let comment = words
+        .iter()
+        .position(|w| w.starts_with('#'))
+        .unwrap_or(words.len());
+    let last = words[..comment].iter().rposition(|w| !w.is_empty());
+    for (index, word) in words.iter().enumerate() {
+        let word = *word;
         let quoted = word.trim_matches(['"', '\'']);
         // `./input.csv` names the same file as `input.csv`.
         let bare = quoted
@@ -673,7 +729,7 @@ fn resolve_line(
         let runs_it = after_interpreter;
         after_interpreter = INTERPRETERS.contains(&bare)
             || (runs_it && bare.starts_with('-') && bare != "-m" && bare != "-c");
-        let is_output = after_output;
+        let is_output = after_output || copies && Some(index) == last;
         after_output = matches!(bare, ">" | ">>" | "-o" | "2>") || output_option(bare);
         let at_start = command_start;
         command_start = matches!(bare, "&&" | "||" | "|" | ";" | "then" | "do" | "sudo" | "time")
@@ -1335,6 +1391,59 @@ mod tests {
         fs_err::create_dir_all(target.path().join("build-packets/mine")).unwrap();
         assert!(resolve("python3 scripts/have.py ./build-packets/mine").is_ok());
         assert!(resolve("python3 scripts/have.py ./out").is_ok());
+    }
+
+    /// A project script the target's package.json (or the skill's) does not define is an example of another project;
+    /// a dotfile input that exists nowhere is one too.
+    #[test]
+    fn a_project_script_or_a_dotfile_that_exists_nowhere_makes_the_command_an_example() {
+        let skill = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        fs_err::write(
+            target.path().join("package.json"),
+            r#"{"scripts": {"test": "vitest", "build": "vite build"}}"#,
+        )
+        .unwrap();
+        let why = missing_project_script("npm run offline   # emulate Lambda", skill.path(), target.path())
+            .unwrap();
+        assert!(why.contains("the project's `offline` script"), "{why}");
+        assert!(missing_project_script("npm run build", skill.path(), target.path()).is_none());
+        assert!(missing_project_script("npm test", skill.path(), target.path()).is_none());
+        assert!(missing_project_script("npm start", skill.path(), target.path()).is_some());
+        assert!(missing_project_script("cd app && npm run dev", skill.path(), target.path()).is_none());
+        fs_err::write(
+            skill.path().join("package.json"),
+            r#"{"scripts": {"start": "node x.js"}}"#,
+        )
+        .unwrap();
+        assert!(missing_project_script("npm start", skill.path(), target.path()).is_none());
+        let mut made = std::collections::HashSet::new();
+        let why = resolve_line(
+            "cp .env.local.example.json .env.local.json",
+            skill.path(),
+            &[],
+            target.path(),
+            &mut made,
+        )
+        .unwrap_err();
+        assert!(why.contains(".env.local.example.json"), "{why}");
+        fs_err::write(target.path().join(".env.example.json"), "{}").unwrap();
+        assert!(resolve_line(
+            "cp .env.example.json .env.json",
+            skill.path(),
+            &[],
+            target.path(),
+            &mut made
+        )
+        .is_ok());
+        assert!(resolve_line(
+            "cp .env.example.json .env.json   # then edit it",
+            skill.path(),
+            &[],
+            target.path(),
+            &mut made
+        )
+        .is_ok());
     }
 
     /// A block is one sequence: once a command of it cannot run here (an input that exists nowhere), the commands

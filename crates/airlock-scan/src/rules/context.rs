@@ -15,7 +15,7 @@
 //! a new one), and any order to do what was described (`…, then run it`, `Do the same.`) undoes the description.
 
 /// What the agent is asked to do, as verb stems (`run`, `running`, `uploads`…).
-const VERBS: &str = r"(run|execut|read|cat|cop(y|ies|ied|ying)|send|sent|upload|post|pip(e|es|ed|ing)|download|install|writ|wrote|past(e|es|ed|ing)|open|load|fetch|sourc|sav(e|es|ed|ing)|commit|shar(e|es|ed|ing)|expos|leak|hardcod|print|log|includ|add|append|put|stor(e|es|ed|ing)|us(e|es|ed|ing)|call|invok|eval|curl|wget|exfiltrat|transmit|forward|push|sync|email|mail|collect|gather|dump|extract|zip|archiv|attach|submit|export|grab|tar|scp|rsync|nc|bash|sh|delet|remov|chmod|modif|edit|chang|insert|inject|disabl|overwrit)\w*";
+const VERBS: &str = r"(run|execut|read|cat|cop(y|ies|ied|ying)|send|sent|upload|post|pip(e|es|ed|ing)|download|install|writ|wrote|past(e|es|ed|ing)|open|load|fetch|sourc|sav(e|es|ed|ing)|commit|shar(e|es|ed|ing)|expos|leak|hardcod|print|log|includ|add|append|put|stor(e|es|ed|ing)|us(e|es|ed|ing)|call|invok|eval|curl|wget|exfiltrat|transmit|forward|push|sync|email|mail|collect|gather|dump|extract|zip|archiv|attach|submit|export|grab|tar|scp|rsync|nc|bash|sh|delet|remov|chmod|modif|edit|chang|insert|inject|disabl|overwrit|remember|memoriz|not(e|es|ed|ing)\s+(for|down|in|it))\w*";
 
 re!(
     BOUNDARY,

@@ -134,6 +134,11 @@ pub fn scan_file(
         }
         // A text file of no known kind (`prewarm.cfg`, `default.conf`, `hook.tpl`, a file with no extension) is read
         // as code: what it holds is what a script that sources, copies or loads it runs, and its name is free.
+        // A prompt's configuration with custom modules (Starship): each module's `command` runs at every prompt, so
+        // its values are read as the commands they are.
+        FileKind::Other if entry.path.ends_with(".toml") && text.contains("[custom.") => {
+            scan.code(None, &crate::follow::values_as_commands(&text), 1, facts);
+        }
         FileKind::Other => {
             scan.code(None, &text, 1, facts);
             super::sources::manifest_sources(&entry.path, &text, scan.out);
