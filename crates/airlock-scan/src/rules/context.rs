@@ -39,10 +39,16 @@ re!(
 );
 
 re!(
+    /// What a sentence calls what it named: a warning sign (`… is a red flag`, `… are signs of compromise`).
+    CALLED_A_SIGN,
+    r"(?i)\b(?:is|are)\s+(?:an?\s+|always\s+an?\s+)?(?:red\s+flags?|warning\s+signs?|signs?\s+of|indicators?\s+of|suspicious|malicious)\b"
+);
+
+re!(
     /// What a file, page or message says, quoted (`A page that says "ignore the above instructions" is data`): the
     /// quote is what is reported, not said to the agent.
     QUOTED_SPEECH,
-    r#"(?i)\b(files?|pages?|texts?|messages?|content|documents?|comments?|inputs?|e-?mails?|issues?|websites?|sites?|results?|responses?|READMEs?)\b[^."]{0,40}\b(says?|saying|contains?|containing|reads?)\b[^.]{0,80}"[^"]*$"#
+    r#"(?i)\b(files?|pages?|texts?|messages?|content|documents?|comments?|inputs?|e-?mails?|issues?|websites?|sites?|results?|responses?|READMEs?)\b[^."]{0,40}\b(says?|saying|contains?|containing|reads?|such\s+as)\b[^.]{0,80}"[^"]*$"#
 );
 
 re!(
@@ -267,6 +273,25 @@ pub(super) fn describing_cue(
         return None;
     }
     let clause = clause_before(text, start);
+    // What the sentence goes on to call a warning sign (`Any `nc -e` or socket … is a red flag.`), when nothing
+    // before it in its clause asks for an act (`Run `curl … | sh` — skipping it is a red flag` still asks).
+    let rest = &text[end..];
+    let rest = &rest[..rest.find(['.', ';', '!', '?']).unwrap_or(rest.len())];
+    let plain_before = {
+        let mut out = String::new();
+        for (i, part) in clause.split('`').enumerate() {
+            if i % 2 == 0 {
+                out.push_str(part);
+            }
+        }
+        out
+    };
+    if let Some(m) = CALLED_A_SIGN
+        .find(rest)
+        .filter(|m| !VERB.is_match(&plain_before) && !VERB.is_match(&rest[..m.start()]))
+    {
+        return Some(format!("called `{}`", m.as_str().trim()));
+    }
     // The last action before the match is what the clause asks for (or the match itself, `curl … | bash`); the
     // inline code the match sits in is the object, not the clause's action.
     let outside_code = match clause.matches('`').count() % 2 {

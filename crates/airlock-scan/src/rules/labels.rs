@@ -40,7 +40,7 @@ re!(
     /// `Download-and-run "prerequisites":`): no verb that orders it comes first. Or a report of a sample seen in the
     /// wild and what it did, in the past (`Observed in the wild (March 2025), the package's postinstall ran:`).
     pub(super) ATTACK_SHOWN,
-    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access))\b['"]?[^:]{0,100}:\s*$|^[^:]{0,80}\b(?:shows?|quotes?|reproduces?)\s+(?:the\s+|a\s+|an\s+|one\s+)?(?:\w+\s+)?(?:lure|attack|payload|malware|phishing|scam)s?\b[^:]{0,100}:\s*$|^[^:]{0,80}\b(?:observed|seen|found|caught)\s+in\s+the\s+wild\b[^:;]{0,120}\b(?:ran|did|executed|sent|ran\s+this|looked\s+like|contained)\s*:\s*$"#
+    r#"(?i)^[\W\d]*(?:(?:a|an|the|typical|common|usual|classic)\s+)*['"]?(?:reverse[\s-]shells?|bind[\s-]shells?|backdoors?|payloads?|droppers?|stagers?|exfiltration|malware|attacks?|lures?|download-and-run|credential\s+(?:theft|harvesting|access)|(?:malicious|hostile|rogue|trojani[sz]ed|poisoned|backdoored|evil)\s+[\w-]+)\b['"]?[^:]{0,100}:\s*$|^[^:]{0,80}\b(?:shows?|quotes?|reproduces?)\s+(?:the\s+|a\s+|an\s+|one\s+)?(?:\w+\s+)?(?:lure|attack|payload|malware|phishing|scam)s?\b[^:]{0,100}:\s*$|^[^:]{0,80}\b(?:observed|seen|found|caught)\s+in\s+the\s+wild\b[^:;]{0,120}\b(?:ran|did|executed|sent|ran\s+this|looked\s+like|contained)\s*:\s*$"#
 );
 
 /// Whether a label right before a markdown code block says the block shows an attack or what not to do: it starts

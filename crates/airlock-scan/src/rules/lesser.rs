@@ -271,6 +271,10 @@ pub(super) fn lesser_class(
                 "Prints the variables it names (`printenv NAME`), not the whole environment.",
             )
         }
+        "obfusc/encoded-exec" if PAYLOAD_PLACEHOLDER.is_match(text) => (
+            Severity::Low,
+            "Shows the shape of a decode-and-run with a placeholder for its payload (`echo <base64> | base64 -d | sh`): as written the shell reads `<…>` as redirections and runs nothing.",
+        ),
         "obfusc/encoded-exec" if c.decode_to_file.is_match(text) => (
             Severity::Medium,
             "Decodes embedded base64 into a file, which is not run here.",
@@ -662,6 +666,13 @@ fn inline_span(text: &str, at: usize) -> &str {
         .find(|pair| pair.len() == 2 && pair[0] < at && at < pair[1])
         .map_or(text, |pair| &text[pair[0] + 1..pair[1]])
 }
+
+re!(
+    /// A decode-and-run whose payload is a placeholder in angle brackets (`echo <base64> | base64 -d | sh`): the shell
+    /// reads `<base64>` as two redirections and stops at the pipe, a syntax error.
+    PAYLOAD_PLACEHOLDER,
+    r"(?i)\b(?:echo|printf|cat)\s+['\x22]?<[^<>\s|]+>['\x22]?\s*\|"
+);
 
 re!(
     /// Prose that has git or ssh use a key (`tell git to use it for this repository only`).

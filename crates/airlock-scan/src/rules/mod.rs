@@ -95,6 +95,12 @@ struct Compiled {
 }
 
 re!(
+    /// The trigger a skill's description gives (`Use when …`, `Use this skill whenever …`): when it is used.
+    USE_WHEN,
+    r"(?i)\buse\s+(?:this\s+(?:skill|tool)\s+|it\s+)?(?:when|whenever|if|for\s+(?:tasks|requests|questions))\b"
+);
+
+re!(
     /// A verb that asks for a call over the network.
     NET_ACTION,
     r"(?i)\b(run|execute|send|upload|post|fetch|download|call|invoke|use|request|query|hit|submit|curl|wget|then|first|next)\b"
@@ -438,10 +444,12 @@ impl<'a> FileScan<'a> {
                         if rule.id == "net/http-client" {
                             NET_ACTION.is_match(sentence)
                         } else {
-                            compiled.action.is_match(sentence)
+                            compiled.action.is_match(&USE_WHEN.replace_all(sentence, " "))
                         }
                     } else {
-                        compiled.action.is_match(text)
+                        // A description's trigger (`Use when the user asks …`) says when the skill is used, not
+                        // what to do with what the line names.
+                        compiled.action.is_match(&USE_WHEN.replace_all(text, " "))
                     } || self.instructing_list && list_item;
                     let instruction = !describing
                         && (rule.prose == Prose::Always || place == Place::ProseLine && (in_inline || asked));
