@@ -419,7 +419,42 @@ fn resolve_step(
         }
     }
     step.command = lines.join("\n");
+    if let Some(why) = serves_until_stopped(&step.command, skill_root) {
+        step.example = Some(why);
+        return true;
+    }
     false
+}
+
+/// Why a command that runs one of the skill's scripts in the foreground is not run: the script starts a server that
+/// runs until it is stopped (`uvicorn.run(app)`, `app.run(…)`, `serve_forever()`, `app.listen(…)`), so a plain run
+/// would only reach its time limit.
+fn serves_until_stopped(command: &str, skill_root: &Path) -> Option<String> {
+    static SCRIPT: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|\s)/skill/([\w./-]+\.(?:py|js|mjs|cjs|ts))\b").ok()
+    });
+    static SERVES: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?m)^\s*(?:uvicorn\.run\(|\w+\.run\([^)\n]*\b(?:host|port)\s*=|[\w.]*serve_forever\(|web\.run_app\(|(?:app|server)\.listen\()",
+        )
+        .ok()
+    });
+    if command.lines().any(|l| l.trim_end().ends_with('&')) {
+        return None;
+    }
+    SCRIPT.as_ref()?.captures_iter(command).find_map(|c| {
+        let rel = c.get(1)?.as_str();
+        if rel.split('/').any(|p| p == "..") {
+            return None;
+        }
+        let text = fs_err::read_to_string(skill_root.join(rel)).ok()?;
+        let call = SERVES.as_ref()?.find(&text)?;
+        Some(format!(
+            "a server that runs until it is stopped (`{}` calls `{}…`): a plain run would only reach its time limit",
+            escape_input(rel),
+            escape_input(call.as_str().trim())
+        ))
+    })
 }
 
 /// Why a command is an example when it runs a project's npm script (`npm run offline`, `pnpm run deploy`, `npm
@@ -1444,6 +1479,27 @@ mod tests {
             &mut made
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_script_that_serves_until_stopped_is_listed() {
+        let skill = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(skill.path().join("templates")).unwrap();
+        fs_err::write(
+            skill.path().join("templates/main.py"),
+            "app = FastAPI()\nif __name__ == \"__main__\":\n    uvicorn.run(\"main:app\", reload=True)\n",
+        )
+        .unwrap();
+        fs_err::write(
+            skill.path().join("templates/once.py"),
+            "print(app.run_checks())\n",
+        )
+        .unwrap();
+        let why =
+            serves_until_stopped("python /skill/templates/main.py   # local server", skill.path()).unwrap();
+        assert!(why.contains("uvicorn.run("), "{why}");
+        assert!(serves_until_stopped("python /skill/templates/main.py &", skill.path()).is_none());
+        assert!(serves_until_stopped("python /skill/templates/once.py", skill.path()).is_none());
     }
 
     /// A block is one sequence: once a command of it cannot run here (an input that exists nowhere), the commands
