@@ -676,7 +676,7 @@ fn word_in(line: &str, word: &str) -> bool {
 fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
     static MISSING: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30})(?: (?:library|module|package|tool|cli|command|binary))? (?:is |was )?not (?:installed|found)\b.*$",
+            r"(?m)^.*?\b([a-z][a-z0-9._+-]{1,30})(?: \(([a-z][a-z0-9._+-]{1,30})\))?(?: (?:library|module|package|tool|cli|command|binary))? (?:is |was )?not (?:installed|found)\b.*$",
         )
             .ok()
     });
@@ -705,10 +705,13 @@ fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
         return declared;
     }
     MISSING.as_ref()?.captures_iter(&text).find_map(|c| {
-        let program = c[1].to_owned();
-        let advised = regex::Regex::new(&format!(r"(?i)\binstall\b[^\n]*\b{}\b", regex::escape(&program)))
-            .ok()?
-            .is_match(&text);
+        // A program named with its command (`ripgrep (rg) not found`): the command is what is missing; the
+        // install advice may name either.
+        let program = c.get(2).map_or(&c[1], |m| m.as_str()).to_owned();
+        let advised = [&c[1], program.as_str()].iter().any(|name| {
+            regex::Regex::new(&format!(r"(?i)\binstall\b[^\n]*\b{}\b", regex::escape(name)))
+                .is_ok_and(|re| re.is_match(&text))
+        });
         (advised && !crate::environment::on_this_machine(&program)).then(|| {
             (
                 program,
@@ -887,6 +890,22 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
         .flatten()
     {
         format!("command not found: `{path}` does not exist where the command ran")
+    } else if let Some((program, said)) = (code == Some(127)
+        && step
+            .and_then(|s| s.command.split_whitespace().next())
+            .is_some_and(|p| {
+                matches!(
+                    p.rsplit('/').next().unwrap_or(p),
+                    "bash" | "sh" | "zsh" | "python" | "python3" | "node" | "ruby" | "perl"
+                )
+            }))
+    .then(|| reported_missing(run))
+    .flatten()
+    {
+        // An interpreter is there: the 127 is the script's own, for a program it says it lacks.
+        format!(
+            "the skill needs `{program}`, which is not on this machine or not in the sandbox (its script says: \"{said}\")"
+        )
     } else if code == Some(127) {
         // The step's first program: a shell builtin (`cd`, `echo`) is never the one missing.
         const BUILTINS: &[&str] = &[
@@ -1035,6 +1054,24 @@ mod tests {
             "duration_ms": 5, "artifacts": [], "verdict": [],
         }))
         .unwrap()
+    }
+
+    /// A script run by its interpreter that exits 127 for a program it says it lacks: that program is the cause, not
+    /// the interpreter.
+    #[test]
+    fn a_script_that_lacks_a_program_names_it_not_its_interpreter() {
+        let mut run = failed_run(
+            "find-paths: zzgrep-tool (zzg) not found. Install via 'brew install zzgrep-tool' or equivalent.\n",
+        );
+        run.exit_code = Some(127);
+        run.steps = serde_json::from_value(serde_json::json!([{
+            "index": 0, "command": "bash /skill/scripts/find-paths.sh -d .", "file": "scripts/find-paths.sh",
+            "line": 0, "exit_code": 127, "signal": null, "stdout_end": 0, "stderr_end": 90
+        }]))
+        .unwrap();
+        let cause = failure_cause(&run).unwrap_or_default();
+        assert!(cause.contains("the skill needs `zzg`"), "{cause}");
+        assert!(!cause.contains("`bash`"), "{cause}");
     }
 
     /// A module missing after an install that did not finish is missing because of the install, and says so.

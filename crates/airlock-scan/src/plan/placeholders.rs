@@ -341,7 +341,7 @@ re!(
 
 re!(
     /// A quoted argument that is one placeholder, whole: `"<change>"`, `'<spec-name>'`.
-    pub(super) WHOLE_QUOTED_PLACEHOLDER, r#"\s['"](<[A-Za-z_][\w.-]*>)['"](?:\s|$)"#);
+    pub(super) WHOLE_QUOTED_PLACEHOLDER, r#"\s['"](<[A-Za-z_][\w.-]*>|\{[a-z][a-z0-9]*_[a-z0-9_]*\})['"](?:\s|$)"#);
 
 re!(
     /// An option's quoted value with a name in braces in it: the option and the name (`-m "x: {batch_summary}"`).

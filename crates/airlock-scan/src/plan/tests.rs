@@ -359,6 +359,12 @@ fn the_skill_folder_placeholders_agents_fill_in_are_filled_in() {
         Some("<change>")
     );
     assert!(placeholder("printf '<footer>' >> page.html").is_none());
+    // A name in braces that is the whole quoted argument (a template's field for a file) is one too.
+    assert_eq!(
+        placeholder("ts snowflake parse-sv \"{ddl_file}\" -o parsed.json").as_deref(),
+        Some("{ddl_file}")
+    );
+    assert!(placeholder("jq -n \"{}\" > empty.json").is_none());
     // Regenerating the dependency lock is a maintainer's step; installing what it lists is not.
     assert!(lock_maintenance("pip-compile ./requirements.in").is_some());
     assert!(lock_maintenance("uv pip compile requirements.in -o requirements.txt").is_some());
