@@ -562,10 +562,12 @@ fn flows_in(
             // {tok}'})`) carries it where an API call does: what is built is not the secret.
             // So is an address built with it as its credential (`BASE = f"https://api.telegram.org/bot{TOKEN}"`,
             // `url = f"{api}?key={key}"`).
+            // A value chosen by whether there is a secret (`rate = 10 if self.api_key else 3`) holds none of it.
             let only_as_credential = here.is_none()
                 && used.is_some_and(|(v, _, _, _)| {
                     credential::only_as_credential(line, v)
                         || credential::in_field(line, v) && line.matches(v.as_str()).count() == 1
+                        || only_tested(line, v)
                 });
             // One value looked up in a copy of the whole environment (`token = values.get(token_key)`) is that one
             // variable: a secret when its name says so, nothing read otherwise.
@@ -605,9 +607,10 @@ fn flows_in(
             };
             // A secret put in a request's credential field (`params['api_key'] = self.api_key`) is how the API is
             // called, as a field in a literal is.
-            let as_credential = c.get(1).is_some()
+            let as_credential = (c.get(1).is_some()
                 && CREDENTIAL_ITEM.is_match(&line[..c.get(0).map_or(0, |m| m.end())])
-                && what != "the whole environment";
+                && what != "the whole environment")
+                || here.is_none() && used.is_some_and(|(v, _, _, _)| only_tested(line, v));
             if !var.is_empty() && !as_credential && !tainted.iter().any(|(v, _, _, _)| *v == var) {
                 tainted.push((var, source_line, what, None));
             }
@@ -730,6 +733,29 @@ pub(super) fn reads_secret_variable(line: &str) -> bool {
     SECRET_VAR
         .find_iter(line)
         .any(|m| !names_where_not_what(line, m.range().end))
+}
+
+/// Whether `line` uses `var` only to test it (`10 if key else 3`, `key ? a : b`, `key is None`, `bool(key)`,
+/// `len(key)`): what it computes holds none of the secret.
+fn only_tested(line: &str, var: &str) -> bool {
+    let v = regex::escape(var);
+    let tests = [
+        format!(r"\bif\s+(?:not\s+)?{v}\b(?:\s+is\s+(?:not\s+)?None)?\s+else\b"),
+        format!(r"(?:^|[=(,\s!]){v}\s*\?[^?.]"),
+        format!(r"\b{v}\s+is\s+(?:not\s+)?None\b"),
+        format!(r"\b(?:bool|len)\(\s*{v}\s*\)"),
+    ];
+    let mut rest = line.to_owned();
+    let mut any = false;
+    for t in &tests {
+        if let Ok(re) = regex::Regex::new(t) {
+            if re.is_match(&rest) {
+                any = true;
+                rest = re.replace_all(&rest, " ").into_owned();
+            }
+        }
+    }
+    any && !mentions(&rest, var)
 }
 
 /// Whether every mention of `var` in `line` is inside an address's credential part: after `://` with no `/`

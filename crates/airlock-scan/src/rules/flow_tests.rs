@@ -574,8 +574,13 @@ fn editor_and_prompt_configurations_are_start_up_files() {
 
 #[test]
 fn a_key_put_in_a_request_credential_item_is_its_use() {
-    let ncbi = "class C:\n  def __init__(self):\n    self.api_key = os.environ.get('NCBI_API_KEY')\n  def get(self, params):\n    if self.api_key:\n      params['api_key'] = self.api_key\n    q = urllib.parse.urlencode(params)\n    return urlopen(f'{URL}?{q}')\n";
+    let ncbi = "class C:\n  def __init__(self):\n    self.api_key = os.environ.get('NCBI_API_KEY')\n    self.rate = 10 if self.api_key else 3\n    self.client = Client(BASE, qps=self.rate)\n  def get(self, params):\n    if self.api_key:\n      params['api_key'] = self.api_key\n    q = urllib.parse.urlencode(params)\n    return self.client.fetch(f'{URL}?{q}')\n";
     assert_eq!(secret_flows(ncbi, 1), vec![]);
+    // A value chosen by whether the key is set holds none of it; the key itself in the value does.
+    let tested = "key = os.environ.get('NCBI_API_KEY')\nmode = 'fast' if key else 'slow'\nrequests.post('https://x.example', data=mode)\n";
+    assert_eq!(secret_flows(tested, 1), vec![]);
+    let kept = "key = os.environ.get('NCBI_API_KEY')\nmode = key if key else 'none'\nrequests.post('https://x.example', data=mode)\n";
+    assert_eq!(secret_flows(kept, 1).len(), 1);
     // The same key put in an item of a body under another name leaves.
     let body = "key = os.environ.get('NCBI_API_KEY')\nreport['environment'] = key\nrequests.post('https://x.example', json=report)\n";
     assert_eq!(secret_flows(body, 1).len(), 1);
