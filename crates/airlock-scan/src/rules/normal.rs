@@ -35,7 +35,7 @@ re!(
     /// A function of a network or process module imported under another name (`from requests import post as
     /// record`, `from subprocess import run as go`).
     PY_ALIAS,
-    r"(?m)^\s*from\s+(requests|httpx|urllib\.request|urllib3|socket|subprocess|os|http\.client)\s+import\s+([\w\s,]+?)\s*$"
+    r"(?m)^\s*from\s+(requests|httpx|urllib\.request|urllib3|urllib|socket|subprocess|os|http\.client|http)\s+import\s+([\w\s,]+?)\s*$"
 );
 re!(
     /// A module's functions taken apart under other names (`const { connect: dial } = require("net")`).
@@ -68,11 +68,13 @@ pub(super) fn module_names(code: &str) -> Option<String> {
     }
     let mut out = code.to_owned();
     for (alias, full) in names {
-        let Ok(call) = regex::Regex::new(&format!(r"(^|[^\w.]){}\s*\(", regex::escape(&alias))) else {
+        // A function called by its alias (`get(u)` for `requests.get`), or a module's member reached through one
+        // (`_rq.build_opener()` for `from urllib import request as _rq`).
+        let Ok(call) = regex::Regex::new(&format!(r"(^|[^\w.]){}\s*(\(|\.)", regex::escape(&alias))) else {
             continue;
         };
         out = call
-            .replace_all(&out, format!("${{1}}{full}(").as_str())
+            .replace_all(&out, format!("${{1}}{full}$2").as_str())
             .into_owned();
     }
     (out != code).then_some(out)
@@ -227,6 +229,11 @@ mod tests {
         );
         assert_eq!(module_names("from requests import post\npost(U)\n"), None);
         assert_eq!(module_names("from mylib import post as p\np(U)\n"), None);
+        // A module imported from its package under another name, its members reached through that name.
+        assert_eq!(
+            module_names("from urllib import request as _rq\n_rq.build_opener().open(req)\n").as_deref(),
+            Some("from urllib import request as _rq\nurllib.request.build_opener().open(req)\n")
+        );
     }
 
     /// The eighth red team's spellings: each reaches the level its plain twin does.

@@ -247,7 +247,7 @@ const VERSION_MANAGERS: &str =
 
 re!(
     /// An `echo` into a start-up file of a setting only: a variable, an alias, PATH, a tool's own init line.
-    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|\[\[?\s+-[sfer]\s+\\?"?(?:\$\{{?[A-Z_]+\}}?|~|\$HOME)/[^\s"]*\\?"?\s+\]\]?\s+&&\s+(?:\\?\.|source)\s+\\?"?(?:\$\{{?[A-Z_]+\}}?|~|\$HOME)/[^\s"]*(?:{VERSION_MANAGERS}|bash_completion)[\w-]*(?:\.(?:sh|bash|zsh))?\\?"?\s*['"]?\s*>>|\[\[?\s+-[sfer]\s+\\?"?(?:~|\$HOME)/(\.[\w.-]+\.local)\\?"?\s+\]\]?\s+&&\s+(?:\\?\.|source)\s+\\?"?(?:~|\$HOME)/\.[\w.-]+\.local\\?"?\s*['"]?\s*>>|autoload\s+-U\s+(compinit|bashcompinit)\b|(source|\.)\s+<\(\s*fzf\s+--(zsh|bash|fish)\s*\)|eval\s+\\?['"]?\$\(\s*fzf\s+--(zsh|bash)\s*\)|conda\s+activate\s+[\w.-]+\s*['"]?\s*>|(source|\.)\s+['"]?(~|\$HOME)/[\w.-]+/[\w.-]+\.zsh-theme\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
+    pub(super) SETTING_ONLY, &format!(r#"(?i)\b(echo|printf)\s+(-\w+\s+)?['"]?\s*(export\s+[A-Za-z_][A-Za-z0-9_]*=|alias\s+[\w-]+=|(export\s+)?PATH=|source\s+\S*completion\S*|source\s+{TOOL_ENV}|eval\s+\\?['"]?\$?\(\s*(?:[\w~./${{}}-]*/)?({VERSION_MANAGERS})\b|(?:source|\.)\s+\\?['"]?[^\s'"]*/({VERSION_MANAGERS})[\w-]*\.(?:sh|bash|zsh)\b|({VERSION_MANAGERS})\s+(activate|init|hook|env)\b[^|'"]*\|\s*source\b|export\s+\{{[A-Za-z_][A-Za-z0-9_]*\}}=|\[\[?\s+-[sfer]\s+\\?"?(?:\$\{{?[A-Z_]+\}}?|~|\$HOME)/[^\s"]*\\?"?\s+\]\]?\s+&&\s+(?:\\?\.|source)\s+\\?"?(?:\$\{{?[A-Z_]+\}}?|~|\$HOME)/[^\s"]*(?:{VERSION_MANAGERS}|bash_completion)[\w-]*(?:\.(?:sh|bash|zsh))?\\?"?\s*['"]?\s*>>|\[\[?\s+-[sfer]\s+\\?"?(?:~|\$HOME)/(\.[\w.-]+\.local)\\?"?\s+\]\]?\s+&&\s+(?:\\?\.|source)\s+\\?"?(?:~|\$HOME)/\.[\w.-]+\.local\\?"?\s*['"]?\s*>>|autoload\s+-U\s+(compinit|bashcompinit)\b|(?:un)?setopt\s+[A-Za-z_]+(?:\s+[A-Za-z_]+)*\s*['"]?\s*(?:>>|$)|(source|\.)\s+<\(\s*fzf\s+--(zsh|bash|fish)\s*\)|eval\s+\\?['"]?\$\(\s*fzf\s+--(zsh|bash)\s*\)|conda\s+activate\s+[\w.-]+\s*['"]?\s*>|(source|\.)\s+['"]?(~|\$HOME)/[\w.-]+/[\w.-]+\.zsh-theme\b|\.\s+\S*completion\S*|\.\s+{TOOL_ENV}|[A-Za-z_][A-Za-z0-9_]*=)"#));
 
 re!(
     /// A line that appends a here-document to a file: `cat >> ~/.zshrc <<'RC'`, `tee -a "$P" <<EOF`, with its
@@ -296,7 +296,7 @@ pub(super) fn settings_heredocs(code: &str) -> Vec<u32> {
             && !RUNS_CODE_VARIABLE.is_match(&whole)
             && !ENCODED.is_match(&whole)
             && !RUNS_AT_PROMPT.is_match(&whole)
-            && !whole.contains("<(")
+            && !FZF_INTEGRATION.replace_all(&whole, " ").contains("<(")
             && !hijacking_alias(&whole)
             && !TOOL_ACTIVATION.replace_all(&whole, " ").contains("$(");
         if settings {
@@ -641,6 +641,9 @@ re!(
     /// `preexec`, a `trap`.
     pub(super) RUNS_AT_PROMPT, r"\bPROMPT_COMMAND\b|\b(precmd|preexec)(_functions)?\b|\btrap\s");
 re!(
+    /// fzf's own shell integration, sourced from the program (`source <(fzf --zsh)`).
+    FZF_INTEGRATION, r"(?:source|\.)\s+<\(\s*fzf\s+--(?:zsh|bash|fish)\s*\)");
+re!(
     /// A version manager's or prompt's own start-up code, read from the tool (`$(mise activate bash)`, `$(starship
     /// init zsh)`, fish's `(mise activate fish)`): the tool's setting, not a download or a read.
     pub(super) TOOL_ACTIVATION,
@@ -661,9 +664,10 @@ re!(
     pub(super) NAMES_ONLY_ALTERNATIVE, r"^\^\s*(\\\[|\[\\\[|\[profile|registry\b|@[^|]*:registry\b|region\b|Host\b|current-context\b|(cluster|context|namespace|server|name|user(name)?)s?:)[^|]*$");
 
 re!(
-    /// `sed -i` with only line deletions (`'/NVM_DIR/d'`), on the files after it.
+    /// `sed -i` with only line deletions (`'/NVM_DIR/d'`, a managed block's range `'/# >>> x/,/# <<< x/d'`), on the
+    /// files after it.
     pub(super) RC_LINES_DELETED,
-    r#"\bsed\s+-i(?:\.\w+|\s+(?:''|"")|\S*)?\s+(?:(?:-e\s+)?['"]/[^/'"\n]*/d['"]\s+)+(?:['"]?[~$][^\s;&|]*\s*)+"#
+    r#"\bsed\s+-i(?:\.\w+|\s+(?:''|"")|\S*)?\s+(?:(?:-e\s+)?['"]/[^/'"\n]*/(?:,\s*/[^/'"\n]*/)?d['"]\s+)+(?:['"]?[~$][^\s;&|]*\s*)+"#
 );
 re!(
     /// Any other way a line writes a file: a redirection, `tee`, a copy, a move, a link, another `sed -i`.
