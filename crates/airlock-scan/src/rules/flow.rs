@@ -519,7 +519,7 @@ fn flows_in(
         // private repository is reached; anywhere else in the address (its path) it is data handed to the host.
         let git_send = GIT_REMOTE.is_match(line)
             && match used {
-                Some((v, _, _, _)) if here.is_none() => !only_in_userinfo(line, v),
+                Some((v, _, _, _)) if here.is_none() => !only_in_userinfo(line, v, &lines),
                 _ => here.is_some() && !line.contains('@'),
             };
         // A client's call that uploads or publishes what it is handed (`s3.put_object(Body=body)`): a send of its
@@ -739,7 +739,10 @@ pub(super) fn reads_secret_variable(line: &str) -> bool {
 /// `len(key)`): what it computes holds none of the secret.
 fn only_tested(line: &str, var: &str) -> bool {
     // Most lines test nothing: no regular expression is built for them.
-    if ![" if ", "?", " is ", "bool(", "len("].iter().any(|w| line.contains(w)) {
+    if ![" if ", "?", " is ", "bool(", "len("]
+        .iter()
+        .any(|w| line.contains(w))
+    {
         return false;
     }
     let v = regex::escape(var);
@@ -764,7 +767,7 @@ fn only_tested(line: &str, var: &str) -> bool {
 
 /// Whether every mention of `var` in `line` is inside an address's credential part: after `://` with no `/`
 /// between, and followed by `@` before any `/`, quote or space.
-fn only_in_userinfo(line: &str, var: &str) -> bool {
+fn only_in_userinfo(line: &str, var: &str, code: &[&str]) -> bool {
     let mut any = false;
     for (at, _) in line.match_indices(var) {
         if !whole_word(line, at, var.len()) {
@@ -783,8 +786,9 @@ fn only_in_userinfo(line: &str, var: &str) -> bool {
         let Some(at_sign) = after[..end].find('@') else {
             return false;
         };
-        // The host the credential is handed to: a git host, or one a variable names as the git server
-        // (`${GITLAB_HOST}`); another (`${MIRROR_BASE}`, `mirror.example`) is given the token.
+        // The host the credential is handed to: a public git host, or a self-hosted one the user's environment names
+        // (`${GITLAB_HOST}`, a variable named for git that the code itself never sets); another (`${MIRROR_BASE}`,
+        // `mirror.example`, a `git.` name anyone can register) is given the token.
         let host = after[at_sign + 1..]
             .split(['/', ' ', '"', '\'', ':'])
             .next()
@@ -800,8 +804,13 @@ fn only_in_userinfo(line: &str, var: &str) -> bool {
         ]
         .iter()
         .any(|h| host == *h || host.ends_with(&format!(".{h}")))
-            || host.starts_with("git")
-            || (host.starts_with('$') || host.starts_with('{')) && named.contains("git");
+            || (host.starts_with('$') || host.starts_with('{'))
+                && named.to_ascii_lowercase().contains("git")
+                && !code.iter().any(|l| {
+                    ASSIGN
+                        .captures(l)
+                        .is_some_and(|c| c[1].eq_ignore_ascii_case(named))
+                });
         if !git_host {
             return false;
         }

