@@ -297,7 +297,7 @@ const DATA_EXTENSIONS: &[&str] = &[
 ];
 
 /// Programs that run the file named after them (and their options).
-const INTERPRETERS: &[&str] = &[
+pub(crate) const INTERPRETERS: &[&str] = &[
     "python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "tsx", "ts-node", "deno", "bun", "pwsh",
 ];
 
@@ -474,8 +474,7 @@ fn missing_project_script(command: &str, skill_root: &Path, target_root: &Path) 
     let name = c.get(1).or(c.get(2))?.as_str();
     let name = if name == "t" { "test" } else { name };
     let scripts = |root: &Path| -> Option<std::collections::HashSet<String>> {
-        let manifest: serde_json::Value =
-            serde_json::from_slice(&fs_err::read(root.join("package.json")).ok()?).ok()?;
+        let manifest = package_json(root)?;
         Some(
             manifest
                 .get("scripts")
@@ -496,12 +495,14 @@ fn missing_project_script(command: &str, skill_root: &Path, target_root: &Path) 
     })
 }
 
+/// The `package.json` at `root`, parsed, when there is one that parses.
+fn package_json(root: &Path) -> Option<serde_json::Value> {
+    serde_json::from_slice(&fs_err::read(root.join("package.json")).ok()?).ok()
+}
+
 /// The packages the skill's `package.json` depends on (`dependencies` and `devDependencies`).
 fn node_dependencies(skill_root: &Path) -> std::collections::HashSet<String> {
-    let Some(manifest) = fs_err::read(skill_root.join("package.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
+    let Some(manifest) = package_json(skill_root) else {
         return std::collections::HashSet::new();
     };
     ["dependencies", "devDependencies"]

@@ -727,6 +727,32 @@ fn reported_missing(run: &SkillRun) -> Option<(String, String)> {
 /// Why a sandbox run did not succeed, in a sentence, when it is recognisable: the failing step, then the likely
 /// cause read from the end of its errors (a command or module not found, permission denied, no network) or from the
 /// limit it hit.
+/// What the step at `at` (a position in `run.steps`) printed on its own: (stdout, stderr), cut between the previous
+/// step's ends and its own, on character boundaries; `None` when the record does not say where its output ends.
+pub fn step_streams(run: &SkillRun, at: usize) -> Option<(String, String)> {
+    let step = run.steps.get(at)?;
+    step.stdout_end?;
+    let before = at.checked_sub(1).map(|p| &run.steps[p]);
+    let slice = |text: &str, from: u64, to: u64| -> String {
+        let bytes = text.as_bytes();
+        let to = usize::try_from(to).unwrap_or(usize::MAX).min(bytes.len());
+        let from = usize::try_from(from).unwrap_or(usize::MAX).min(to);
+        String::from_utf8_lossy(&bytes[from..to]).into_owned()
+    };
+    Some((
+        slice(
+            &run.stdout,
+            before.and_then(|b| b.stdout_end).unwrap_or(0),
+            step.stdout_end.unwrap_or(0),
+        ),
+        slice(
+            &run.stderr,
+            before.and_then(|b| b.stderr_end).unwrap_or(0),
+            step.stderr_end.unwrap_or(0),
+        ),
+    ))
+}
+
 pub fn failure_cause(run: &SkillRun) -> Option<String> {
     if run.mode != RunMode::Sandbox || matches!(run.status, RunStatus::Succeeded | RunStatus::Refused) {
         return None;
@@ -748,20 +774,12 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     let tail = last_4k(&run.stderr);
     // What the failing step itself printed (both streams), when the record says where its output ends.
     let step_output = step
-        .and_then(|s| {
-            let before = run.steps.iter().rev().find(|p| p.index < s.index);
-            let part = |text: &str, from: Option<u64>, to: Option<u64>| -> Option<String> {
-                let bytes = text.as_bytes();
-                let to = usize::try_from(to?).ok()?.min(bytes.len());
-                let from = usize::try_from(from.unwrap_or(0)).ok()?.min(to);
-                Some(String::from_utf8_lossy(&bytes[from..to]).into_owned())
-            };
-            Some(
-                part(&run.stderr, before.and_then(|b| b.stderr_end), s.stderr_end)?
-                    + &part(&run.stdout, before.and_then(|b| b.stdout_end), s.stdout_end)?,
-            )
-        })
-        .unwrap_or_else(|| format!("{}{}", run.stderr, run.stdout));
+        .and_then(|s| run.steps.iter().position(|p| p.index == s.index))
+        .and_then(|i| step_streams(run, i))
+        .map_or_else(
+            || format!("{}{}", run.stderr, run.stdout),
+            |(out, err)| err + &out,
+        );
     let step_output = step_output.as_str();
     let grab = |re: &str| -> Option<String> {
         regex::Regex::new(re)
@@ -893,12 +911,7 @@ pub fn failure_cause(run: &SkillRun) -> Option<String> {
     } else if let Some((program, said)) = (code == Some(127)
         && step
             .and_then(|s| s.command.split_whitespace().next())
-            .is_some_and(|p| {
-                matches!(
-                    p.rsplit('/').next().unwrap_or(p),
-                    "bash" | "sh" | "zsh" | "python" | "python3" | "node" | "ruby" | "perl"
-                )
-            }))
+            .is_some_and(|p| crate::invoke::INTERPRETERS.contains(&p.rsplit('/').next().unwrap_or(p))))
     .then(|| reported_missing(run))
     .flatten()
     {

@@ -531,7 +531,8 @@ fn flows_in(
                 _ => source_of(arguments).is_some(),
             }
         });
-        if SEND.is_match(line) || git_send || method_send || logs_send && LOG_CALL.is_match(line) {
+        let plain_send = SEND.is_match(line);
+        if plain_send || git_send || method_send || logs_send && LOG_CALL.is_match(line) {
             // Only a secret sent as a request's credential (and nothing else of the secret's) is an API call.
             // A single secret (a key from a variable or a file) in a request's credential position is an API call.
             // A name that holds a secret read elsewhere is that secret where it is sent (`bot{TOKEN}` is
@@ -551,7 +552,7 @@ fn flows_in(
                 } || own_service(as_read.as_deref().unwrap_or(line)))
                 && !to_another_service(as_read.as_deref().unwrap_or(line));
             // A git address already told where its credential goes (a git host) from where its data does.
-            let credential = credential && !(git_send && !SEND.is_match(line) && !method_send);
+            let credential = credential && !(git_send && !plain_send && !method_send);
             if !credential && sinks_seen.insert(n) {
                 out.push((source_line, what, n));
             }
@@ -629,7 +630,7 @@ re!(
     /// An assignment to an item of a container (`body["k"][kind] =`, `data[k] =`: the container's name) or to an
     /// attribute (`self.token =`, `cfg.key =`: the dotted name).
     MEMBER_ASSIGN,
-    r"^\s*(?:([A-Za-z_]\w*)(?:\s*\[[^\]\n]*\])+|((?:self|this|[A-Za-z_]\w*)\.[A-Za-z_]\w*))\s*=[^=]"
+    r"^\s*(?:([A-Za-z_]\w*)(?:\s*\[[^\]\n]*\])+|([A-Za-z_]\w*\.[A-Za-z_]\w*))\s*=[^=]"
 );
 
 re!(
@@ -738,32 +739,49 @@ pub(super) fn reads_secret_variable(line: &str) -> bool {
 /// Whether `line` uses `var` only to test it (`10 if key else 3`, `key ? a : b`, `key is None`, `bool(key)`,
 /// `len(key)`): what it computes holds none of the secret.
 fn only_tested(line: &str, var: &str) -> bool {
-    // Most lines test nothing: no regular expression is built for them.
+    // Most lines test nothing: none of the expressions is tried on them.
     if ![" if ", "?", " is ", "bool(", "len("]
         .iter()
         .any(|w| line.contains(w))
     {
         return false;
     }
-    let v = regex::escape(var);
-    let tests = [
-        format!(r"\bif\s+(?:not\s+)?{v}\b(?:\s+is\s+(?:not\s+)?None)?\s+else\b"),
-        format!(r"(?:^|[=(,\s!]){v}\s*\?[^?.]"),
-        format!(r"\b{v}\s+is\s+(?:not\s+)?None\b"),
-        format!(r"\b(?:bool|len)\(\s*{v}\s*\)"),
-    ];
-    let mut rest = line.to_owned();
     let mut any = false;
-    for t in &tests {
-        if let Ok(re) = regex::Regex::new(t) {
-            if re.is_match(&rest) {
+    let mut rest = line.to_owned();
+    for test in [&*TESTED_IF, &*TESTED_TERNARY, &*TESTED_NONE, &*TESTED_CALL] {
+        let out = test.replace_all(&rest, |c: &regex::Captures<'_>| {
+            if &c["name"] == var {
                 any = true;
-                rest = re.replace_all(&rest, " ").into_owned();
+                format!("{} ", c.get(1).map_or("", |m| m.as_str()))
+            } else {
+                c[0].to_owned()
             }
-        }
+        });
+        rest = out.into_owned();
     }
     any && !mentions(&rest, var)
 }
+
+re!(
+    /// A name tested in a conditional expression: `… if key else …`, `… if key is None else …`.
+    TESTED_IF,
+    r"()\bif\s+(?:not\s+)?(?P<name>[A-Za-z_][\w.]*)(?:\s+is\s+(?:not\s+)?None)?\s+else\b"
+);
+re!(
+    /// A name tested by JavaScript's conditional operator: `key ? a : b` (the character before it kept).
+    TESTED_TERNARY,
+    r"(^|[=(,\s!])(?P<name>[A-Za-z_$][\w.$]*)\s*\?[^?.]"
+);
+re!(
+    /// A name compared with `None`: `key is None`, `key is not None`.
+    TESTED_NONE,
+    r"()\b(?P<name>[A-Za-z_][\w.]*)\s+is\s+(?:not\s+)?None\b"
+);
+re!(
+    /// A name's truth or length: `bool(key)`, `len(key)`.
+    TESTED_CALL,
+    r"()\b(?:bool|len)\(\s*(?P<name>[A-Za-z_][\w.]*)\s*\)"
+);
 
 /// Whether every mention of `var` in `line` is inside an address's credential part: after `://` with no `/`
 /// between, and followed by `@` before any `/`, quote or space.

@@ -289,40 +289,23 @@ fn output_section(run: &SkillRun) -> String {
             .map(|l| field(l))
             .collect()
     };
-    // A byte range of a stream, cut on character boundaries.
-    let slice = |text: &str, from: u64, to: u64| -> String {
-        let bytes = text.as_bytes();
-        let (from, to) = (
-            from.min(bytes.len() as u64) as usize,
-            to.min(bytes.len() as u64) as usize,
-        );
-        String::from_utf8_lossy(&bytes[from.min(to)..to]).into_owned()
-    };
     let mut out = String::new();
     let failing = run
         .steps
         .iter()
         .position(|s| s.exit_code != Some(0) && (s.exit_code.is_some() || s.signal.is_some()));
-    let (stdout, stderr, what) = match failing {
-        Some(i) if run.steps[i].stdout_end.is_some() => {
-            let before = i.checked_sub(1).map(|p| &run.steps[p]);
+    let own = failing.and_then(|i| {
+        airlock_run::verdict::step_streams(run, i).map(|(out, err)| {
             let step = &run.steps[i];
             (
-                slice(
-                    &run.stdout,
-                    before.and_then(|b| b.stdout_end).unwrap_or(0),
-                    step.stdout_end.unwrap_or(0),
-                ),
-                slice(
-                    &run.stderr,
-                    before.and_then(|b| b.stderr_end).unwrap_or(0),
-                    step.stderr_end.unwrap_or(0),
-                ),
+                out,
+                err,
                 format!("the failed step ({}:{})", field(&step.file), step.line),
             )
-        }
-        _ => (run.stdout.clone(), run.stderr.clone(), "the run".to_owned()),
-    };
+        })
+    });
+    let (stdout, stderr, what) =
+        own.unwrap_or_else(|| (run.stdout.clone(), run.stderr.clone(), "the run".to_owned()));
     let failed = run.status != RunStatus::Succeeded;
     let err = tail(&stderr, if failed { SHOWN_LINES } else { 4 });
     let outp = tail(&stdout, if failed { SHOWN_LINES / 2 } else { SHOWN_LINES });
